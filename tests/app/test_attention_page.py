@@ -1,0 +1,82 @@
+"""The app in Streamlit's AppTest: default render, every widget changed, bad input as a message."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import viz_transformer as vt
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def _decode(spec_array: dict | list) -> np.ndarray:
+    """plotly 7 writes arrays as {"dtype", "bdata", "shape"}."""
+    if isinstance(spec_array, list):
+        return np.array(spec_array, dtype=float)
+    raw = np.frombuffer(base64.b64decode(spec_array["bdata"]), dtype=spec_array["dtype"])
+    shape = spec_array.get("shape")
+    return raw.reshape([int(s) for s in str(shape).split(",")]) if shape else raw
+
+
+def _figures(at: AppTest) -> list[dict]:
+    import json
+
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+@pytest.fixture
+def at() -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_default_render_shows_output_overview_and_one_head(at):
+    default = vt.model_info(vt.DEFAULT_MODEL)
+    assert at.selectbox(key="model").value == vt.DEFAULT_MODEL
+    assert at.text_area(key="sentence").value == default.example
+    figs = _figures(at)
+    assert len(figs) == 2
+    head = figs[1]["data"][0]
+    z = _decode(head["z"])
+    tr = vt.trace(vt.load_model(vt.DEFAULT_MODEL), default.example)
+    np.testing.assert_allclose(z, tr.encoder[0, 0], atol=1e-6)
+    assert head["text"][0][0].startswith("the")
+    assert any("Output" in m.value for m in at.markdown)
+
+
+def test_every_widget_changes_the_view_without_exception(at):
+    at.radio(key="kind").set_value("cross").run()
+    at.selectbox(key="layer").set_value(1).run()
+    at.selectbox(key="head").set_value(3).run()
+    assert not at.exception
+    assert "layer 1, head 3" in _figures(at)[1]["layout"]["title"]["text"]
+    z = _decode(_figures(at)[1]["data"][0]["z"])
+    tr = vt.trace(vt.load_model(vt.DEFAULT_MODEL), vt.model_info(vt.DEFAULT_MODEL).example)
+    np.testing.assert_allclose(z, tr.cross[1, 3], atol=1e-6)
+
+    at.radio(key="kind").set_value("decoder").run()
+    z = _decode(_figures(at)[1]["data"][0]["z"])
+    assert np.isnan(z[0, 1:]).all()  # the causal mask is drawn as blank cells
+
+    at.selectbox(key="model").set_value("paper-dates").run()
+    assert at.text_area(key="sentence").value == vt.model_info("paper-dates").example
+    at.text_area(key="sentence").set_value("Nov 21, 2026").run()
+    assert not at.exception
+    assert any("2026-11-21" in m.value for m in at.markdown)
+
+
+def test_unknown_word_and_empty_text_get_messages_not_tracebacks(at):
+    at.text_area(key="sentence").set_value("the old farmers feed a purple cat").run()
+    assert not at.exception
+    assert "'purple'" in at.error[0].value
+    at.text_area(key="sentence").set_value("   ").run()
+    assert not at.exception and "empty" in at.error[0].value
+    at.button[0].click().run()  # "Use the example" restores a working sentence
+    assert not at.error and len(at.get("plotly_chart")) == 2

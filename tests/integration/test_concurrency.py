@@ -1,0 +1,56 @@
+"""One cached model, many threads: no captures mixing, no hooks left behind, also after errors."""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import viz_transformer as vt
+from viz_transformer.hooks import active_hook_names, hooks
+from viz_transformer.tasks import TASKS
+
+
+def _same(a: vt.Trace, b: vt.Trace) -> bool:
+    return (
+        a.src_tokens == b.src_tokens
+        and a.tgt_tokens == b.tgt_tokens
+        and all(np.array_equal(a.get(k), b.get(k)) for k in ("encoder", "decoder", "cross"))
+    )
+
+
+def test_eight_threads_on_one_model_equal_the_sequential_results():
+    model = vt.load_model("paper-reverse")
+    rng = random.Random(3)
+    texts = [TASKS["reverse"].sample(rng)[0] for _ in range(32)]
+    sequential = [vt.trace(model, t) for t in texts]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        parallel = list(pool.map(lambda t: vt.trace(model, t), texts))
+    assert all(_same(a, b) for a, b in zip(sequential, parallel, strict=True))
+    assert active_hook_names() == []
+    assert not any(m._forward_hooks for m in model.module.modules())
+
+
+def test_an_exception_inside_one_capture_leaves_no_hook_and_spares_the_others():
+    model = vt.load_model("paper-reverse")
+    texts = ["sun moon star", "red ship blue sea", "cat dog", "king queen tree river"]
+    expected = {t: vt.trace(model, t) for t in texts}
+
+    def boom(x, name):
+        raise RuntimeError("hook failed")
+
+    def run(job: tuple[bool, str]) -> bool:
+        fail, text = job
+        if fail:
+            name = "encoder.layers.0.self_attn.hook_pattern"
+            with pytest.raises(RuntimeError, match="hook"), hooks(model.module, {name: boom}):
+                vt.trace(model, text)
+            return active_hook_names() == []
+        return _same(vt.trace(model, text), expected[text]) and active_hook_names() == []
+
+    jobs = [(i % 3 == 0, t) for i, t in enumerate(texts * 6)]  # failing and working interleaved
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(run, jobs))
+    assert active_hook_names() == []

@@ -1,0 +1,73 @@
+"""Shipped paper models: recorded accuracy holds on fresh held-out data; attention is right."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import viz_transformer as vt
+from viz_transformer.tasks import TASKS, pairs
+from viz_transformer.train import exact_match
+
+SHIPPED = ["paper-reverse", "paper-dates", "paper-sov"]
+
+
+def test_registry_offers_the_shipped_models_default_first():
+    names = vt.available_models()
+    assert set(SHIPPED) <= set(names)
+    assert names[0] == vt.DEFAULT_MODEL
+    with pytest.raises(ValueError, match="unknown model 'nope'; available here: paper-"):
+        vt.load_model("nope")
+
+
+def test_load_model_is_cached_per_device():
+    a, b = vt.load_model("paper-reverse"), vt.load_model("paper-reverse", device="cpu")
+    assert a is b and str(a.device) == "cpu"
+    assert not a.module.training
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SHIPPED)
+def test_recorded_accuracy_holds_on_a_fresh_held_out_sample(name):
+    model = vt.load_model(name)
+    recorded = model.meta["held_out"]["exact_match"]
+    assert recorded >= 0.99, f"{name} was shipped with held-out accuracy {recorded}"
+    n = 400
+    fresh = pairs(TASKS[model.meta["task"]], n, seed=20261121, split="held_out")
+    accuracy = exact_match(model.module, model.vocab, fresh)
+    tolerance = 3 * math.sqrt(recorded * (1 - recorded) / n) + 1 / n  # binomial noise
+    assert accuracy >= recorded - tolerance, f"{name}: {accuracy:.4f} vs recorded {recorded:.4f}"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("paper-reverse", "happy king red ship blue sea", "sea blue ship red king happy"),
+        ("paper-dates", "the twenty-first of November 2026", "2026-11-21"),
+        ("paper-dates", "Nov 21, 2026", "2026-11-21"),
+        ("paper-dates", "21/11/2026", "2026-11-21"),
+        ("paper-sov", "the old farmers feed a small black cat",
+         "gabrin veson le miro nero piki un nutran"),
+    ],
+)  # fmt: skip
+def test_examples_translate_correctly_and_traces_validate(name, text, expected):
+    tr = vt.trace(vt.load_model(name), text)
+    assert tr.output_text == expected
+    assert tr.pred_tokens[-1] == "</s>"
+    assert tr.encoder.shape[2] == len(tr.src_tokens) and tr.cross.shape[2] == len(tr.tgt_tokens)
+
+
+def test_reversal_model_has_an_anti_diagonal_cross_attention_head():
+    model = vt.load_model("paper-reverse")
+    hits = np.zeros(model.module.cfg.n_decoder_layers * model.module.cfg.n_heads)
+    total = 0
+    for src, _ in pairs(TASKS["reverse"], 60, seed=7, split="held_out"):
+        tr = vt.trace(model, src)
+        n = len(src.split())  # source positions 0..n-1 are words, n is </s>
+        argmax = tr.cross[:, :, :n, :].argmax(-1).reshape(len(hits), n)  # (layers*heads, n)
+        hits += (argmax == np.arange(n)[::-1]).sum(-1)
+        total += n
+    best = hits.max() / total
+    assert best >= 0.9, f"best head mirrors the source for only {best:.1%} of target positions"

@@ -1,0 +1,170 @@
+"""Train the paper model on a built-in task and ship it as safetensors + JSON + vocabulary.
+
+``python -m viz_transformer.train --task reverse`` retrains one model (``--task all`` every one)
+into ``viz_transformer/weights/paper-<task>/``. A second run with ``scale_scores=False`` records the
+loss and gradient-norm curves without the 1/sqrt(d_k) factor for the softmax page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file
+
+from viz_transformer.config import TransformerConfig
+from viz_transformer.decoding import greedy_decode, pad_batch, source_mask
+from viz_transformer.models.paper import Transformer
+from viz_transformer.tasks import TASKS, Task, pairs
+from viz_transformer.vocab import WordVocab
+
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    steps: int = 3000
+    batch_size: int = 64
+    warmup: int = 400  # section 5.3's warmup_steps, scaled to a short run
+    lr_factor: float = 0.5  # multiplies section 5.3's rate; 1.0 spikes this small post-norm model
+    label_smoothing: float = 0.1  # section 5.4
+    seed: int = 0
+    log_every: int = 25
+
+
+def _batch(vocab: WordVocab, chunk: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor]:
+    src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, "cpu")
+    tgt = pad_batch([[vocab.bos_id, *vocab.encode(t)] for _, t in chunk], vocab.pad_id, "cpu")
+    return src, tgt
+
+
+def train_model(
+    task: Task, vocab: WordVocab, cfg: TransformerConfig, settings: TrainSettings
+) -> tuple[Transformer, dict[str, list[float]]]:
+    """Adam(0.9, 0.98, 1e-9) with the warmup / inverse-sqrt schedule of section 5.3.
+
+    Returns:
+        the trained model (eval mode) and curves ``{"step", "loss", "grad_norm"}``.
+    """
+    torch.manual_seed(settings.seed)
+    model = Transformer(cfg)
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt,
+        lambda s: (
+            settings.lr_factor
+            * cfg.d_model**-0.5
+            * min((s + 1) ** -0.5, (s + 1) * settings.warmup**-1.5)
+        ),
+    )
+    data = pairs(task, settings.steps * settings.batch_size // 4, settings.seed, "train")
+    rng = random.Random(settings.seed)
+    curves: dict[str, list[float]] = {"step": [], "loss": [], "grad_norm": []}
+    model.train()
+    for step in range(1, settings.steps + 1):
+        src, tgt = _batch(vocab, rng.sample(data, settings.batch_size))
+        logits = model(src, tgt[:, :-1], source_mask(src, vocab.pad_id))  # (B, T, V)
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]),
+            tgt[:, 1:].reshape(-1),
+            ignore_index=vocab.pad_id,
+            label_smoothing=settings.label_smoothing,
+        )
+        opt.zero_grad()
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
+        opt.step()
+        sched.step()
+        if step % settings.log_every == 0 or step == 1:
+            curves["step"].append(step)
+            curves["loss"].append(round(loss.item(), 5))
+            curves["grad_norm"].append(round(float(grad_norm), 5))
+    model.eval()
+    return model, curves
+
+
+def exact_match(
+    model: Transformer, vocab: WordVocab, data: list[tuple[str, str]], batch_size: int = 256
+) -> float:
+    """Share of pairs whose greedy output equals the target exactly."""
+    hits = 0
+    for i in range(0, len(data), batch_size):
+        chunk = data[i : i + batch_size]
+        src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, "cpu")
+        outs = greedy_decode(
+            model, src, source_mask(src, vocab.pad_id), vocab.bos_id, vocab.eos_id, 40
+        )
+        for out, (_, tgt) in zip(outs, chunk, strict=True):
+            hits += vocab.decode(out) == vocab.decode(vocab.encode(tgt))
+    return hits / len(data)
+
+
+def train_task(
+    name: str, settings: TrainSettings, out_dir: Path, compare: bool = True, n_held_out: int = 2000
+) -> dict:
+    """Train ``paper-<name>`` (and, with ``compare``, again without scaling), evaluate, save."""
+    task = TASKS[name]
+    vocab = WordVocab.build(task.lexicon, task.detok)
+    cfg = TransformerConfig(vocab_size=len(vocab))
+    start = time.perf_counter()
+    model, curves = train_model(task, vocab, cfg, settings)
+    seconds = time.perf_counter() - start
+    unscaled_cfg = TransformerConfig(**{**cfg.to_dict(), "scale_scores": False})
+    unscaled_curves = train_model(task, vocab, unscaled_cfg, settings)[1] if compare else None
+    held_out = pairs(task, n_held_out, settings.seed + 1, "held_out")
+    accuracy = exact_match(model, vocab, held_out)
+    meta = {
+        "name": f"paper-{name}",
+        "task": name,
+        "description": task.description,
+        "example": task.example,
+        "config": cfg.to_dict(),
+        "train": {
+            **settings.__dict__,
+            "seconds": round(seconds, 1),
+            "threads": torch.get_num_threads(),
+        },
+        "held_out": {"n": n_held_out, "seed": settings.seed + 1, "exact_match": accuracy},
+        "curves": {"scaled": curves, "unscaled": unscaled_curves},
+        "versions": {"torch": torch.__version__, "python": platform.python_version()},
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    if cfg.tie_embeddings:  # safetensors refuses shared storage: keep the one real copy
+        state = {
+            k: v for k, v in state.items() if k not in ("tgt_embed.weight", "generator.weight")
+        }
+    save_file(state, str(out_dir / "model.safetensors"))
+    vocab.save(out_dir / "vocab.json")
+    (out_dir / "meta.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--task", default="all", choices=[*TASKS, "all"])
+    parser.add_argument("--steps", type=int, default=TrainSettings.steps)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)
+    parser.add_argument(
+        "--no-compare", action="store_true", help="skip the second run without 1/sqrt(d_k)"
+    )
+    args = parser.parse_args(argv)
+    settings = TrainSettings(steps=args.steps, seed=args.seed)
+    for name in TASKS if args.task == "all" else [args.task]:
+        meta = train_task(name, settings, args.out / f"paper-{name}", not args.no_compare)
+        print(
+            f"paper-{name}: held-out exact match {meta['held_out']['exact_match']:.4f} "
+            f"after {meta['train']['seconds']} s"
+        )
+
+
+if __name__ == "__main__":
+    main()

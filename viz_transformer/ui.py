@@ -1,0 +1,76 @@
+"""The only Streamlit-aware module: cached loaders, the shared sidebar, error display."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.capture import Trace
+from viz_transformer.models.registry import LoadedModel
+
+MODEL_KEY, TEXT_KEY = "model", "sentence"
+
+
+@st.cache_resource(show_spinner="Loading the model…")
+def cached_model(name: str) -> LoadedModel:
+    return vt.load_model(name)
+
+
+@st.cache_data(max_entries=128, show_spinner="Tracing attention…")
+def cached_trace(name: str, text: str, target: str | None = None) -> Trace:
+    return vt.trace(cached_model(name), text, target)
+
+
+def _on_model_change() -> None:
+    """Swap in the new model's example if the sentence was still the previous model's example."""
+    previous = st.session_state.get("_model_shown")
+    new = st.session_state[MODEL_KEY]
+    if previous and st.session_state.get(TEXT_KEY) == vt.model_info(previous).example:
+        st.session_state[TEXT_KEY] = vt.model_info(new).example
+    st.session_state["_model_shown"] = new
+
+
+def sidebar() -> tuple[str, str]:
+    """Model and sentence pickers shared by every page; returns (model name, sentence)."""
+    names = vt.available_models()
+    if not names:
+        st.error(
+            "No model is installed: the weights under viz_transformer/weights/ are missing. "
+            "Retrain them with `python -m viz_transformer.train`."
+        )
+        st.stop()
+    if st.session_state.get(MODEL_KEY) not in names:
+        st.session_state[MODEL_KEY] = names[0]
+    st.session_state.setdefault("_model_shown", st.session_state[MODEL_KEY])
+    with st.sidebar:
+        name = st.selectbox(
+            "Model",
+            names,
+            key=MODEL_KEY,
+            on_change=_on_model_change,
+            help="Built-in models follow the paper's architecture exactly; see the Home page.",
+        )
+        spec = vt.model_info(name)
+        st.session_state.setdefault(TEXT_KEY, spec.example)
+        text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=vt.capture.MAX_CHARS)
+        st.caption(spec.description)
+        if st.button("Use the example", help=spec.example):
+            st.session_state[TEXT_KEY] = spec.example
+            st.rerun()
+    return name, text
+
+
+def trace_or_stop(name: str, text: str, target: str | None = None) -> Trace:
+    """The trace of ``text``, or a clear message in the page (never a traceback) and stop."""
+    try:
+        return cached_trace(name, text, target)
+    except ValueError as exc:
+        st.error(str(exc))
+        st.stop()
+        raise  # unreachable: st.stop() raises; keeps type checkers honest
+
+
+def clamp_state(key: str, upper: int) -> None:
+    """Keep a remembered index valid when the model (and so the number of layers) changes."""
+    if not 0 <= st.session_state.get(key, 0) < upper:
+        st.session_state[key] = 0
