@@ -1,14 +1,10 @@
-"""viz-transformer: the Streamlit entry point. A router: shared sidebar, then the chosen page."""
+"""viz-transformer: the Streamlit entry point, a router. Each page draws the shared sidebar."""
 
 import streamlit as st
-
-from viz_transformer import ui
 
 st.set_page_config(page_title="viz-transformer", page_icon="🔍", layout="wide")
 
 pages = [
     st.Page("pages/attention_maps.py", title="Attention maps", icon="🔥", default=True),
 ]
-page = st.navigation(pages)
-ui.sidebar()
-page.run()
+st.navigation(pages).run()

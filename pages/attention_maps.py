@@ -11,7 +11,7 @@ st.markdown(
 )
 st.latex(r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V")
 
-name, text = st.session_state[ui.MODEL_KEY], st.session_state[ui.TEXT_KEY]
+name, text = ui.sidebar()
 trace = ui.trace_or_stop(name, text)
 
 st.markdown(f"**Output:** `{trace.output_text}`")

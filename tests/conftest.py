@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from viz_transformer.config import TransformerConfig
+from viz_transformer.models.base import ModelSpec
+from viz_transformer.models.builtin import PaperModel
 from viz_transformer.models.paper import Transformer
-from viz_transformer.models.registry import LoadedModel, ModelSpec
 from viz_transformer.vocab import WordVocab
 
 torch.set_num_threads(1)
@@ -21,7 +22,7 @@ torch.set_num_threads(1)
 TINY_WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
 
 
-def make_tiny(seed: int = 0, **overrides: object) -> LoadedModel:
+def make_tiny(seed: int = 0, **overrides: object) -> PaperModel:
     """A randomly initialised paper model (d_model 16, 2 heads) wrapped like a shipped one."""
     vocab = WordVocab.build(TINY_WORDS)
     fields = {"vocab_size": len(vocab), "d_model": 16, "n_heads": 2, "n_encoder_layers": 2,
@@ -33,9 +34,9 @@ def make_tiny(seed: int = 0, **overrides: object) -> LoadedModel:
         name="tiny", family="paper", description="random", example="alpha beta gamma",
         shows=("encoder", "decoder", "cross"), positions="sinusoidal", path=Path("."),
     )  # fmt: skip
-    return LoadedModel(spec, module, vocab, torch.device("cpu"), {})
+    return PaperModel(spec, torch.device("cpu"), module, vocab)
 
 
 @pytest.fixture
-def tiny() -> LoadedModel:
+def tiny() -> PaperModel:
     return make_tiny()

@@ -8,22 +8,19 @@ Public API::
     tr = vt.trace(m, "happy king red ship", target=None)
 """
 
-from viz_transformer.capture import Trace, run_with_cache, trace
-from viz_transformer.models.registry import (
-    DEFAULT_MODEL,
-    available_models,
-    default_device,
-    load_model,
-    model_info,
-)
+from viz_transformer.capture import trace
+from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
+from viz_transformer.models.registry import DEFAULT_MODEL, available_models, load_model, model_info
+from viz_transformer.record import Trace
 
 __all__ = [
     "DEFAULT_MODEL",
+    "LoadedModel",
+    "ModelSpec",
     "Trace",
     "available_models",
     "default_device",
     "load_model",
     "model_info",
-    "run_with_cache",
     "trace",
 ]

@@ -11,8 +11,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from viz_transformer.capture import Trace
-from viz_transformer.models.registry import AttentionKind
+from viz_transformer.record import AttentionKind, Trace
 
 KIND_TITLES: dict[str, str] = {
     "encoder": "Encoder self-attention",

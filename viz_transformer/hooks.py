@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -31,14 +32,23 @@ class HookPoint(nn.Module):
         self.name = ""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        active = _ACTIVE.get()
-        if not active:
-            return x
-        for fn in active.get(self.name, ()):
-            out = fn(x, self.name)
-            if out is not None:
-                x = out
+        return dispatch(self.name, x)
+
+
+def dispatch(name: str, x: torch.Tensor) -> torch.Tensor:
+    """Run this thread's hook functions for ``name`` on ``x``; the identity when there are none.
+
+    ``HookPoint`` calls it, and so do the permanent forward hooks that name the attention modules
+    of models we do not write ourselves (Hugging Face, Bergamot).
+    """
+    active = _ACTIVE.get()
+    if not active:
         return x
+    for fn in active.get(name, ()):
+        out = fn(x, name)
+        if out is not None:
+            x = out
+    return x
 
 
 def name_hook_points(model: nn.Module) -> dict[str, HookPoint]:
@@ -49,6 +59,13 @@ def name_hook_points(model: nn.Module) -> dict[str, HookPoint]:
             module.name = path
             points[path] = module
     return points
+
+
+def hook_names(model: nn.Module) -> set[str]:
+    """Every hook point of ``model``: its ``HookPoint`` modules and any names it declares in
+    ``extra_hook_names`` (dispatch points of models whose code we do not own)."""
+    names = {p for p, m in model.named_modules() if isinstance(m, HookPoint)}
+    return names | set(getattr(model, "extra_hook_names", ()))
 
 
 def active_hook_names() -> list[str]:
@@ -68,7 +85,7 @@ def hooks(model: nn.Module, fwd_hooks: Mapping[str, HookFn | list[HookFn]]) -> I
     Raises:
         ValueError: a name that is not a hook point of ``model``; the message lists close names.
     """
-    known = {p for p, m in model.named_modules() if isinstance(m, HookPoint)}
+    known = hook_names(model)
     unknown = [n for n in fwd_hooks if n not in known]
     if unknown:
         raise ValueError(
@@ -83,3 +100,19 @@ def hooks(model: nn.Module, fwd_hooks: Mapping[str, HookFn | list[HookFn]]) -> I
         yield
     finally:
         _ACTIVE.reset(token)
+
+
+@contextmanager
+def collect(model: nn.Module, names: list[str]) -> Iterator[dict[str, np.ndarray]]:
+    """Record the named activations of the forward passes run inside the block.
+
+    Yields a dictionary, local to this call, filled with name -> float32 numpy array of the
+    first batch element (the last call wins when a hook point runs more than once).
+    """
+    cache: dict[str, np.ndarray] = {}
+
+    def record(x: torch.Tensor, name: str) -> None:
+        cache[name] = x[0].detach().to("cpu", torch.float32).numpy()
+
+    with hooks(model, dict.fromkeys(names, record)):
+        yield cache

@@ -110,7 +110,11 @@ _WORDS = [
 
 
 def _sample_reverse(rng: random.Random) -> tuple[str, str]:
-    words = [rng.choice(_WORDS) for _ in range(rng.randint(2, 12))]
+    # one word in five repeats its neighbour, so that matching words by content alone fails and
+    # the model must learn to attend by position (the anti-diagonal)
+    words = [rng.choice(_WORDS)]
+    for _ in range(rng.randint(1, 11)):
+        words.append(words[-1] if rng.random() < 0.2 else rng.choice(_WORDS))
     return " ".join(words), " ".join(reversed(words))
 
 

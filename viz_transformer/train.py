@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 
 from viz_transformer.config import TransformerConfig
-from viz_transformer.decoding import greedy_decode, pad_batch, source_mask
+from viz_transformer.models.builtin import greedy_decode, pad_batch, source_mask
 from viz_transformer.models.paper import Transformer
 from viz_transformer.tasks import TASKS, Task, pairs
 from viz_transformer.vocab import WordVocab
@@ -132,6 +132,7 @@ def train_task(
             "threads": torch.get_num_threads(),
         },
         "held_out": {"n": n_held_out, "seed": settings.seed + 1, "exact_match": accuracy},
+        "total_seconds": round(time.perf_counter() - start, 1),  # both runs and the evaluation
         "curves": {"scaled": curves, "unscaled": unscaled_curves},
         "versions": {"torch": torch.__version__, "python": platform.python_version()},
     }

@@ -5,19 +5,18 @@ from __future__ import annotations
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.capture import Trace
-from viz_transformer.models.registry import LoadedModel
+from viz_transformer.capture import MAX_CHARS
 
 MODEL_KEY, TEXT_KEY = "model", "sentence"
 
 
 @st.cache_resource(show_spinner="Loading the model…")
-def cached_model(name: str) -> LoadedModel:
+def cached_model(name: str) -> vt.LoadedModel:
     return vt.load_model(name)
 
 
 @st.cache_data(max_entries=128, show_spinner="Tracing attention…")
-def cached_trace(name: str, text: str, target: str | None = None) -> Trace:
+def cached_trace(name: str, text: str, target: str | None = None) -> vt.Trace:
     return vt.trace(cached_model(name), text, target)
 
 
@@ -31,7 +30,14 @@ def _on_model_change() -> None:
 
 
 def sidebar() -> tuple[str, str]:
-    """Model and sentence pickers shared by every page; returns (model name, sentence)."""
+    """Model and sentence pickers shared by every page; returns (model name, sentence).
+
+    Every page calls this first. Re-assigning the keys keeps their values when the user moves to
+    a page where the widgets are new (Streamlit drops the state of widgets not drawn in a run).
+    """
+    for key in (MODEL_KEY, TEXT_KEY, "_model_shown"):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
     names = vt.available_models()
     if not names:
         st.error(
@@ -52,7 +58,7 @@ def sidebar() -> tuple[str, str]:
         )
         spec = vt.model_info(name)
         st.session_state.setdefault(TEXT_KEY, spec.example)
-        text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=vt.capture.MAX_CHARS)
+        text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=MAX_CHARS)
         st.caption(spec.description)
         if st.button("Use the example", help=spec.example):
             st.session_state[TEXT_KEY] = spec.example
@@ -60,7 +66,7 @@ def sidebar() -> tuple[str, str]:
     return name, text
 
 
-def trace_or_stop(name: str, text: str, target: str | None = None) -> Trace:
+def trace_or_stop(name: str, text: str, target: str | None = None) -> vt.Trace:
     """The trace of ``text``, or a clear message in the page (never a traceback) and stop."""
     try:
         return cached_trace(name, text, target)

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from tests.conftest import make_tiny
-from viz_transformer.capture import run_with_cache
 from viz_transformer.hooks import active_hook_names, hooks
 
 ATTN = ["hook_q", "hook_k", "hook_v", "hook_scores", "hook_pattern", "hook_z"]
@@ -46,7 +45,7 @@ def test_a_hook_can_replace_an_activation(tiny):
     name = "encoder.layers.0.self_attn.hook_pattern"
     uniform = lambda x, _: torch.full_like(x, 1.0 / x.shape[-1])  # noqa: E731
     with hooks(tiny.module, {name: uniform}):
-        _, cache = run_with_cache(tiny, [4, 5, 6, 2], [1, 7], [name])
+        _, cache = tiny.run_with_cache([4, 5, 6, 2], [1, 7], [name])
     assert (abs(cache[name] - 0.25) < 1e-7).all()
 
 

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from tests.conftest import make_tiny
-from viz_transformer.capture import run_with_cache
-from viz_transformer.decoding import greedy_decode
+from viz_transformer.models.builtin import greedy_decode
 from viz_transformer.positional import sinusoidal_table
 
 SRC = [4, 5, 6, 7, 2]  # four words then </s>
@@ -32,7 +31,7 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("layer", [0, 1])
 def test_pattern_equals_softmax_of_scaled_scores_from_captured_q_k(tiny, kind, layer):
     names = [_names(kind, layer, w) for w in ("q", "k", "pattern")]
-    _, cache = run_with_cache(tiny, SRC, TGT, names)
+    _, cache = tiny.run_with_cache(SRC, TGT, names)
     q, k, pattern = (cache[n].astype(np.float64) for n in names)  # (h, T, d_k)
     scores = q @ k.transpose(0, 2, 1) / math.sqrt(tiny.module.cfg.d_k)
     if kind == "decoder":  # M: -inf above the diagonal
@@ -44,8 +43,8 @@ def test_unscaled_scores_are_exactly_sqrt_dk_times_larger():
     scaled, unscaled = make_tiny(seed=3), make_tiny(seed=3, scale_scores=False)
     unscaled.module.load_state_dict(scaled.module.state_dict())
     name = _names("encoder", 0, "scores")
-    _, a = run_with_cache(scaled, SRC, TGT, [name])
-    _, b = run_with_cache(unscaled, SRC, TGT, [name])
+    _, a = scaled.run_with_cache(SRC, TGT, [name])
+    _, b = unscaled.run_with_cache(SRC, TGT, [name])
     d_k = scaled.module.cfg.d_k
     np.testing.assert_allclose(b[name], a[name] * math.sqrt(d_k), rtol=1e-5, atol=1e-6)
     assert not np.allclose(b[name], a[name])
@@ -53,7 +52,7 @@ def test_unscaled_scores_are_exactly_sqrt_dk_times_larger():
 
 def test_decoder_masked_scores_are_minus_inf_and_pattern_upper_triangle_zero(tiny):
     names = [_names("decoder", 1, "scores"), _names("decoder", 1, "pattern")]
-    _, cache = run_with_cache(tiny, SRC, TGT, names)
+    _, cache = tiny.run_with_cache(SRC, TGT, names)
     scores, pattern = cache[names[0]], cache[names[1]]
     upper = np.triu(np.ones(scores.shape[-2:], dtype=bool), k=1)
     assert np.isneginf(scores[:, upper]).all()
@@ -72,9 +71,9 @@ def test_teacher_forced_prefix_equals_stepwise_decoding_at_every_position(tiny):
             step = module.decode(memory, None, torch.tensor([TGT[:t]]))[0, -1]
             torch.testing.assert_close(step, full[t - 1], atol=1e-5, rtol=1e-5)
     name = _names("cross", 1, "pattern")
-    _, whole = run_with_cache(tiny, SRC, TGT, [name])
+    _, whole = tiny.run_with_cache(SRC, TGT, [name])
     for t in range(1, len(TGT) + 1):
-        _, prefix = run_with_cache(tiny, SRC, TGT[:t], [name])
+        _, prefix = tiny.run_with_cache(SRC, TGT[:t], [name])
         np.testing.assert_allclose(prefix[name], whole[name][:, :t], atol=1e-6)
 
 
@@ -89,7 +88,7 @@ def test_greedy_decode_feeds_outputs_shifted_right(tiny):
 
 def test_embeddings_scaled_by_sqrt_d_model_plus_sinusoid(tiny):
     cfg = tiny.module.cfg
-    _, cache = run_with_cache(tiny, SRC, TGT, ["hook_src_embed", "hook_src_pos"])
+    _, cache = tiny.run_with_cache(SRC, TGT, ["hook_src_embed", "hook_src_pos"])
     table = tiny.module.src_embed.weight.detach().numpy()
     np.testing.assert_allclose(
         cache["hook_src_embed"], table[SRC] * math.sqrt(cfg.d_model), rtol=1e-6
@@ -100,7 +99,7 @@ def test_embeddings_scaled_by_sqrt_d_model_plus_sinusoid(tiny):
 def test_post_norm_every_sublayer_output_is_layer_normalised(tiny):
     names = ["encoder.layers.0.hook_resid_mid", "decoder.layers.1.hook_resid_cross",
              "decoder.layers.1.hook_resid_post"]  # fmt: skip
-    _, cache = run_with_cache(tiny, SRC, TGT, names)
+    _, cache = tiny.run_with_cache(SRC, TGT, names)
     for name in names:  # post-LN with identity affine at init: zero mean, unit variance
         np.testing.assert_allclose(cache[name].mean(-1), 0.0, atol=1e-5)
         np.testing.assert_allclose(cache[name].var(-1), 1.0, atol=1e-3)

@@ -1,0 +1,157 @@
+"""The built-in paper models: loading from ``weights/``, greedy decoding, and their traces."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+
+from viz_transformer.config import TransformerConfig
+from viz_transformer.hooks import collect
+from viz_transformer.models.base import LoadedModel, ModelSpec
+from viz_transformer.models.paper import Transformer
+from viz_transformer.record import Trace
+from viz_transformer.vocab import WordVocab
+
+WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
+
+
+def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device | str) -> torch.Tensor:
+    """Right-pad id lists into a ``(B, T)`` long tensor."""
+    width = max(len(s) for s in seqs)
+    return torch.tensor([s + [pad_id] * (width - len(s)) for s in seqs], device=device)
+
+
+def source_mask(src: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """``(B, 1, 1, S)`` True where the source holds a real token, so no query attends to padding."""
+    return (src != pad_id)[:, None, None, :]
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Transformer,
+    src: torch.Tensor,
+    src_mask: torch.Tensor | None,
+    bos_id: int,
+    eos_id: int,
+    max_new: int,
+) -> list[list[int]]:
+    """Greedy decoding: the encoder runs once; each step feeds ``<s>`` + the outputs so far.
+
+    Args:
+        model: the paper Transformer in eval mode.
+        src: (B, S) source ids; src_mask: (B, 1, 1, S) or None.
+        max_new: the most output tokens per sequence (``</s>`` included).
+
+    Returns:
+        For each sequence, the output ids without the start symbol, ending at ``</s>`` if produced.
+    """
+    memory = model.encode(src, src_mask)
+    ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+    for _ in range(max_new):
+        next_id = model.decode(memory, src_mask, ys)[:, -1].argmax(-1)  # (B,)
+        next_id = torch.where(done, torch.full_like(next_id, eos_id), next_id)
+        ys = torch.cat([ys, next_id[:, None]], dim=1)
+        done |= next_id == eos_id
+        if bool(done.all()):
+            break
+    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in ys[:, 1:].tolist()]
+
+
+def paper_specs() -> dict[str, ModelSpec]:
+    """One spec per ``weights/paper-*/meta.json`` shipped in the package."""
+    specs = {}
+    for meta_path in sorted(WEIGHTS_DIR.glob("paper-*/meta.json")):
+        meta = json.loads(meta_path.read_text())
+        specs[meta["name"]] = ModelSpec(
+            name=meta["name"],
+            family="paper",
+            description=meta["description"],
+            example=meta["example"],
+            shows=("encoder", "decoder", "cross"),
+            positions="sinusoidal",
+            path=meta_path.parent,
+        )
+    return specs
+
+
+@dataclass(eq=False)
+class PaperModel(LoadedModel):
+    """A paper Transformer in eval mode with its word vocabulary and training record."""
+
+    spec: ModelSpec
+    device: torch.device
+    module: Transformer
+    vocab: WordVocab
+    meta: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, spec: ModelSpec, device: torch.device) -> PaperModel:
+        path = Path(spec.path)
+        meta = json.loads((path / "meta.json").read_text())
+        cfg = TransformerConfig.from_dict(meta["config"])
+        module = Transformer(cfg)
+        missing, unexpected = module.load_state_dict(
+            load_file(str(path / "model.safetensors")), strict=False
+        )
+        tied = {"tgt_embed.weight", "generator.weight"} if cfg.tie_embeddings else set()
+        if set(missing) - tied or unexpected:
+            raise RuntimeError(
+                f"{path / 'model.safetensors'} does not match its config (missing "
+                f"{sorted(set(missing) - tied)}, unexpected {unexpected}); retrain it with "
+                f"`python -m viz_transformer.train --task {meta['task']}`."
+            )
+        vocab = WordVocab.load(path / "vocab.json")
+        return cls(spec, device, module.to(device).eval(), vocab, meta)
+
+    def run_with_cache(
+        self, src_ids: list[int], tgt_in: list[int], names: list[str]
+    ) -> tuple[torch.Tensor, dict[str, np.ndarray]]:
+        """One teacher-forced pass reading the named hook points.
+
+        Args:
+            src_ids: source ids (``</s>`` included); tgt_in: decoder input (``<s>`` first).
+            names: hook-point names, e.g. ``"encoder.layers.0.self_attn.hook_q"``.
+
+        Returns:
+            logits ``(T, vocab)`` and name -> float32 array with the batch dimension removed.
+        """
+        src = torch.tensor([src_ids], device=self.device)
+        tgt = torch.tensor([tgt_in], device=self.device)
+        with torch.no_grad(), collect(self.module, names) as cache:
+            logits = self.module(src, tgt)
+        return logits[0], cache
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        vocab, module = self.vocab, self.module
+        src_ids = vocab.encode(text)
+        if target is None:
+            src = torch.tensor([src_ids], device=self.device)
+            max_new = module.cfg.max_len - 1
+            out = greedy_decode(module, src, None, vocab.bos_id, vocab.eos_id, max_new)[0]
+            out_ids = [i for i in out if i != vocab.eos_id]
+        else:
+            out_ids = vocab.encode(target, add_eos=False)
+        tgt_in = [vocab.bos_id, *out_ids]
+        names = module.pattern_hook_names()
+        flat = [n for layer_names in names.values() for n in layer_names]
+        logits, cache = self.run_with_cache(src_ids, tgt_in, flat)
+        arrays = {kind: np.stack([cache[n] for n in ns]) for kind, ns in names.items()}
+        return Trace(
+            model_name=self.name,
+            src_tokens=tuple(vocab.tokens[i] for i in src_ids),
+            tgt_tokens=tuple(vocab.tokens[i] for i in tgt_in),
+            pred_tokens=tuple(vocab.tokens[i] for i in logits.argmax(-1).tolist()),
+            encoder=arrays["encoder"],
+            decoder=arrays["decoder"],
+            cross=arrays["cross"],
+            output_text=vocab.decode(out_ids),
+            forced=target is not None,
+            scaled=module.cfg.scale_scores,
+        )

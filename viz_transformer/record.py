@@ -1,0 +1,95 @@
+"""The one capture record, ``Trace``: attention of one input as CPU float32 numpy arrays.
+
+Every model family fills it; figures and analysis read only it. ``validate()`` is the boundary
+check every capture path runs (shapes against tokens, rows summing to 1, causal triangle, finite).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+AttentionKind = Literal["encoder", "decoder", "cross"]
+KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Attention of one input, CPU float32 numpy, batch dimension removed.
+
+    Attributes:
+        src_tokens: source tokens as shown (special tokens kept, e.g. ``</s>``).
+        tgt_tokens: decoder input tokens, one per decoder query row: ``<s>`` then the outputs
+            so far ("shifted right").
+        pred_tokens: the model's most likely next token at each decoder row.
+        encoder: ``[layers, heads, src, src]`` encoder self-attention, or None.
+        decoder: ``[layers, heads, tgt, tgt]`` masked self-attention (upper triangle 0), or None.
+        cross: ``[layers, heads, tgt, src]`` encoder-decoder attention, or None.
+        output_text: the model's translation (greedy) or the forced target.
+        scaled: whether scores were divided by sqrt(d_k).
+    """
+
+    model_name: str
+    src_tokens: tuple[str, ...]
+    tgt_tokens: tuple[str, ...]
+    pred_tokens: tuple[str, ...]
+    encoder: np.ndarray | None
+    decoder: np.ndarray | None
+    cross: np.ndarray | None
+    output_text: str = ""
+    forced: bool = False  # True: teacher forcing with a given target
+    scaled: bool = True
+    notes: dict[str, str] = field(default_factory=dict)  # kind -> why it has no map
+
+    def get(self, kind: AttentionKind) -> np.ndarray | None:
+        return getattr(self, kind)
+
+    def tokens_for(self, kind: AttentionKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(query tokens, key tokens) labelling the rows and columns of ``kind``'s maps."""
+        if kind == "encoder":
+            return self.src_tokens, self.src_tokens
+        if kind == "decoder":
+            return self.tgt_tokens, self.tgt_tokens
+        return self.tgt_tokens, self.src_tokens
+
+    def validate(self) -> Trace:
+        """Check shapes against token counts, rows summing to 1, the causal triangle, finiteness.
+
+        Raises:
+            ValueError: what is wrong and how to fix it.
+        """
+        if len(self.pred_tokens) not in (0, len(self.tgt_tokens)):
+            raise ValueError(
+                f"{len(self.pred_tokens)} predictions for {len(self.tgt_tokens)} decoder rows; "
+                "record one prediction per decoder input position."
+            )
+        for kind in KINDS:
+            arr = self.get(kind)
+            if arr is None:
+                continue
+            rows, cols = self.tokens_for(kind)
+            where = f"Trace.{kind} of {self.model_name}"
+            if arr.ndim != 4 or arr.shape[2:] != (len(rows), len(cols)):
+                raise ValueError(
+                    f"{where} has shape {arr.shape}; expected [layers, heads, {len(rows)}, "
+                    f"{len(cols)}] to match the tokens. Capture with vt.trace, which removes the "
+                    "batch dimension and keeps every token."
+                )
+            if arr.dtype != np.float32:
+                raise ValueError(f"{where} is {arr.dtype}; convert with .astype(np.float32).")
+            if not np.isfinite(arr).all():
+                raise ValueError(
+                    f"{where} holds NaN or inf: a row was masked entirely; check the masks."
+                )
+            worst = float(np.abs(arr.sum(-1, dtype=np.float64) - 1.0).max()) if arr.size else 0.0
+            if worst > 1e-5:
+                raise ValueError(
+                    f"{where}: a row sums to 1 +- {worst:.2e}; pass softmax outputs, not scores."
+                )
+            if kind == "decoder" and np.triu(arr, k=1).any():
+                raise ValueError(
+                    f"{where} attends to future positions; the causal mask was not applied."
+                )
+        return self
