@@ -16,6 +16,8 @@ trace = ui.trace_or_stop(name, text)
 
 st.markdown(f"**Output:** `{trace.output_text}`")
 kinds = [k for k in figures.KIND_TITLES if trace.get(k) is not None]
+for missing, why in trace.notes.items():
+    st.info(f"No {figures.KIND_TITLES[missing].lower()} map: {why}")
 kind = st.radio(
     "Attention kind", kinds, format_func=figures.KIND_TITLES.get, horizontal=True, key="kind"
 )

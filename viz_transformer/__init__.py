@@ -10,7 +10,13 @@ Public API::
 
 from viz_transformer.capture import trace
 from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
-from viz_transformer.models.registry import DEFAULT_MODEL, available_models, load_model, model_info
+from viz_transformer.models.registry import (
+    DEFAULT_MODEL,
+    available_models,
+    default_model,
+    load_model,
+    model_info,
+)
 from viz_transformer.record import Trace
 
 __all__ = [
@@ -20,6 +26,7 @@ __all__ = [
     "Trace",
     "available_models",
     "default_device",
+    "default_model",
     "load_model",
     "model_info",
     "trace",

@@ -52,6 +52,10 @@ def head_figure(trace: Trace, kind: AttentionKind, layer: int, head: int) -> go.
             f"{n_heads} heads (counted from 0)."
         )
     rows, cols = (labels(t) for t in trace.tokens_for(kind))
+    ylabel = "query (attending)"
+    if kind == "cross" and trace.pred_tokens:
+        # a cross-attention row gathers the source for the word it predicts: label it so
+        rows, ylabel = labels(trace.pred_tokens), "output token being predicted (query)"
     z = _masked(arr[layer, head], kind)
     text = [[f"{r} → {c}" for c in cols] for r in rows]
     fig = go.Figure(
@@ -74,7 +78,7 @@ def head_figure(trace: Trace, kind: AttentionKind, layer: int, head: int) -> go.
     fig.update_layout(
         title=f"{KIND_TITLES[kind]}, layer {layer}, head {head}",
         xaxis_title="key (attended to)",
-        yaxis_title="query (attending)",
+        yaxis_title=ylabel,
         height=max(360, 28 * len(rows) + 160),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )

