@@ -81,6 +81,7 @@ def head_figure(trace: Trace, kind: AttentionKind, layer: int, head: int) -> go.
         yaxis_title=ylabel,
         height=max(360, 28 * len(rows) + 160),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        plot_bgcolor="#d9d9d9",  # masked (NaN) cells show grey, not as weight 0
     )
     return fig
 
@@ -129,11 +130,12 @@ def overview_figure(trace: Trace, kind: AttentionKind) -> go.Figure:
         autorange="reversed",
         showgrid=False,
         zeroline=False,
-        scaleanchor="x",
     )
+    # about square tiles in a ~860 px wide column, without the blank band scaleanchor leaves
+    tile_height = 860 / n_heads * q / k
     fig.update_layout(
         title=f"{KIND_TITLES[kind]}: {n_layers} layers x {n_heads} heads",
-        height=min(900, 140 * n_layers + 120),
+        height=int(min(1200, max(260, 90 + n_layers * tile_height))),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         plot_bgcolor="white",
     )

@@ -7,7 +7,12 @@ import streamlit as st
 import viz_transformer as vt
 from viz_transformer.capture import MAX_CHARS
 
-MODEL_KEY, TEXT_KEY = "model", "sentence"
+MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
+
+
+@st.cache_resource(show_spinner=False)
+def cached_spec(name: str) -> vt.ModelSpec:
+    return vt.model_info(name)
 
 
 @st.cache_resource(show_spinner="Loading the model…")
@@ -24,9 +29,28 @@ def _on_model_change() -> None:
     """Swap in the new model's example if the sentence was still the previous model's example."""
     previous = st.session_state.get("_model_shown")
     new = st.session_state[MODEL_KEY]
-    if previous and st.session_state.get(TEXT_KEY) == vt.model_info(previous).example:
-        st.session_state[TEXT_KEY] = vt.model_info(new).example
+    if previous and st.session_state.get(TEXT_KEY) == cached_spec(previous).example:
+        st.session_state[TEXT_KEY] = cached_spec(new).example
     st.session_state["_model_shown"] = new
+
+
+def _add_hf_model() -> None:
+    """Check the typed Hugging Face id (offline first) and select it, or leave a message."""
+    ident = st.session_state.get(HF_KEY, "").strip()
+    st.session_state.pop("_hf_error", None)
+    if not ident:
+        return
+    name = ident if ident.startswith("hf:") else f"hf:{ident}"
+    try:
+        spec = cached_spec(name)
+    except (ValueError, OSError) as exc:
+        st.session_state["_hf_error"] = str(exc)
+        return
+    extra = st.session_state.setdefault(EXTRA_KEY, [])
+    if spec.name not in extra:
+        extra.append(spec.name)
+    st.session_state[MODEL_KEY] = spec.name
+    _on_model_change()
 
 
 def sidebar() -> tuple[str, str]:
@@ -35,10 +59,10 @@ def sidebar() -> tuple[str, str]:
     Every page calls this first. Re-assigning the keys keeps their values when the user moves to
     a page where the widgets are new (Streamlit drops the state of widgets not drawn in a run).
     """
-    for key in (MODEL_KEY, TEXT_KEY, "_model_shown"):
+    for key in (MODEL_KEY, TEXT_KEY, HF_KEY, "_model_shown"):
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
-    names = vt.available_models()
+    names = vt.available_models() + st.session_state.get(EXTRA_KEY, [])
     if not names:
         st.error(
             "No model is installed: the weights under viz_transformer/weights/ are missing. "
@@ -56,11 +80,22 @@ def sidebar() -> tuple[str, str]:
             on_change=_on_model_change,
             help="The paper-* models are built exactly as section 3 of the paper describes.",
         )
-        spec = vt.model_info(name)
+        spec = cached_spec(name)
         st.session_state.setdefault(TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=MAX_CHARS)
         st.caption(spec.description)
         st.button("Use the example", help=spec.example, on_click=_use_example, args=(spec.example,))
+        with st.expander("Another Hugging Face model"):
+            st.text_input(
+                "Hub id or absolute folder",
+                key=HF_KEY,
+                placeholder="Helsinki-NLP/opus-mt-en-de",
+                help="Loaded from a local folder or the local cache; downloaded only when the "
+                "network allows. Encoder, decoder and encoder-decoder models all work.",
+            )
+            st.button("Add model", on_click=_add_hf_model)
+            if "_hf_error" in st.session_state:
+                st.error(st.session_state["_hf_error"])
     return name, text
 
 

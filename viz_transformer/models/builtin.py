@@ -130,7 +130,10 @@ class PaperModel(LoadedModel):
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         vocab, module = self.vocab, self.module
-        src_ids = vocab.encode(text)
+        try:
+            src_ids = vocab.encode(text)
+        except ValueError as exc:  # say what this model's input looks like
+            raise ValueError(f"{exc} A sentence it can read: “{self.spec.example}”.") from None
         if target is None:
             src = torch.tensor([src_ids], device=self.device)
             max_new = module.cfg.max_len - 1
