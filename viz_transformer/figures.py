@@ -70,10 +70,17 @@ def head_figure(trace: Trace, kind: AttentionKind, layer: int, head: int) -> go.
         )
     )
     fig.update_xaxes(
-        tickmode="array", tickvals=list(range(len(cols))), ticktext=cols, tickangle=-60
+        tickmode="array",
+        tickvals=list(range(len(cols))),
+        ticktext=cols,
+        tickangle=-60,
+        range=[-0.5, len(cols) - 0.5],
     )
     fig.update_yaxes(
-        tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"
+        tickmode="array",
+        tickvals=list(range(len(rows))),
+        ticktext=rows,
+        range=[len(rows) - 0.5, -0.5],  # first token on top
     )
     fig.update_layout(
         title=f"{KIND_TITLES[kind]}, layer {layer}, head {head}",
