@@ -277,3 +277,15 @@ def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded):
         parallel, left = zip(*pool.map(run, texts), strict=True)
     assert all(_same(a, b) for a, b in zip(sequential, parallel, strict=True))
     assert active_hook_names() == [] and all(names == [] for names in left)
+
+
+def test_learned_position_tables_are_exposed(loaded):
+    minilm = HFModel.load(hf_specs()["minilm"], "cpu")
+    table = minilm.position_table()
+    assert table.shape == (512, 384) and table.dtype == np.float32
+    np.testing.assert_array_equal(
+        table, minilm.module.embeddings.position_embeddings.weight.detach().numpy()
+    )
+    assert loaded["gpt2"].position_table().shape[1] == loaded["gpt2"].module.config.n_embd
+    assert loaded["llama"].position_table() is None  # rotary: nothing is added to the input
+    assert loaded["t5"].position_table() is None  # relative biases inside attention

@@ -130,3 +130,8 @@ def test_positional_table_matches_closed_form():
     np.testing.assert_array_equal(split[:, 16:], table[:, 1::2])
     with pytest.raises(ValueError, match="even"):
         sinusoidal_table(4, 7)
+
+
+def test_position_table_is_the_models_sinusoid(tiny):
+    cfg = tiny.module.cfg
+    np.testing.assert_array_equal(tiny.position_table(), sinusoidal_table(cfg.max_len, cfg.d_model))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import torch
 
 from viz_transformer.record import AttentionKind, Trace
@@ -36,6 +37,11 @@ class LoadedModel(ABC):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def position_table(self) -> np.ndarray | None:
+        """The position vectors added to the source embeddings, float32 ``[positions, d_model]``,
+        or None when positions enter otherwise (relative biases, rotary) or are not exposed."""
+        return None
 
     @abstractmethod
     def trace(self, text: str, target: str | None = None) -> Trace:

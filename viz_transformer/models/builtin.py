@@ -110,6 +110,10 @@ class PaperModel(LoadedModel):
         vocab = WordVocab.load(path / "vocab.json")
         return cls(spec, device, module.to(device).eval(), vocab, meta)
 
+    def position_table(self) -> np.ndarray:
+        """The sinusoidal table the model adds, ``[max_len, d_model]`` (section 3.5)."""
+        return self.module.pe.detach().to("cpu", torch.float32).numpy()
+
     def run_with_cache(
         self, src_ids: list[int], tgt_in: list[int], names: list[str]
     ) -> tuple[torch.Tensor, dict[str, np.ndarray]]:

@@ -54,6 +54,7 @@ NOTES = {
         "cross": "With no encoder there is no encoder-decoder (cross) attention.",
     },
 }
+POSITION_TABLES = ("position_embeddings", "wpe", "embed_positions")
 ARCHITECTURES = {"encoder": "encoder-only", "decoder": "decoder-only", "cross": "encoder-decoder"}
 
 
@@ -302,6 +303,20 @@ class HFModel(LoadedModel):
         arrays = {k: np.stack([a for n in ns for a in calls[n]]) for k, ns in self.names.items()}
         logits = getattr(out, "logits", None)
         return (None if logits is None else logits[0].float()), arrays
+
+    def position_table(self) -> np.ndarray | None:
+        """Learned position embeddings of the (encoder) input, ``[positions, d_model]``.
+
+        BERT and MiniLM keep them at ``embeddings.position_embeddings``, GPT-2 at ``wpe``, BART
+        at ``embed_positions`` (whose first two rows are an offset, kept as stored).
+        """
+        if self.spec.positions != "learned":
+            return None
+        for path, mod in self.module.named_modules():
+            last = path.rsplit(".", 1)[-1]
+            if isinstance(mod, torch.nn.Embedding) and last in POSITION_TABLES:
+                return mod.weight.detach().to("cpu", torch.float32).numpy()
+        return None
 
     def _encode(self, text: str) -> list[int]:
         with self._lock:
