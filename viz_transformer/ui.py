@@ -8,6 +8,7 @@ import viz_transformer as vt
 from viz_transformer.capture import MAX_CHARS
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
+SHOWN = {"encoder": "encoder self", "decoder": "decoder masked self", "cross": "cross attention"}
 
 
 @st.cache_resource(show_spinner=False)
@@ -83,7 +84,8 @@ def sidebar() -> tuple[str, str]:
         spec = cached_spec(name)
         st.session_state.setdefault(TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=MAX_CHARS)
-        st.caption(spec.description)
+        shows = ", ".join(SHOWN[k] for k in spec.shows)
+        st.caption(f"{spec.description} Shows {shows}; {spec.positions} positions.")
         st.button("Use the example", help=spec.example, on_click=_use_example, args=(spec.example,))
         with st.expander("Another Hugging Face model"):
             st.text_input(
