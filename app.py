@@ -5,6 +5,7 @@ import streamlit as st
 st.set_page_config(page_title="viz-transformer", page_icon="🔍", layout="wide")
 
 pages = [
-    st.Page("pages/attention_maps.py", title="Attention maps", icon="🔥", default=True),
+    st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+    st.Page("pages/attention_maps.py", title="Attention maps", icon="🔥"),
 ]
 st.navigation(pages).run()

@@ -1,14 +1,31 @@
-"""The only Streamlit-aware module: cached loaders, the shared sidebar, error display."""
+"""The only Streamlit-aware module: cached loaders, the shared sidebar, the URL, charts, errors.
+
+Every page starts with ``sidebar()`` and draws figures with ``chart()``. The view a teacher may
+share (model, sentence, kind, layer, head, step) lives in session-state keys that ``sidebar()``
+reads from the URL once per session and writes back on every run.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.capture import MAX_CHARS
+from viz_transformer.export import to_json, to_npz
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
+PRESENTER_KEY = "presenter"
 SHOWN = {"encoder": "encoder self", "decoder": "decoder masked self", "cross": "cross attention"}
+# session-state key -> how to read it from the URL; pages use these keys for their widgets
+URL_KEYS: dict[str, Callable[[str], Any]] = {
+    MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
+}  # fmt: skip
+KEPT_KEYS = (*URL_KEYS, HF_KEY, PRESENTER_KEY, "_model_shown")
 
 
 @st.cache_resource(show_spinner=False)
@@ -24,6 +41,27 @@ def cached_model(name: str) -> vt.LoadedModel:
 @st.cache_data(max_entries=128, show_spinner="Tracing attention…")
 def cached_trace(name: str, text: str, target: str | None = None) -> vt.Trace:
     return vt.trace(cached_model(name), text, target)
+
+
+def _read_url() -> None:
+    """Once per session: take the view from the URL (a teacher's link), ignoring bad values."""
+    if st.session_state.get("_url_read"):
+        return
+    st.session_state["_url_read"] = True
+    for key, cast in URL_KEYS.items():
+        if key in st.query_params:
+            try:
+                st.session_state[key] = cast(st.query_params[key])
+            except ValueError:
+                continue
+
+
+def _write_url() -> None:
+    """Mirror the current view into the URL so copying it reproduces the view."""
+    for key in URL_KEYS:
+        value = st.session_state.get(key)
+        if value is not None and st.query_params.get(key) != str(value):
+            st.query_params[key] = str(value)
 
 
 def _on_model_change() -> None:
@@ -47,40 +85,60 @@ def _add_hf_model() -> None:
     except (ValueError, OSError) as exc:
         st.session_state["_hf_error"] = str(exc)
         return
-    extra = st.session_state.setdefault(EXTRA_KEY, [])
-    if spec.name not in extra:
-        extra.append(spec.name)
+    _remember_model(spec.name)
     st.session_state[MODEL_KEY] = spec.name
     _on_model_change()
 
 
-def sidebar() -> tuple[str, str]:
-    """Model and sentence pickers shared by every page; returns (model name, sentence).
+def _remember_model(name: str) -> None:
+    extra = st.session_state.setdefault(EXTRA_KEY, [])
+    if name not in extra and name not in vt.available_models():
+        extra.append(name)
 
-    Every page calls this first. Re-assigning the keys keeps their values when the user moves to
-    a page where the widgets are new (Streamlit drops the state of widgets not drawn in a run).
-    """
-    for key in (MODEL_KEY, TEXT_KEY, HF_KEY, "_model_shown"):
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-    names = vt.available_models() + st.session_state.get(EXTRA_KEY, [])
+
+def _use_example(example: str) -> None:
+    st.session_state[TEXT_KEY] = example
+
+
+def _model_picker() -> str:
+    names = vt.available_models()
     if not names:
         st.error(
             "No model is installed: the weights under viz_transformer/weights/ are missing. "
             "Retrain them with `python -m viz_transformer.train`."
         )
         st.stop()
+    wanted = st.session_state.get(MODEL_KEY)
+    if isinstance(wanted, str) and wanted.startswith("hf:") and wanted not in names:
+        try:  # an hf: model from a shared link
+            _remember_model(cached_spec(wanted).name)
+        except (ValueError, OSError) as exc:
+            st.sidebar.error(str(exc))
+    names = names + st.session_state.get(EXTRA_KEY, [])
     if st.session_state.get(MODEL_KEY) not in names:
         st.session_state[MODEL_KEY] = names[0]
     st.session_state.setdefault("_model_shown", st.session_state[MODEL_KEY])
+    return st.selectbox(
+        "Model",
+        names,
+        key=MODEL_KEY,
+        on_change=_on_model_change,
+        help="The paper-* models are built exactly as section 3 of the paper describes.",
+    )
+
+
+def sidebar() -> tuple[str, str]:
+    """Model and sentence pickers shared by every page; returns (model name, sentence).
+
+    Every page calls this first. Re-assigning the kept keys keeps their values when the user
+    moves to a page where the widgets are new (Streamlit drops the state of widgets not drawn).
+    """
+    for key in KEPT_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    _read_url()
     with st.sidebar:
-        name = st.selectbox(
-            "Model",
-            names,
-            key=MODEL_KEY,
-            on_change=_on_model_change,
-            help="The paper-* models are built exactly as section 3 of the paper describes.",
-        )
+        name = _model_picker()
         spec = cached_spec(name)
         st.session_state.setdefault(TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=MAX_CHARS)
@@ -98,11 +156,45 @@ def sidebar() -> tuple[str, str]:
             st.button("Add model", on_click=_add_hf_model)
             if "_hf_error" in st.session_state:
                 st.error(st.session_state["_hf_error"])
+        st.toggle("Presenter mode", key=PRESENTER_KEY, help="Larger text for a projector.")
+    if st.session_state.get(PRESENTER_KEY):
+        st.html("<style>html { font-size: 22px; }</style>")
+    _write_url()
     return name, text
 
 
-def _use_example(example: str) -> None:
-    st.session_state[TEXT_KEY] = example
+def page_header(title: str, intro: str, equation: str | None = None) -> None:
+    """Title, two lines of explanation and the paper's equation (LaTeX) where one applies."""
+    st.title(title)
+    st.markdown(intro)
+    if equation:
+        st.latex(equation)
+
+
+def chart(fig: go.Figure, name: str = "figure", key: str | None = None) -> None:
+    """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png)."""
+    if st.session_state.get(PRESENTER_KEY):
+        fig.update_layout(font_size=20, title_font_size=24)
+    config = {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+    }
+    st.plotly_chart(fig, width="stretch", config=config, key=key)
+
+
+def downloads(stem: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
+    """JSON and NPZ downloads of exactly the data behind the current view."""
+    left, right = st.columns(2)
+    left.download_button(
+        "Data as JSON", to_json(arrays, meta), f"{stem}.json", "application/json", key=f"{stem}-j"
+    )
+    right.download_button(
+        "Data as NPZ",
+        to_npz(arrays, meta),
+        f"{stem}.npz",
+        "application/octet-stream",
+        key=f"{stem}-n",
+    )
 
 
 def trace_or_stop(name: str, text: str, target: str | None = None) -> vt.Trace:
@@ -121,5 +213,6 @@ def trace_or_stop(name: str, text: str, target: str | None = None) -> vt.Trace:
 
 def clamp_state(key: str, upper: int) -> None:
     """Keep a remembered index valid when the model (and so the number of layers) changes."""
-    if not 0 <= st.session_state.get(key, 0) < upper:
+    value = st.session_state.get(key, 0)
+    if not isinstance(value, int) or not 0 <= value < upper:
         st.session_state[key] = 0

@@ -12,7 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = str(ROOT / "pages" / "attention_maps.py")
 
 
 def decode_array(spec_array: dict | list) -> np.ndarray:
@@ -30,7 +32,7 @@ def figures(at: AppTest) -> list[dict]:
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
+    app = AppTest.from_file(PAGE, default_timeout=60)
     app.run()
     assert not app.exception, app.exception
     return app

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_attention_page import APP, figures
+from tests.app.test_attention_page import PAGE, figures
 from tests.tiny_hf import BUILDERS
 
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
+    app = AppTest.from_file(PAGE, default_timeout=60)
     app.run()
     return app
 

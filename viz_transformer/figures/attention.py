@@ -1,4 +1,4 @@
-"""Plotly figures built from ``Trace`` records only (never from live tensors or modules).
+"""Attention maps from ``Trace`` records: one head large, and every layer x head as one figure.
 
 Token labels are HTML-escaped (plotly reads ``<s>`` as markup) and axes are numeric with
 ``ticktext``, because categorical axes would merge repeated tokens into one row.
@@ -6,11 +6,10 @@ Token labels are HTML-escaped (plotly reads ``<s>`` as markup) and axes are nume
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
 
+from viz_transformer.figures.common import COLORSCALE, labels
 from viz_transformer.record import AttentionKind, Trace
 
 KIND_TITLES: dict[str, str] = {
@@ -18,12 +17,6 @@ KIND_TITLES: dict[str, str] = {
     "decoder": "Decoder masked self-attention",
     "cross": "Encoder-decoder (cross) attention",
 }
-COLORSCALE = "Blues"
-
-
-def labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """Escaped display labels; markup in user text is shown literally, never rendered."""
-    return [html.escape(t, quote=False) for t in tokens]
 
 
 def _masked(arr: np.ndarray, kind: AttentionKind) -> np.ndarray:

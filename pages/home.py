@@ -1,0 +1,28 @@
+"""Home: what the app shows, Figure 1's parts linked to the pages that show them, the model."""
+
+import streamlit as st
+
+from viz_transformer import ui
+
+name, text = ui.sidebar()
+ui.page_header(
+    "viz-transformer",
+    "See what happens inside the Transformer of *Attention Is All You Need* (Vaswani et al., "
+    "2017): every layer and head, for models built exactly as section 3 describes and for real "
+    "pretrained models. Pick a model and a sentence in the sidebar; every page uses them.",
+)
+spec = ui.cached_spec(name)
+try:
+    model = ui.cached_model(name)
+except (ValueError, RuntimeError, OSError) as exc:
+    st.error(f"{name} cannot be loaded: {exc}")
+else:
+    st.success(f"Model **{name}** is loaded on **{model.device}**. {spec.description}")
+
+st.subheader("Figure 1, part by part")
+PARTS = [
+    ("Encoder self-attention, decoder masked self-attention, encoder-decoder attention",
+     "pages/attention_maps.py", "section 3.2.3"),
+]  # fmt: skip
+for label, target, where in PARTS:
+    st.page_link(target, label=f"{label} ({where})")

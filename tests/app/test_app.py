@@ -1,0 +1,62 @@
+"""The whole app: Home renders with the loaded model and device, every page is reachable, the
+URL restores a view, and presenter mode and downloads work."""
+
+from __future__ import annotations
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+import viz_transformer as vt
+from tests.app.test_attention_page import APP, PAGE, decode_array, figures
+
+
+def test_home_names_the_model_and_its_device():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert any(vt.default_model() in s.value and "cpu" in s.value for s in at.success)
+
+
+def test_every_page_renders_without_exception():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    for page in ("pages/attention_maps.py", "pages/home.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+
+
+def test_url_parameters_restore_a_view():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    params = {"model": "paper-dates", "sentence": "21/11/2026", "kind": "cross", "layer": "1",
+              "head": "2"}  # fmt: skip
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == "paper-dates"
+    assert at.text_area(key="sentence").value == "21/11/2026"
+    head = figures(at)[1]
+    assert "layer 1, head 2" in head["layout"]["title"]["text"]
+    tr = vt.trace(vt.load_model("paper-dates"), "21/11/2026")
+    np.testing.assert_allclose(decode_array(head["data"][0]["z"]), tr.cross[1, 2], atol=1e-6)
+    at.selectbox(key="head").set_value(3).run()
+    assert at.query_params["head"] == ["3"] or at.query_params["head"] == "3"
+
+
+def test_bad_url_values_fall_back_without_exception():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update({"model": "no-such", "layer": "x", "head": "99", "kind": "nope"})
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == vt.default_model()
+
+
+def test_presenter_mode_enlarges_figure_fonts():
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.toggle(key="presenter").set_value(True).run()
+    assert not at.exception
+    assert figures(at)[1]["layout"]["font"]["size"] == 20
+
+
+def test_json_and_npz_downloads_are_offered():
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    buttons = [b.proto for b in at.get("download_button")]
+    assert [b.label for b in buttons] == ["Data as JSON", "Data as NPZ"]
+    assert buttons[0].url.endswith(".json") and buttons[1].url.endswith(".npz")
