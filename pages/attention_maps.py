@@ -1,18 +1,73 @@
-"""Attention maps: every layer and head of encoder self, decoder masked self and cross attention."""
+"""Attention maps: every layer and head of encoder self, decoder masked self and cross attention,
+as maps, bertviz's head view, head mean / max / rollout, and per-head statistics."""
 
 import streamlit as st
 
-from viz_transformer import ui
-from viz_transformer.export import trace_arrays, trace_meta
+from viz_transformer import aggregate, ui, uploads
+from viz_transformer.export import trace_meta
 from viz_transformer.figures import attention as figures
 
+TABS = ["Maps", "Head view", "Mean / max / rollout", "Statistics"]
+SUMMARIES = {"mean": aggregate.head_mean, "max": aggregate.head_max, "rollout": aggregate.rollout}
+EXPLAIN = {
+    "mean": "The average of the layer's heads: rows still sum to 1.",
+    "max": "The largest weight any head of the layer gives: where some head looks.",
+    "rollout": "Rollout (Abnar & Zuidema 2020): per layer average the heads, add the identity "
+    "for the residual path, renormalise the rows, and multiply the layers up to this one.",
+    "stats": "Entropy in nats (low = focused); special share = weight on </s>, [CLS]... keys; "
+    "diagonal distance = mean |query - key| in positions (self-attention only).",
+}
+NO_ROLLOUT = (
+    "Rollout does not apply to cross-attention alone: it chains maps from a sequence to itself, "
+    "while cross-attention reads encoder outputs that encoder self-attention already mixed."
+)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_stats(name: str, text: str, kind: str) -> dict:
+    trace = ui.cached_trace(name, text)
+    return aggregate.head_stats(trace.get(kind), trace.tokens_for(kind)[1], kind != "cross")
+
+
+def use_line(lines: tuple[str, ...]) -> None:
+    """Callback of the line picker: the chosen line becomes the sidebar's sentence."""
+    index = st.session_state.get("upload_line")
+    if index is not None and index < len(lines):
+        st.session_state["sentence"] = lines[index]
+
+
+def upload_ui() -> None:
+    """A .txt file of sentences, one per line; picking a line puts it in the sidebar."""
+    file = st.file_uploader("Text file, one sentence per line", type=["txt", "csv"], key="upload")
+    if file is None:
+        return
+    try:
+        upload = uploads.read_lines(file.getvalue(), file.name)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    for note in upload.notes:
+        st.caption(note)
+    lines = upload.lines
+    if (st.session_state.get("upload_line") or 0) >= len(lines):
+        st.session_state["upload_line"] = None
+    st.selectbox(f"Sentence ({len(lines)} in the file)", range(len(lines)), index=None,
+                 format_func=lambda i: f"{i + 1}: {lines[i][:90]}", key="upload_line",
+                 on_change=use_line, args=(lines,), placeholder="Pick a line")  # fmt: skip
+
+
 name, text = ui.sidebar()
+for key, default in (("view_heads", [0]), ("agg", "mean"), ("upload_line", None)):
+    # keep the choices made in tabs now hidden (Streamlit drops the state of undrawn widgets)
+    st.session_state[key] = st.session_state.get(key, default)
 ui.page_header(
     "Attention maps",
     "Each head turns every query position's scores over the keys into weights that sum to 1 "
     "(section 3.2.1). A row of a map is one token looking at all the tokens it may see.",
     r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
 )
+with st.expander("Sentences from a file"):
+    upload_ui()
 trace = ui.trace_or_stop(name, text)
 
 st.markdown(f"**Output:** `{trace.output_text}`")
@@ -26,12 +81,44 @@ kind = st.radio(
 )
 arr = trace.get(kind)
 n_layers, n_heads = arr.shape[:2]
-
-ui.chart(figures.overview_figure(trace, kind), f"{kind}-overview")
 ui.clamp_state("layer", n_layers)
 ui.clamp_state("head", n_heads)
-col_layer, col_head = st.columns(2)
+col_layer, col_hide = st.columns(2)
 layer = col_layer.selectbox("Layer", range(n_layers), key="layer")
-head = col_head.selectbox("Head", range(n_heads), key="head")
-ui.chart(figures.head_figure(trace, kind, layer, head), f"{kind}-L{layer}-H{head}")
-ui.downloads(f"attention-{kind}", trace_arrays(trace), trace_meta(trace))
+hide = col_hide.toggle("Hide special tokens", key="hide_special", help="</s>, <s>, [CLS]...")
+meta = {**trace_meta(trace), "kind": kind, "layer": layer, "special_tokens_hidden_in_view": hide}
+maps, view, agg, stats = st.tabs(TABS, key="attn_tab", on_change="rerun")
+
+if maps.open:
+    with maps:
+        ui.chart(figures.overview_figure(trace, kind, hide), f"{kind}-overview")
+        head = st.selectbox("Head", range(n_heads), key="head")
+        ui.chart(figures.head_figure(trace, kind, layer, head, hide), f"{kind}-L{layer}-H{head}")
+        ui.downloads(f"attention-{kind}", {kind: arr}, meta)
+if view.open:
+    with view:
+        st.session_state["view_heads"] = [h for h in st.session_state["view_heads"] if h < n_heads]
+        heads = st.multiselect("Heads", range(n_heads), key="view_heads")
+        if not heads:
+            st.info("Choose at least one head.")
+            st.stop()
+        ui.chart(figures.head_view_figure(trace, kind, layer, heads, hide), f"{kind}-head-view")
+        ui.downloads(f"head-view-{kind}", {kind: arr[layer, heads]}, {**meta, "heads": heads})
+if agg.open:
+    with agg:
+        which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg")
+        if which == "rollout" and kind == "cross":
+            st.info(NO_ROLLOUT)
+            st.stop()
+        ui.chart(figures.aggregate_figure(trace, kind, which, layer, hide), f"{kind}-{which}")
+        st.caption(EXPLAIN[which])
+        ui.downloads(f"{which}-{kind}", {f"{kind}_{which}": SUMMARIES[which](arr)}, meta)
+if stats.open:
+    with stats:
+        table = head_stats(name, text, kind)
+        number = st.column_config.NumberColumn(format="%.3f")
+        st.dataframe(
+            table, hide_index=True, column_config=dict.fromkeys(aggregate.STAT_COLUMNS[2:], number)
+        )
+        st.caption(EXPLAIN["stats"])
+        ui.downloads(f"head-stats-{kind}", table, meta)

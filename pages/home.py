@@ -21,8 +21,15 @@ else:
 
 st.subheader("Figure 1, part by part")
 PARTS = [
-    ("Encoder self-attention, decoder masked self-attention, encoder-decoder attention",
-     "pages/attention_maps.py", "section 3.2.3"),
+    ("Inputs, embeddings x sqrt(d_model), positional encoding", "pages/positional_encoding.py",
+     "section 3.4-3.5"),
+    ("Encoder: multi-head self-attention, N layers", "pages/attention_maps.py", "section 3.2.3"),
+    ("Scaled dot-product attention: Q, K, V, scores, softmax", "pages/qkv_walkthrough.py",
+     "section 3.2.1, Eq. 1"),
+    ("Why divide by sqrt(d_k): softmax saturation", "pages/softmax_saturation.py",
+     "section 3.2.1, footnote 4"),
+    ("Decoder: masked self-attention, encoder-decoder attention, outputs shifted right",
+     "pages/decoder_steps.py", "section 3.1-3.2.3"),
 ]  # fmt: skip
 for label, target, where in PARTS:
     st.page_link(target, label=f"{label} ({where})")

@@ -6,9 +6,13 @@ Token labels are HTML-escaped (plotly reads ``<s>`` as markup) and axes are nume
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import hex_to_rgb, qualitative
 
+from viz_transformer.aggregate import head_max, head_mean, kept_positions, rollout
 from viz_transformer.figures.common import COLORSCALE, labels
 from viz_transformer.record import AttentionKind, Trace
 
@@ -17,6 +21,9 @@ KIND_TITLES: dict[str, str] = {
     "decoder": "Decoder masked self-attention",
     "cross": "Encoder-decoder (cross) attention",
 }
+HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
+HEAD_VIEW_MIN = 0.02  # lighter lines are invisible anyway and would only grow the payload
+HEAD_COLOURS = qualitative.Dark24
 
 
 def _masked(arr: np.ndarray, kind: AttentionKind) -> np.ndarray:
@@ -35,21 +42,48 @@ def _require(trace: Trace, kind: AttentionKind) -> np.ndarray:
     return arr
 
 
-def head_figure(trace: Trace, kind: AttentionKind, layer: int, head: int) -> go.Figure:
-    """One head's pattern ``[q, k]`` with token labels and hover values (Eq. 1's softmax)."""
-    arr = _require(trace, kind)
+def _check_layer(arr: np.ndarray, kind: AttentionKind, layer: int, head: int = 0) -> None:
     n_layers, n_heads = arr.shape[:2]
     if not (0 <= layer < n_layers and 0 <= head < n_heads):
         raise ValueError(
             f"layer {layer}, head {head} does not exist: {kind} has {n_layers} layers and "
             f"{n_heads} heads (counted from 0)."
         )
-    rows, cols = (labels(t) for t in trace.tokens_for(kind))
+
+
+def _axes(
+    trace: Trace, kind: AttentionKind, hide_special: bool
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray, str, str]:
+    """Labels of the rows and columns shown, their indices in the full map, the y-axis title,
+    and a subtitle when special tokens were hidden (empty otherwise)."""
+    rows, cols = trace.tokens_for(kind)
     ylabel = "query (attending)"
     if kind == "cross" and trace.pred_tokens:
         # a cross-attention row gathers the source for the word it predicts: label it so
-        rows, ylabel = labels(trace.pred_tokens), "output token being predicted (query)"
-    z = _masked(arr[layer, head], kind)
+        rows, ylabel = trace.pred_tokens, "output token being predicted (query)"
+    row_idx, col_idx = kept_positions(rows, hide_special), kept_positions(cols, hide_special)
+    note = ""
+    if len(col_idx) < len(cols):
+        note = HIDDEN_NOTE
+    elif len(row_idx) < len(rows):
+        note = "special-token rows hidden"
+    row_labels, col_labels = labels(rows), labels(cols)
+    return (
+        [row_labels[i] for i in row_idx],
+        [col_labels[i] for i in col_idx],
+        row_idx,
+        col_idx,
+        ylabel,
+        note,
+    )
+
+
+def _title(title: str, subtitle: str) -> str:
+    return f"{title}<br><sup>{subtitle}</sup>" if subtitle else title
+
+
+def _heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel: str) -> go.Figure:
+    """One ``[q, k]`` map with token labels; NaN cells (masked) show grey."""
     text = [[f"{r} → {c}" for c in cols] for r in rows]
     fig = go.Figure(
         go.Heatmap(
@@ -76,22 +110,65 @@ def head_figure(trace: Trace, kind: AttentionKind, layer: int, head: int) -> go.
         range=[len(rows) - 0.5, -0.5],  # first token on top
     )
     fig.update_layout(
-        title=f"{KIND_TITLES[kind]}, layer {layer}, head {head}",
+        title=title,
         xaxis_title="key (attended to)",
         yaxis_title=ylabel,
         height=max(360, 28 * len(rows) + 160),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
         plot_bgcolor="#d9d9d9",  # masked (NaN) cells show grey, not as weight 0
     )
     return fig
 
 
-def overview_figure(trace: Trace, kind: AttentionKind) -> go.Figure:
+def head_figure(
+    trace: Trace, kind: AttentionKind, layer: int, head: int, hide_special: bool = False
+) -> go.Figure:
+    """One head's pattern ``[q, k]`` with token labels and hover values (Eq. 1's softmax).
+
+    With ``hide_special`` the rows and columns of special tokens are dropped, not renormalised.
+    """
+    arr = _require(trace, kind)
+    _check_layer(arr, kind, layer, head)
+    rows, cols, ri, ci, ylabel, note = _axes(trace, kind, hide_special)
+    z = _masked(arr[layer, head], kind)[np.ix_(ri, ci)]
+    return _heatmap(
+        z, rows, cols, _title(f"{KIND_TITLES[kind]}, layer {layer}, head {head}", note), ylabel
+    )
+
+
+def aggregate_figure(
+    trace: Trace,
+    kind: AttentionKind,
+    which: Literal["mean", "max", "rollout"],
+    layer: int,
+    hide_special: bool = False,
+) -> go.Figure:
+    """Head mean or max of ``layer``, or the attention rollout through layers 0..``layer``.
+
+    Raises:
+        ValueError: rollout of cross-attention (see ``aggregate.rollout``), or a bad layer.
+    """
+    arr = _require(trace, kind)
+    _check_layer(arr, kind, layer)
+    rows, cols, ri, ci, ylabel, note = _axes(trace, kind, hide_special)
+    if which == "rollout":
+        z, title = rollout(arr)[layer], f"Attention rollout through layers 0-{layer}"
+    elif which == "max":
+        z, title = head_max(arr)[layer], f"Head max, layer {layer}"
+        note = "; ".join(filter(None, ["rows do not sum to 1 (a max, not a mix)", note]))
+    else:
+        z, title = head_mean(arr)[layer], f"Head mean, layer {layer}"
+    z = _masked(z, kind)[np.ix_(ri, ci)]
+    return _heatmap(z, rows, cols, _title(f"{KIND_TITLES[kind]}: {title}", note), ylabel)
+
+
+def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = False) -> go.Figure:
     """All layers x heads as one tiled heatmap (rows = layers, columns = heads), NaN gaps between.
 
     One trace draws ~4x faster than dozens of subplots in the browser.
     """
-    arr = _require(trace, kind)
+    _, _, ri, ci, _, note = _axes(trace, kind, hide_special)
+    arr = _masked(_require(trace, kind), kind)[:, :, ri][:, :, :, ci]
     n_layers, n_heads, q, k = arr.shape
     gap = max(1, round(0.15 * max(q, k)))
     tiled = np.full((n_layers * (q + gap) - gap, n_heads * (k + gap) - gap), np.nan, np.float32)
@@ -100,7 +177,7 @@ def overview_figure(trace: Trace, kind: AttentionKind) -> go.Figure:
     for layer in range(n_layers):
         for head in range(n_heads):
             r, c = layer * (q + gap), head * (k + gap)
-            tiled[r : r + q, c : c + k] = _masked(arr[layer, head], kind)
+            tiled[r : r + q, c : c + k] = arr[layer, head]
             layer_of[r : r + q, c : c + k] = layer
             head_of[r : r + q, c : c + k] = head
     fig = go.Figure(
@@ -134,9 +211,80 @@ def overview_figure(trace: Trace, kind: AttentionKind) -> go.Figure:
     # about square tiles in a ~860 px wide column, without the blank band scaleanchor leaves
     tile_height = 860 / n_heads * q / k
     fig.update_layout(
-        title=f"{KIND_TITLES[kind]}: {n_layers} layers x {n_heads} heads",
+        title=_title(f"{KIND_TITLES[kind]}: {n_layers} layers x {n_heads} heads", note),
         height=int(min(1200, max(260, 90 + n_layers * tile_height))),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         plot_bgcolor="white",
+    )
+    return fig
+
+
+def _segments(
+    w: np.ndarray, rows: list[str], cols: list[str], min_weight: float
+) -> dict[float, tuple[list, list, list]]:
+    """Query-to-key line segments (x, y, hover text) grouped by opacity level 0.1..1.0.
+
+    Plotly gives one line colour per trace, so a head's lines are grouped by their weight
+    rounded up to a tenth; each segment has a midpoint that hovers with the exact weight.
+    """
+    groups: dict[float, tuple[list, list, list]] = {}
+    for i, j in zip(*np.nonzero(w >= min_weight), strict=True):
+        xs, ys, texts = groups.setdefault(float(np.ceil(w[i, j] * 10) / 10), ([], [], []))
+        label = f"{rows[i]} → {cols[j]}: {w[i, j]:.3f}"
+        xs += [0.0, 0.5, 1.0, None]
+        ys += [-i, -(i + j) / 2, -j, None]
+        texts += [label, label, label, ""]
+    return groups
+
+
+def head_view_figure(
+    trace: Trace,
+    kind: AttentionKind,
+    layer: int,
+    heads: list[int],
+    hide_special: bool = False,
+    min_weight: float = HEAD_VIEW_MIN,
+) -> go.Figure:
+    """The "head view" of bertviz: queries on the left, keys on the right, one line per weight.
+
+    A line's opacity is its weight (in tenths), one colour per head; weights below
+    ``min_weight`` are not drawn. Each head's traces share the legend group ``head <h>``.
+    """
+    arr = _require(trace, kind)
+    if not heads:
+        raise ValueError("Choose at least one head.")
+    for head in heads:
+        _check_layer(arr, kind, layer, head)
+    rows, cols, ri, ci, _, note = _axes(trace, kind, hide_special)
+    fig = go.Figure()
+    for x, tokens, side in ((0.0, rows, "middle left"), (1.0, cols, "middle right")):
+        fig.add_trace(
+            go.Scatter(x=[x] * len(tokens), y=[-i for i in range(len(tokens))], mode="text",
+                       text=tokens, textposition=side, hoverinfo="skip", showlegend=False)
+        )  # fmt: skip
+    for head in heads:
+        r, g, b = hex_to_rgb(HEAD_COLOURS[head % len(HEAD_COLOURS)])
+        w = arr[layer, head][np.ix_(ri, ci)]
+        groups = sorted(_segments(w, rows, cols, min_weight).items())  # faint lines first
+        for n, (level, (xs, ys, texts)) in enumerate(groups):
+            fig.add_trace(
+                go.Scatter(
+                    x=xs, y=ys, text=texts, mode="lines", name=f"head {head}",
+                    legendgroup=f"head {head}", showlegend=n == len(groups) - 1,
+                    line={"color": f"rgba({r},{g},{b},{level:.1f})", "width": 2},
+                    hovertemplate=f"%{{text}}<extra>head {head}</extra>",
+                )
+            )  # fmt: skip
+    subtitle = "; ".join(filter(None, [f"weights below {min_weight} not drawn", note]))
+    fig.update_xaxes(visible=False, range=[-0.8, 1.8])
+    fig.update_yaxes(visible=False, range=[-max(len(rows), len(cols)) + 0.5, 0.8])
+    fig.update_layout(
+        title=_title(
+            f"{KIND_TITLES[kind]}, layer {layer}: queries (left) to keys (right)", subtitle
+        ),
+        height=max(320, 26 * max(len(rows), len(cols)) + 140),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        plot_bgcolor="white",
+        legend={"title": {"text": "head"}},
     )
     return fig

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -28,6 +29,57 @@ class ModelSpec:
     path: Path | str  # weights folder, or a Hugging Face id
 
 
+@dataclass(frozen=True)
+class StepScores:
+    """What the decoder computes for one output prefix: the next token and the newest rows.
+
+    Attributes:
+        logprobs: ``(vocab,)`` float32 log-softmax over the next token; ``-inf`` where the
+            model's decoding rules forbid a token (a shortlist, banned ids).
+        self_row: ``[layers, heads, T]`` masked self-attention of the newest decoder position over
+            the ``T`` decoder inputs so far, or None (no decoder self-attention).
+        cross_row: ``[layers, heads, S]`` that position's attention over the source, or None.
+    """
+
+    logprobs: np.ndarray
+    self_row: np.ndarray | None
+    cross_row: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class DecoderSession:
+    """A source encoded once (section 3.1), ready to score any output prefix, one step at a time.
+
+    Attributes:
+        src_tokens: source tokens as shown (empty for a decoder-only model).
+        start_tokens: the decoder input before any output: ``<s>`` (the start symbol), or the
+            prompt of a decoder-only model.
+        eos_ids: ids that end the output.
+        max_new: the most output tokens the model's own decoding produces (end symbol included).
+        score: ``score(outputs)`` runs the decoder on the start then ``outputs`` ("shifted
+            right") and returns the newest position's ``StepScores``.
+        tokens: display strings of output ids.
+        notes: attention kind -> why this decoder has no such row.
+    """
+
+    src_tokens: tuple[str, ...]
+    start_tokens: tuple[str, ...]
+    eos_ids: frozenset[int]
+    max_new: int
+    score: Callable[[Sequence[int]], StepScores] = field(repr=False)
+    tokens: Callable[[Sequence[int]], tuple[str, ...]] = field(repr=False)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def newest_rows(cache: dict[str, np.ndarray], names: list[str]) -> np.ndarray:
+    """The last query row of each named pattern ``(heads, T, K)``, stacked ``[layers, heads, K]``.
+
+    The newest decoder position is the only one a step adds; the earlier rows are unchanged
+    because the causal mask hides every later position from them (section 3.2.3).
+    """
+    return np.stack([cache[n][:, -1] for n in names])
+
+
 class LoadedModel(ABC):
     """A model ready to trace, shared by every session (so it holds no per-call state)."""
 
@@ -42,6 +94,14 @@ class LoadedModel(ABC):
         """The position vectors added to the source embeddings, float32 ``[positions, d_model]``,
         or None when positions enter otherwise (relative biases, rotary) or are not exposed."""
         return None
+
+    def decoder_session(self, text: str) -> DecoderSession:
+        """Encode ``text`` once and return a session that scores output prefixes step by step.
+
+        Raises:
+            ValueError: the model has no decoder, or input it cannot take.
+        """
+        raise ValueError(f"{self.name} has no decoder: it produces no output to step through.")
 
     @abstractmethod
     def trace(self, text: str, target: str | None = None) -> Trace:

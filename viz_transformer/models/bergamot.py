@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,13 @@ import torch
 import torch.nn.functional as F
 
 from viz_transformer.hooks import collect
-from viz_transformer.models.base import LoadedModel, ModelSpec
+from viz_transformer.models.base import (
+    DecoderSession,
+    LoadedModel,
+    ModelSpec,
+    StepScores,
+    newest_rows,
+)
 from viz_transformer.models.bergamot_net import BergamotTransformer
 from viz_transformer.models.marian_binary import (
     Shortlist,
@@ -262,6 +269,33 @@ class BergamotModel(LoadedModel):
     def pieces(self, ids: list[int]) -> tuple[str, ...]:
         """Display strings of ``ids``: pieces without "▁", ``</s>`` and ``<unk>`` kept."""
         return tuple(display_piece(self.sp.id_to_piece(i)) for i in ids)
+
+    def decoder_session(self, text: str) -> DecoderSession:
+        """The source encoded once; each ``score(outputs)`` runs the decoder over the zero start
+        vector then ``outputs`` and returns the newest cross-attention row (no self-attention:
+        the decoder is recurrent). Tokens outside the shortlist get log-probability ``-inf``."""
+        module = self.module
+        src_ids = self.source_ids(text)
+        names = module.pattern_hook_names()["cross"]
+        with torch.no_grad():
+            memory, vocab, max_new = self._prepare(src_ids)
+
+        def score(outputs: Sequence[int]) -> StepScores:
+            out = torch.tensor([list(outputs)], dtype=torch.long, device=self.device)  # (1, n)
+            with torch.no_grad(), collect(module, names) as cache:
+                logits = module.decode(memory, out, vocab)[0, -1]  # (vocab,)
+            logprobs = F.log_softmax(logits.float(), dim=-1).cpu().numpy()
+            return StepScores(logprobs, None, newest_rows(cache, names))
+
+        return DecoderSession(
+            src_tokens=self.pieces(src_ids),
+            start_tokens=(START_TOKEN,),
+            eos_ids=frozenset({module.cfg.eos_id}),
+            max_new=max_new,
+            score=score,
+            tokens=lambda ids: self.pieces(list(ids)),
+            notes={"decoder": DECODER_NOTE},
+        )
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Encoder self-attention ``[6, 8, S, S]`` and cross-attention ``[2, 8, T, S]``.

@@ -207,7 +207,8 @@ class BergamotTransformer(nn.Module):
     def encode(self, src: torch.Tensor) -> torch.Tensor:
         """Args: src (B, S) ids ending with ``</s>``, no padding. Returns memory (B, S, d)."""
         emb = self.hook_src_embed(self.embed(src) * math.sqrt(self.cfg.d_model))
-        x = emb + self.hook_src_pos(marian_positions(0, src.shape[1], self.cfg.d_model, src.device))
+        pos = marian_positions(0, src.shape[1], self.cfg.d_model, src.device)[None]  # (1, S, d)
+        x = emb + self.hook_src_pos(pos)
         for layer in self.encoder.layers:
             x = layer(x)
         return x
@@ -239,7 +240,7 @@ class BergamotTransformer(nn.Module):
     def _decode(self, emb: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
         """Logits (B, T, vocab) for decoder input embeddings ``emb`` (B, T, d) after ``state``."""
         T = emb.shape[1]
-        pos = marian_positions(state.position, T, self.cfg.d_model, emb.device)  # (T, d)
+        pos = marian_positions(state.position, T, self.cfg.d_model, emb.device)[None]  # (1, T, d)
         x = self.hook_tgt_embed(emb * math.sqrt(self.cfg.d_model)) + self.hook_tgt_pos(pos)
         cells = []
         for layer, kv, cell in zip(self.decoder.layers, state.cross_kv, state.cells, strict=True):

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from viz_transformer.config import TransformerConfig
 from viz_transformer.hooks import collect
-from viz_transformer.models.base import LoadedModel, ModelSpec
+from viz_transformer.models.base import (
+    DecoderSession,
+    LoadedModel,
+    ModelSpec,
+    StepScores,
+    newest_rows,
+)
 from viz_transformer.models.paper import Transformer
 from viz_transformer.record import Trace
 from viz_transformer.vocab import WordVocab
@@ -132,12 +140,46 @@ class PaperModel(LoadedModel):
             logits = self.module(src, tgt)
         return logits[0], cache
 
-    def trace(self, text: str, target: str | None = None) -> Trace:
+    def decoder_session(self, text: str) -> DecoderSession:
+        """The source encoded once; each ``score(outputs)`` decodes ``<s>`` + ``outputs``.
+
+        The whole prefix is decoded again at every step (no key/value cache), so each step's
+        rows come from the same ``decode`` the teacher-forced trace runs.
+        """
         vocab, module = self.vocab, self.module
+        src_ids = self._source_ids(text)
+        names = module.pattern_hook_names()
+        with torch.no_grad():
+            memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
+
+        def score(outputs: Sequence[int]) -> StepScores:
+            tgt = torch.tensor([[vocab.bos_id, *outputs]], device=self.device)  # (1, T)
+            with torch.no_grad(), collect(module, names["decoder"] + names["cross"]) as cache:
+                logits = module.decode(memory, None, tgt)[0, -1]  # (vocab,)
+            return StepScores(
+                logprobs=F.log_softmax(logits.float(), dim=-1).cpu().numpy(),
+                self_row=newest_rows(cache, names["decoder"]),
+                cross_row=newest_rows(cache, names["cross"]),
+            )
+
+        return DecoderSession(
+            src_tokens=tuple(vocab.tokens[i] for i in src_ids),
+            start_tokens=(vocab.tokens[vocab.bos_id],),
+            eos_ids=frozenset({vocab.eos_id}),
+            max_new=module.cfg.max_len - 1,
+            score=score,
+            tokens=lambda ids: tuple(vocab.tokens[i] for i in ids),
+        )
+
+    def _source_ids(self, text: str) -> list[int]:
         try:
-            src_ids = vocab.encode(text)
+            return self.vocab.encode(text)
         except ValueError as exc:  # say what this model's input looks like
             raise ValueError(f"{exc} A sentence it can read: “{self.spec.example}”.") from None
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        vocab, module = self.vocab, self.module
+        src_ids = self._source_ids(text)
         if target is None:
             src = torch.tensor([src_ids], device=self.device)
             max_new = module.cfg.max_len - 1

@@ -1,0 +1,139 @@
+"""The softmax-saturation page in AppTest: synthetic views, a real head with and without the scale,
+and the training curves, for every model family."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+import viz_transformer as vt
+from tests.app.test_attention_page import decode_array, figures
+from tests.tiny_hf import BUILDERS
+from viz_transformer import softmax as sm
+from viz_transformer.figures.softmax import histogram
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "softmax_saturation.py")
+D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)
+
+
+def _page(model: str | None = None) -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    if model:
+        app.session_state["model"] = model
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _pair(at: AppTest) -> list[np.ndarray]:
+    fig = next(f for f in figures(at) if "without scale" in str(f["layout"].get("annotations")))
+    return [decode_array(t["z"]) for t in fig["data"]]
+
+
+def test_default_render_synthetic_views_match_the_library():
+    at = _page()
+    figs = figures(at)
+    assert len(figs) == 5
+    raw = sm.dot_products(64, 20_000)
+    x, y = histogram(raw)
+    np.testing.assert_allclose(decode_array(figs[0]["data"][0]["y"]), y, rtol=1e-6)
+    np.testing.assert_allclose(decode_array(figs[0]["data"][0]["x"]), x, rtol=1e-6)
+    assert "(d_k = 64)" in str(figs[0]["layout"]["annotations"])
+    curves = sm.saturation_curves(16, D_KS)
+    by_name = {(t["name"], t["yaxis"]): decode_array(t["y"]) for t in figs[1]["data"]}
+    np.testing.assert_allclose(by_name[("without scale", "y2")], curves["max_weight_unscaled"])
+    np.testing.assert_allclose(by_name[("with 1/√d_k", "y3")], curves["jacobian_norm_scaled"])
+    weights = sm.softmax(sm.score_rows(16, 64)[0] / 8.0)
+    np.testing.assert_allclose(decode_array(figs[2]["data"][0]["y"]), weights, rtol=1e-6)
+    assert len(at.get("download_button")) == 6  # synthetic, head, training
+
+
+def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation():
+    at = _page()  # bergamot-en-pt: d_k = 32
+    model = vt.load_model("bergamot-en-pt")
+    trace = vt.trace(model, model.spec.example)
+    left, right = _pair(at)
+    np.testing.assert_allclose(left, trace.encoder[0, 0], atol=1e-6)
+    np.testing.assert_allclose(right, sm.rescale(trace.encoder[0, 0], math.sqrt(32)), atol=1e-6)
+    assert len(at.radio(key="kind").options) == 2
+    at.radio(key="kind").set_value("cross").run()
+    at.selectbox(key="layer").set_value(1).run()
+    at.selectbox(key="head").set_value(5).run()
+    assert not at.exception
+    left, right = _pair(at)
+    np.testing.assert_allclose(left, trace.cross[1, 5], atol=1e-6)
+    np.testing.assert_allclose(right, sm.rescale(trace.cross[1, 5], math.sqrt(32)), atol=1e-6)
+    table = at.table[0].value
+    stats = sm.pattern_stats(right)
+    assert table["mean max weight"].iloc[1] == f"{stats['max_weight']:.3f}"
+    assert table["saturated rows (max > 0.99)"].iloc[1] == f"{stats['saturated']:.0%}"
+
+
+def test_every_synthetic_widget_changes_the_view():
+    at = _page("paper-sov")
+    at.select_slider[0].set_value(256).run()
+    at.slider[0].set_value(8).run()  # keys
+    at.slider[1].set_value(0.5).run()  # temperature
+    assert not at.exception
+    figs = figures(at)
+    _, y = histogram(sm.dot_products(256, 20_000))
+    np.testing.assert_allclose(decode_array(figs[0]["data"][0]["y"]), y, rtol=1e-6)
+    curves = sm.saturation_curves(8, D_KS)
+    np.testing.assert_allclose(decode_array(figs[1]["data"][0]["y"]), curves["entropy_scaled"])
+    weights = sm.softmax(sm.score_rows(8, 256)[0] / 16.0 / 0.5)
+    np.testing.assert_allclose(decode_array(figs[2]["data"][0]["y"]), weights, rtol=1e-6)
+    assert "T = 0.5" in figs[2]["layout"]["title"]["text"]
+
+
+def test_paper_model_decoder_head_and_its_training_curves():
+    at = _page("paper-sov")
+    at.radio(key="kind").set_value("decoder").run()
+    at.selectbox(key="head").set_value(3).run()
+    model = vt.load_model("paper-sov")
+    trace = vt.trace(model, model.spec.example)
+    left, right = _pair(at)
+    np.testing.assert_allclose(left, trace.decoder[0, 3], atol=1e-6)
+    assert (np.triu(right, k=1) == 0).all()  # masked stays masked
+    np.testing.assert_allclose(right, sm.rescale(trace.decoder[0, 3], math.sqrt(32)), atol=1e-6)
+    train = next(f for f in figures(at) if "trained twice" in str(f["layout"].get("title")))
+    curves = model.meta["curves"]
+    lines = {(t["name"], t["yaxis"]): decode_array(t["y"]) for t in train["data"]}
+    np.testing.assert_allclose(lines[("without scale", "y")], curves["unscaled"]["loss"])
+    np.testing.assert_allclose(lines[("with 1/√d_k", "y2")], curves["scaled"]["grad_norm"])
+    assert not at.selectbox(key="model").value.startswith("bergamot")
+
+
+def test_non_paper_model_picks_training_curves_from_a_select_box():
+    at = _page("minilm")
+    picker = at.selectbox(key="train_model")
+    assert picker.label == "Paper model" and "paper-dates" in picker.options
+    picker.set_value("paper-dates").run()
+    assert not at.exception
+    train = figures(at)[-1]
+    assert "paper-dates" in train["layout"]["title"]["text"]
+    curves = vt.load_model("paper-dates").meta["curves"]
+    np.testing.assert_allclose(decode_array(train["data"][0]["y"]), curves["scaled"]["loss"])
+    left, _ = _pair(at)
+    trace = vt.trace(vt.load_model("minilm"), vt.model_info("minilm").example)
+    np.testing.assert_allclose(left, trace.encoder[0, 0], atol=1e-6)
+
+
+def test_t5_does_not_scale_so_its_pattern_is_the_unscaled_one(tmp_path):
+    path = BUILDERS["t5"](tmp_path / "t5")
+    at = _page(f"hf:{path}")
+    assert any("does not divide" in i.value for i in at.info)
+    trace = vt.trace(vt.load_model(f"hf:{path}"), at.text_area(key="sentence").value)
+    left, right = _pair(at)
+    np.testing.assert_allclose(right, trace.encoder[0, 0], atol=1e-6)
+    np.testing.assert_allclose(left, sm.rescale(trace.encoder[0, 0], 1 / math.sqrt(8)), atol=1e-6)
+
+
+def test_bad_input_keeps_the_other_sections():
+    at = _page("paper-sov")
+    at.text_area(key="sentence").set_value("the purple cat").run()
+    assert not at.exception
+    assert "'purple'" in at.error[0].value
+    assert len(figures(at)) == 4  # synthetic views and training curves stay

@@ -1,0 +1,104 @@
+"""Step-by-step decoding of the real Bergamot translator and tiny Hugging Face models, checked
+against their teacher-forced traces, their own beam search and ``generate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import viz_transformer as vt
+from tests.tiny_hf import BUILDERS
+from viz_transformer.decoding import decode_steps
+from viz_transformer.models.bergamot import DECODER_NOTE
+
+
+@pytest.fixture(scope="module")
+def bergamot() -> vt.LoadedModel:
+    return vt.load_model("bergamot-en-pt")
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tiny-hf")
+
+
+def _hf(tiny_dir: Path, family: str) -> vt.LoadedModel:
+    path = tiny_dir / family
+    if not path.exists():
+        BUILDERS[family](path)
+    return vt.load_model(f"hf:{path / 'model' if family == 'marian' else path}")
+
+
+def _check_rows(dec, trace, first: int = 0) -> None:
+    """Step t's rows are row ``first + t`` of the parallel pass (``first``: prompt length - 1)."""
+    for t, step in enumerate(dec.steps[: len(trace.tgt_tokens) - first]):
+        q = first + t
+        if step.self_row is not None:
+            np.testing.assert_allclose(step.self_row, trace.decoder[:, :, q, : q + 1], atol=1e-5)
+        if step.cross_row is not None:
+            np.testing.assert_allclose(step.cross_row, trace.cross[:, :, q, :], atol=1e-5)
+
+
+def test_bergamot_greedy_steps_are_the_trace(bergamot):
+    text = bergamot.spec.example
+    trace = vt.trace(bergamot, text)
+    dec = decode_steps(bergamot, text, max_steps=200)
+    assert [s.chosen for s in dec.steps] == list(trace.pred_tokens) and dec.ended
+    assert dec.output_tokens == trace.tgt_tokens[1:]
+    assert dec.notes == {"decoder": DECODER_NOTE}
+    shape = (2, 8, len(trace.src_tokens))
+    assert all(s.self_row is None and s.cross_row.shape == shape for s in dec.steps)
+    _check_rows(dec, trace)
+
+
+def test_bergamot_beam_equals_the_models_own_beam_search(bergamot):
+    text = "Where is the nearest train station?"
+    hyps = bergamot.beam(text, 4)
+    dec = decode_steps(bergamot, text, max_steps=200, beam=4)
+    assert [s.chosen for s in dec.steps] == list(bergamot.pieces(list(hyps[0].ids)))
+    assert (
+        decode_steps(bergamot, text, beam=1).output_tokens
+        == vt.trace(bergamot, text).tgt_tokens[1:]
+    )
+    assert max(len(s.beams) for s in dec.steps) == 4
+    best_path = [b for s in dec.steps for b in s.beams if b.on_path]
+    assert len(best_path) == len(dec.steps)
+
+
+@pytest.mark.parametrize("family", ["marian", "bart", "t5"])
+def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(tiny_dir, family):
+    model = _hf(tiny_dir, family)
+    text = model.spec.example
+    trace = vt.trace(model, text)
+    dec = decode_steps(model, text, max_steps=64)
+    n_out = len(trace.tgt_tokens) - 1
+    assert dec.output_tokens == trace.tgt_tokens[1:]  # generate()'s greedy output
+    assert [s.chosen for s in dec.steps[:n_out]] == list(trace.pred_tokens[:n_out])
+    assert dec.src_tokens == trace.src_tokens and dec.start_tokens == trace.tgt_tokens[:1]
+    _check_rows(dec, trace)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_hf_decoder_only_steps_continue_the_prompt(tiny_dir, family):
+    model = _hf(tiny_dir, family)
+    prompt = model.spec.example
+    dec = decode_steps(model, prompt, max_steps=6)
+    assert len(dec.steps) == 6 and dec.src_tokens == () and "cross" in dec.notes
+    p = len(dec.start_tokens)
+    ids = model._encode(prompt)
+    assert dec.start_tokens == model._tokens(ids)
+    assert dec.steps[0].chosen == vt.trace(model, prompt).pred_tokens[-1]
+    # the whole continuation in one causal pass: step t's row is row p - 1 + t
+    out_ids = list(dec.output_ids[:-1])
+    _, arrays = model._run(input_ids=[*ids, *out_ids], attention_mask=[1] * (p + len(out_ids)))
+    for t, step in enumerate(dec.steps):
+        q = p - 1 + t
+        assert step.self_row.shape[-1] == q + 1 and step.cross_row is None
+        np.testing.assert_allclose(step.self_row, arrays["decoder"][:, :, q, : q + 1], atol=1e-5)
+
+
+def test_an_encoder_only_model_has_no_steps():
+    with pytest.raises(ValueError, match="no decoder"):
+        decode_steps(vt.load_model("minilm"), "The cat sat on the mat.")

@@ -1,0 +1,105 @@
+"""Positional-encoding analysis: Marian's table, the shift rotation, offsets, and model inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import viz_transformer as vt
+from tests.tiny_hf import BUILDERS
+from viz_transformer import pe_analysis as pa
+from viz_transformer.positional import sinusoidal_table
+
+
+def test_marian_table_uses_its_own_frequencies_in_split_layout():
+    d = 16
+    t = pa.marian_table(50, d)
+    inv = np.exp(-np.arange(d // 2) * math.log(10000.0) / (d // 2 - 1))
+    angles = np.arange(50)[:, None] * inv
+    np.testing.assert_allclose(t, np.concatenate([np.sin(angles), np.cos(angles)], 1), atol=2e-5)
+    assert inv[-1] == pytest.approx(1e-4)  # the paper's slowest is 10000^(-14/16) instead
+    assert not np.allclose(t, sinusoidal_table(50, d, "split"), atol=1e-3)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+@pytest.mark.parametrize("k", [1, 5, 37])
+def test_shift_matrix_is_a_rotation_that_moves_every_position_by_k(layout, k):
+    d = 32
+    table = sinusoidal_table(200, d, layout).astype(np.float64)
+    m = pa.shift_matrix(d, k, layout)
+    np.testing.assert_allclose(table[k:], table[:-k] @ m.T, atol=1e-5)
+    np.testing.assert_allclose(m @ m.T, np.eye(d), atol=1e-12)
+
+
+def test_dot_product_depends_only_on_the_offset():
+    d, table = 64, sinusoidal_table(300, 64)
+    starts = [0, 50, 120]
+    dots = pa.offset_dots(table, starts, 100)
+    assert dots.shape == (3, 101)
+    inv = 10000.0 ** (-np.arange(0, d, 2) / d)
+    expected = np.cos(np.arange(101)[:, None] * inv).sum(1)  # sum_i cos(k w_i)
+    for row in dots:
+        np.testing.assert_allclose(row, expected, atol=1e-3)
+    sim = pa.similarity(table)
+    np.testing.assert_allclose(np.diag(sim), d / 2, rtol=1e-5)
+    np.testing.assert_allclose(np.diagonal(sim, 7), expected[7], atol=1e-3)  # Toeplitz
+    rand = np.random.default_rng(0).standard_normal((300, d))
+    learned = pa.offset_dots(rand, starts, 100)
+    assert not np.allclose(learned[0], learned[1], atol=1.0)
+    with pytest.raises(ValueError, match="passes the table"):
+        pa.offset_dots(table, starts, 200)
+
+
+def test_cosine_similarity_has_unit_diagonal():
+    rand = np.random.default_rng(1).standard_normal((20, 8))
+    cos = pa.similarity(rand, cosine=True)
+    np.testing.assert_allclose(np.diag(cos), 1.0, atol=1e-6)
+    assert np.abs(cos).max() <= 1.0 + 1e-6
+
+
+def test_wavelengths_run_from_2pi_to_about_10000_2pi():
+    d = 512
+    assert pa.wavelength(0, d) == pytest.approx(2 * math.pi)
+    assert pa.wavelength(1, d) == pa.wavelength(0, d)  # sin and cos of one frequency
+    assert pa.wavelength(d - 1, d) == pytest.approx(2 * math.pi * 10000 ** ((d - 2) / d))
+    assert pa.wavelength(3, d, "split") == pa.wavelength(3 + d // 2, d, "split")
+
+
+def test_paper_inputs_are_sqrt_d_times_the_embedding_plus_the_sinusoid(tiny):
+    parts = pa.input_vectors(tiny)
+    weight = tiny.module.src_embed.weight.detach().numpy()
+    assert parts.scale == 4.0  # sqrt(16)
+    np.testing.assert_allclose(parts.token_norms, 4.0 * np.linalg.norm(weight, axis=1), rtol=1e-5)
+    np.testing.assert_array_equal(parts.positions, sinusoidal_table(64, 16))
+    per = pa.sentence_norms(tiny, "alpha beta gamma")
+    assert per["tokens"] == ("alpha", "beta", "gamma", "</s>")
+    np.testing.assert_allclose(per["position_norm"], math.sqrt(8), rtol=1e-6)  # sqrt(d/2)
+    ids = [tiny.vocab.tokens.index(t) for t in per["tokens"]]
+    np.testing.assert_allclose(per["token_norm"], parts.token_norms[ids])
+    with pytest.raises(ValueError):
+        pa.sentence_norms(tiny, "alpha purple")
+
+
+@pytest.fixture(scope="module")
+def hf_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf")
+    return {f: vt.load_model(f"hf:{BUILDERS[f](root / f)}") for f in ("bert", "marian", "llama")}
+
+
+def test_hf_inputs_learned_sinusoidal_and_rotary(hf_models):
+    bert = pa.input_vectors(hf_models["bert"])
+    np.testing.assert_array_equal(bert.positions, hf_models["bert"].position_table())
+    assert bert.scale == 1.0
+    marian = pa.input_vectors(hf_models["marian"])
+    rows = len(marian.positions)
+    np.testing.assert_allclose(marian.positions, sinusoidal_table(rows, 16, "split"), atol=1e-5)
+    llama = pa.input_vectors(hf_models["llama"])
+    assert llama.positions is None and len(llama.token_norms) > 0
+    per = pa.sentence_norms(hf_models["llama"], "the cat")
+    assert np.isnan(per["position_norm"]).all()
+    per = pa.sentence_norms(hf_models["bert"], "the cat sat")
+    assert per["tokens"][0] == "[CLS]"
+    expected = np.linalg.norm(bert.positions[: len(per["tokens"])], axis=1)
+    np.testing.assert_allclose(per["position_norm"], expected, rtol=1e-6)

@@ -1,0 +1,203 @@
+"""The Q, K, V walkthrough recomputes every step, and each step equals what the model computed.
+
+References are captured independently of ``walkthrough.capture``: ``PaperModel.run_with_cache``
+for paper models, ``hooks.collect`` around Bergamot's own encode/decode, ``vt.trace`` for the
+weights, and the attention modules called directly for the W^O output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from functools import cache
+
+import numpy as np
+import pytest
+import torch
+
+import viz_transformer as vt
+from tests.conftest import make_tiny
+from viz_transformer import walkthrough as wt
+from viz_transformer.hooks import collect
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.paper import subsequent_mask
+
+TINY_TEXT = "alpha beta gamma delta"
+FLOAT32 = {"atol": 2e-5, "rtol": 1e-4}  # the model computes in float32, the walkthrough float64
+PAIRS = [(m, k) for m in ("tiny", "paper-sov") for k in ("encoder", "decoder", "cross")]
+BERGAMOT = [("bergamot-en-pt", "encoder"), ("bergamot-en-pt", "cross")]
+
+
+@cache
+def model_named(name: str) -> LoadedModel:
+    return make_tiny() if name == "tiny" else vt.load_model(name)
+
+
+def text_of(model: LoadedModel) -> str:
+    return TINY_TEXT if model.name == "tiny" else model.spec.example
+
+
+def reference(model: LoadedModel, kind: str, trace: vt.Trace) -> dict[str, np.ndarray]:
+    """Per layer: q, k, v, scores, z as the model computed them, and the attention module's output
+    run directly on the layer's captured input, all ``[L, ...]``."""
+    module, attn = model.module, {"encoder": "encoder.layers.{}.self_attn"}
+    attn |= {"decoder": "decoder.layers.{}.self_attn", "cross": "decoder.layers.{}.cross_attn"}
+    stream = "hook_resid_mid" if kind == "cross" else "hook_resid_pre"
+    side = "encoder" if kind == "encoder" else "decoder"
+    n, last = len(getattr(module, side).layers), len(module.encoder.layers) - 1
+    names = [f"encoder.layers.{last}.hook_resid_post"]
+    for i in range(n):
+        names += [f"{side}.layers.{i}.{stream}"]
+        names += [f"{attn[kind].format(i)}.hook_{c}" for c in ("q", "k", "v", "scores", "z")]
+    if model.spec.family == "paper":
+        index = model.vocab.index
+        src = [index[t] for t in trace.src_tokens]
+        _, got = model.run_with_cache(src, [index[t] for t in trace.tgt_tokens], names)
+    else:
+        eos = module.cfg.eos_id
+        out = [i for i in model.output_ids(text_of(model)) if i != eos]
+        with torch.no_grad(), collect(module, names) as got:
+            memory = module.encode(torch.tensor([model.source_ids(text_of(model))]))
+            module.decode(memory, torch.tensor([out], dtype=torch.long))
+    ref = {c: np.stack([got[f"{attn[kind].format(i)}.hook_{c}"] for i in range(n)]) for c in "qkvz"}
+    ref["scores"] = np.stack([got[f"{attn[kind].format(i)}.hook_scores"] for i in range(n)])
+    outs = []
+    for i in range(n):
+        x_q = torch.from_numpy(got[f"{side}.layers.{i}.{stream}"])[None]
+        x_kv = torch.from_numpy(got[names[0]])[None] if kind == "cross" else x_q
+        mod = wt.attention_module(model, kind, i)
+        with torch.no_grad():
+            if model.spec.family == "paper":
+                mask = subsequent_mask(x_q.shape[1])[None, None] if kind == "decoder" else None
+                outs.append(mod(x_q, x_kv, mask)[0].numpy())
+            else:
+                outs.append(mod(x_q, *mod.project_kv(x_kv))[0].numpy())
+    ref["out"] = np.stack(outs)
+    return ref
+
+
+def check_every_step(model: LoadedModel, kind: str) -> None:
+    text = text_of(model)
+    trace = vt.trace(model, text)
+    cap = wt.capture(model, text, kind)
+    ref = reference(model, kind, trace)
+    weights = trace.get(kind)
+    assert (cap.query_tokens, cap.key_tokens) == trace.tokens_for(kind)
+    L, H, Tq, _ = weights.shape
+    assert (cap.n_layers, cap.n_heads, len(cap.query_tokens)) == (L, H, Tq)
+    root = math.sqrt(cap.d_k)
+    for layer in range(L):
+        for head in range(H):
+            for pos in range(Tq):
+                w = wt.explain(cap, layer, head, pos)
+                keep = w.keep
+                # step 2: projections from the layer input and the weights
+                np.testing.assert_allclose(w.q, ref["q"][layer, head, pos], atol=1e-4, rtol=1e-5)
+                np.testing.assert_allclose(w.k, ref["k"][layer, head], atol=1e-4, rtol=1e-5)
+                np.testing.assert_allclose(w.v, ref["v"][layer, head], atol=1e-4, rtol=1e-5)
+                # steps 3 and 4 against the captured (scaled, masked) scores
+                scores = ref["scores"][layer, head, pos]
+                assert np.isneginf(scores[~keep]).all() and np.isneginf(w.scaled[~keep]).all()
+                np.testing.assert_allclose(w.raw[keep], scores[keep] * root, rtol=1e-4, atol=1e-3)
+                np.testing.assert_allclose(w.scaled[keep], scores[keep], rtol=1e-5, atol=1e-4)
+                # step 5: the trace's weights, masked ones exactly 0
+                np.testing.assert_allclose(w.weights, weights[layer, head, pos], atol=1e-5)
+                assert (w.weights[~keep] == 0).all()
+                assert w.weights.sum() == pytest.approx(1.0, abs=1e-12)
+                # step 6, the concatenation, and W^O against the module run on the same input
+                np.testing.assert_allclose(w.z, ref["z"][layer, head, pos], **FLOAT32)
+                z_all = ref["z"][layer, :, pos].reshape(-1)
+                np.testing.assert_allclose(w.concat, z_all, **FLOAT32)
+                np.testing.assert_allclose(w.out, ref["out"][layer, pos], atol=2e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize(("name", "kind"), PAIRS)
+def test_every_step_equals_the_paper_model(name, kind):
+    check_every_step(model_named(name), kind)
+
+
+@pytest.mark.parametrize(("name", "kind"), BERGAMOT)
+def test_every_step_equals_bergamot(name, kind):
+    check_every_step(model_named(name), kind)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_layer_zero_input_is_scaled_embedding_plus_sinusoid(kind):
+    model = model_named("tiny")
+    cap = wt.capture(model, TINY_TEXT, kind)
+    table = model.position_table()
+    embedding = model.module.src_embed.weight.detach().numpy()  # tied: one table for both sides
+    index = model.vocab.index
+    for pos, token in enumerate(cap.query_tokens):
+        w = wt.explain(cap, 0, 0, pos)
+        np.testing.assert_allclose(w.embed, embedding[index[token]] * math.sqrt(16), atol=1e-6)
+        np.testing.assert_allclose(w.pos, table[pos], atol=1e-6)
+        np.testing.assert_allclose(w.embed + w.pos, w.x, atol=1e-6)
+    deeper = wt.explain(cap, 1, 0, 1)
+    assert deeper.embed is None and deeper.pos is None
+
+
+def test_bergamot_layer_zero_uses_marian_positions():
+    from viz_transformer.models.bergamot_net import marian_positions
+
+    model = model_named("bergamot-en-pt")
+    cap = wt.capture(model, model.spec.example, "encoder")
+    table = marian_positions(0, len(cap.query_tokens), 256, torch.device("cpu")).numpy()
+    np.testing.assert_allclose(cap.pos, table, atol=1e-6)  # every position, not only the first
+    w = wt.explain(cap, 0, 3, 2)
+    np.testing.assert_allclose(w.embed + w.pos, w.x, atol=1e-5)
+    cross = wt.explain(wt.capture(model, model.spec.example, "cross"), 0, 0, 1)
+    assert cross.embed is None and cross.x.shape == (256,)
+
+
+def test_decoder_masks_the_future_and_the_first_row_sees_only_itself():
+    model = model_named("tiny")
+    cap = wt.capture(model, TINY_TEXT, "decoder")
+    first = wt.explain(cap, 0, 1, 0)
+    assert first.keep.tolist() == [True] + [False] * (len(cap.key_tokens) - 1)
+    assert first.weights[0] == pytest.approx(1.0)
+    np.testing.assert_allclose(first.z, first.v[0], atol=1e-12)  # z is then v_0 itself
+
+
+def test_forced_target_and_unscaled_scores():
+    model = make_tiny(seed=3, scale_scores=False)
+    w = wt.walkthrough(model, TINY_TEXT, "cross", 1, 1, 2, target="beta alpha")
+    assert w.query_tokens == ("<s>", "beta", "alpha") and not w.divided
+    np.testing.assert_array_equal(w.raw, w.scaled)  # no 1/sqrt(d_k): the score is q.k itself
+    trace = vt.trace(model, TINY_TEXT, target="beta alpha")
+    np.testing.assert_allclose(w.weights, trace.cross[1, 1, 2], atol=1e-5)
+    manual = np.exp(w.raw - w.raw.max()) / np.exp(w.raw - w.raw.max()).sum()
+    np.testing.assert_allclose(w.weights, manual, atol=1e-12)
+
+
+def test_downloads_hold_every_step_as_json():
+    w = wt.walkthrough(model_named("tiny"), TINY_TEXT, "decoder", 0, 0, 1)
+    arrays = w.arrays()
+    assert set(arrays) >= {"x", "embed", "pos", "q", "k", "v", "raw", "scaled", "weights", "z"}
+    assert {"concat", "out", "keep"} <= set(arrays)
+    meta = json.loads(json.dumps(w.meta()))
+    assert meta["query_token"] == w.query_tokens[1] and meta["d_k"] == 8
+
+
+def test_models_and_inputs_it_cannot_walk_through_say_why():
+    tiny = model_named("tiny")
+    hf_like = replace(tiny, spec=replace(tiny.spec, family="hf"))
+    with pytest.raises(ValueError, match="Attention maps page"):
+        wt.capture(hf_like, TINY_TEXT, "encoder")
+    with pytest.raises(ValueError, match="'omega'"):
+        wt.capture(tiny, "alpha omega", "encoder")
+    with pytest.raises(ValueError, match="empty"):
+        wt.capture(tiny, "  ", "encoder")
+    with pytest.raises(ValueError, match="unknown attention kind"):
+        wt.capture(tiny, TINY_TEXT, "self")
+    cap = wt.capture(tiny, TINY_TEXT, "encoder")
+    with pytest.raises(ValueError, match="head 2 does not exist: choose 0 to 1"):
+        wt.explain(cap, 0, 2, 0)
+    with pytest.raises(ValueError, match="position 5"):
+        wt.explain(cap, 0, 0, 5)
+
+
+def test_bergamot_decoder_self_attention_is_explained_as_recurrent():
+    with pytest.raises(ValueError, match="recurrent"):
+        wt.capture(model_named("bergamot-en-pt"), "Hello.", "decoder")

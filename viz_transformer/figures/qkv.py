@@ -1,0 +1,190 @@
+"""Figures of the Q, K, V walkthrough: one query token through one head, from a ``Walkthrough``.
+
+Vectors are drawn as heatmap strips (one row per vector, one column per dimension) on a diverging
+scale centred on 0, with the rounded value in each cell when the vectors are short enough to read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz_transformer.figures.attention import KIND_TITLES
+from viz_transformer.figures.common import labels
+from viz_transformer.walkthrough import Walkthrough
+
+DIVERGING = "RdBu_r"  # red positive, blue negative, white 0
+MAX_TEXT_COLUMNS = 32  # wider strips show values on hover only
+ROW_PX = 24
+
+
+def _where(w: Walkthrough) -> str:
+    token = labels([w.query_tokens[w.position]])[0]
+    return f"{KIND_TITLES[w.kind].split()[0]}, layer {w.layer}, query “{token}” ({w.position})"
+
+
+def _strips(
+    fig: go.Figure, z: np.ndarray, rows: list[str], row: int, zmax: float, hover: str
+) -> None:
+    """Add ``z`` ``[rows, dims]`` as heatmap strips to subplot ``row``, rows labelled."""
+    # two decimals fit a cell up to 16 columns wide, one decimal up to 32
+    text = None if z.shape[1] > MAX_TEXT_COLUMNS else "%{z:.2f}" if z.shape[1] <= 16 else "%{z:.1f}"
+    fig.add_trace(
+        go.Heatmap(
+            z=z,
+            zmin=-zmax,
+            zmax=zmax,
+            colorscale=DIVERGING,
+            showscale=row == 1,
+            texttemplate=text,
+            textfont={"size": 9},
+            customdata=np.array([[r] * z.shape[1] for r in rows], dtype=object),
+            hovertemplate=f"%{{customdata}}<br>{hover} %{{x}}: %{{z:.4f}}<extra></extra>",
+        ),
+        row=row,
+        col=1,
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=list(range(len(rows))),
+        ticktext=rows,
+        range=[len(rows) - 0.5, -0.5],
+        row=row,
+        col=1,
+    )
+
+
+def _limit(*arrays: np.ndarray) -> float:
+    """One symmetric colour range for every strip of a figure, so colours compare."""
+    return float(max(np.abs(a).max() for a in arrays)) or 1.0
+
+
+def _layout(fig: go.Figure, title: str, n_rows: int, xtitle: str, last: int = 1) -> go.Figure:
+    """Title, a height of ``n_rows`` strip rows, and the x title under subplot ``last``."""
+    fig.update_layout(
+        title=title,
+        height=110 + ROW_PX * n_rows,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    fig.update_xaxes(title_text=xtitle, row=last, col=1)
+    return fig
+
+
+def input_figure(w: Walkthrough) -> go.Figure:
+    """Step 1: the layer input x_i; at layer 0 its parts sqrt(d_model)·embedding and PE (3.4, 3.5).
+
+    Args:
+        w: from ``walkthrough.explain``.
+    """
+    if w.embed is not None and w.pos is not None:
+        z = np.stack([w.embed, w.pos, w.x])
+        rows = ["√d_model · embedding", "+ positional encoding", "= x (layer input)"]
+    else:
+        z, rows = w.x[None], ["x (layer input)"]
+    fig = make_subplots(rows=1, cols=1)
+    _strips(fig, z, rows, 1, _limit(z), "dimension")
+    return _layout(fig, f"Step 1, the input: {_where(w)}", len(rows), "dimension of d_model")
+
+
+def vectors_figure(w: Walkthrough) -> go.Figure:
+    """Step 2: this head's q of the query and k_j, v_j of every key j, ``d_k`` numbers each."""
+    keys = labels(w.key_tokens)
+    keys = [f"{t} (masked)" if not kept else t for t, kept in zip(keys, w.keep, strict=True)]
+    n = len(keys)
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        row_heights=[1 / (2 * n + 1), n / (2 * n + 1), n / (2 * n + 1)],
+        vertical_spacing=0.04,
+        subplot_titles=("query q", "keys k_j", "values v_j"),
+    )
+    zmax = _limit(w.q, w.k, w.v)
+    query = labels([w.query_tokens[w.position]])
+    for row, (z, rows) in enumerate(((w.q[None], query), (w.k, keys), (w.v, keys)), start=1):
+        _strips(fig, z, rows, row, zmax, "dimension")
+    title = f"Step 2, head {w.head}: {_where(w)}"
+    return _layout(fig, title, 2 * n + 4, "dimension of d_k", last=3)
+
+
+def _number(value: float) -> str:
+    return f"{value:.3f}" if np.isfinite(value) else "−∞ (masked)"
+
+
+def scores_table(w: Walkthrough) -> go.Figure:
+    """Steps 3 to 5 as a table, one row per key j: q·k_j, divided by sqrt(d_k), softmax."""
+    scaled_title = "q·k_j / √d_k" if w.divided else "q·k_j (this model does not divide)"
+    header = ["j", "key token", "q·k_j", scaled_title, "softmax a_j"]
+    cells = [
+        list(range(len(w.key_tokens))),
+        labels(w.key_tokens),
+        [_number(s) for s in w.raw],
+        [_number(s) for s in w.scaled],
+        [f"{a:.4f}" for a in w.weights],
+    ]
+    fig = go.Figure(
+        go.Table(
+            header={"values": header, "align": "left", "font": {"size": 13}},
+            cells={"values": cells, "align": "left", "height": 24},
+            columnwidth=[0.5, 2, 1.3, 1.8, 1.3],
+        )
+    )
+    title = f"Steps 3 to 5, head {w.head}: {_where(w)}"
+    fig.update_layout(
+        title=title,
+        height=75 + 25 * (len(w.key_tokens) + 1),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def weighted_sum_figure(w: Walkthrough) -> go.Figure:
+    """Step 6: the rows a_j v_j and their sum z, this head's output for the query."""
+    terms = w.weights[:, None] * w.v  # (Tk, d_k)
+    rows = [f"{a:.3f} × v({t})" for a, t in zip(w.weights, labels(w.key_tokens), strict=True)]
+    n = len(rows)
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        row_heights=[n / (n + 1), 1 / (n + 1)],
+        vertical_spacing=0.06,
+        subplot_titles=("a_j v_j", "z = Σ_j a_j v_j"),
+    )
+    zmax = _limit(terms, w.z)
+    _strips(fig, terms, rows, 1, zmax, "dimension")
+    _strips(fig, w.z[None], ["z"], 2, zmax, "dimension")
+    title = f"Step 6, head {w.head}: {_where(w)}"
+    return _layout(fig, title, n + 3, "dimension of d_k", last=2)
+
+
+def output_figure(w: Walkthrough) -> go.Figure:
+    """Concat(head_1..head_h) and its product with W^O plus b^O: the sub-layer output (3.2.2)."""
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.25,
+        subplot_titles=(
+            f"Concat of the {w.n_heads} heads' z (head {w.head} outlined)",
+            "Concat · W^O + b^O",
+        ),
+    )
+    zmax = _limit(w.concat, w.out)
+    _strips(fig, w.concat[None], ["concat"], 1, zmax, "dimension")
+    _strips(fig, w.out[None], ["output"], 2, zmax, "dimension")
+    for h in range(1, w.n_heads):  # head boundaries
+        fig.add_vline(x=h * w.d_k - 0.5, line={"color": "black", "width": 1}, row=1, col=1)
+    fig.add_shape(
+        type="rect",
+        x0=w.head * w.d_k - 0.5,
+        x1=(w.head + 1) * w.d_k - 0.5,
+        y0=-0.5,
+        y1=0.5,
+        line={"color": "black", "width": 3},
+        row=1,
+        col=1,
+    )
+    title = f"Step 7, all heads through W^O: {_where(w)}"
+    return _layout(fig, title, 6, "dimension of d_model", last=2)
