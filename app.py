@@ -2,14 +2,16 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="viz-transformer", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="viz-transformer", page_icon=":material/visibility:", layout="wide")
 
 pages = [
-    st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-    st.Page("pages/attention_maps.py", title="Attention maps", icon="🔥"),
-    st.Page("pages/positional_encoding.py", title="Positional encoding", icon="〰️"),
-    st.Page("pages/softmax_saturation.py", title="Softmax saturation", icon="🌡️"),
-    st.Page("pages/decoder_steps.py", title="Step-by-step decoder", icon="👣"),
-    st.Page("pages/qkv_walkthrough.py", title="Q, K, V walkthrough", icon="🧮"),
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/attention_maps.py", title="Attention maps", icon=":material/grid_on:"),
+    st.Page("pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
+    st.Page(
+        "pages/softmax_saturation.py", title="Softmax saturation", icon=":material/thermostat:"
+    ),
+    st.Page("pages/decoder_steps.py", title="Step-by-step decoder", icon=":material/steps:"),
+    st.Page("pages/qkv_walkthrough.py", title="Q, K, V walkthrough", icon=":material/calculate:"),
 ]
 st.navigation(pages).run()

@@ -127,12 +127,28 @@ def _model_picker() -> str:
     )
 
 
+def _leave_v1_navigation() -> None:
+    """Run the page through app.py's ``st.navigation``, also on a first visit to a deep link.
+
+    Streamlit takes a ``pages/`` folder beside app.py for its old multipage layout until some
+    run calls ``st.navigation``; a server's first request for a page URL (a teacher's link)
+    would run the page alone and list the files as navigation. Clearing that flag and rerunning
+    goes through app.py to the same page (page ids come from the URL path in both layouts).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def sidebar() -> tuple[str, str]:
     """Model and sentence pickers shared by every page; returns (model name, sentence).
 
     Every page calls this first. Re-assigning the kept keys keeps their values when the user
     moves to a page where the widgets are new (Streamlit drops the state of widgets not drawn).
     """
+    _leave_v1_navigation()
     for key in KEPT_KEYS:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]

@@ -81,42 +81,109 @@ def _no_exception(page: Page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-def test_first_visit_draws_real_attention_maps(page: Page):
-    page.wait_for_selector(CHART)
-    page.wait_for_timeout(500)
-    assert page.locator(".js-plotly-plot").count() >= 2
-    assert "A comissão" in page.content() or "acordo" in page.content()
+def _open(page: Page, title: str) -> None:
+    """Go to a page through the sidebar navigation (a click keeps the session's state)."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
+    page.wait_for_function(f"() => document.querySelector('h1')?.innerText.includes({title!r})")
+
+
+def _charts_with(page: Page, text: str) -> None:
+    page.wait_for_function(
+        "t => [...document.querySelectorAll('.js-plotly-plot')]"
+        ".some(p => p.textContent.includes(t))",
+        arg=text,
+    )
+
+
+def _shot(page: Page, name: str) -> None:
+    """Wait for the script run to finish (the status widget leaves), check, screenshot."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
     _no_exception(page)
-    page.screenshot(path=str(SHOTS / "attention-default.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_home_names_the_model_and_device(page: Page):
+    page.get_by_text("is loaded on").wait_for()
+    assert "bergamot-en-pt" in page.content() and "cpu" in page.content()
+    _shot(page, "0-home")
+
+
+def test_attention_maps_draw_real_attention(page: Page):
+    _open(page, "Attention maps")
+    page.wait_for_selector(CHART)
+    assert page.locator(".js-plotly-plot").count() >= 2
+    assert "acordo" in page.content()
+    _shot(page, "1-attention-default")
 
 
 def test_typing_a_sentence_redraws_with_its_tokens(page: Page):
     box = page.locator("textarea").first
     box.fill("Where is the train station?")
     box.press("Control+Enter")
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.js-plotly-plot')].some("
-        "p => p.textContent.includes('station'))"
-    )
+    _charts_with(page, "station")
     page.wait_for_selector(CHART)
-    _no_exception(page)
-    page.screenshot(path=str(SHOTS / "attention-typed.png"), full_page=True)
+    _shot(page, "2-attention-typed")
+
+
+def test_uploading_a_file_and_picking_a_line(page: Page):
+    page.get_by_text("Sentences from a file").click()
+    page.locator('input[type="file"]').set_input_files(
+        files=[{"name": "s.txt", "mimeType": "text/plain",
+                "buffer": b"The cat sleeps.\nI drink green tea every morning.\n"}]
+    )  # fmt: skip
+    page.get_by_text("Sentence (2 in the file)").wait_for()
+    page.wait_for_timeout(1000)  # let the rerun that the upload started settle
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="in the file").click()
+    page.get_by_role("option").filter(has_text="green tea").click()
+    _charts_with(page, "tea")
+    assert page.locator("textarea").first.input_value() == "I drink green tea every morning."
+    _shot(page, "3-attention-uploaded")
+
+
+def test_positional_encoding_page(page: Page):
+    _open(page, "Positional encoding")
+    page.wait_for_selector(CHART)
+    _shot(page, "4-positional")
+
+
+def test_softmax_saturation_page(page: Page):
+    _open(page, "Softmax saturation")
+    page.get_by_text("5. Training with and without the scale").wait_for()
+    page.wait_for_selector(".js-plotly-plot")
+    _shot(page, "5-softmax")
+
+
+def test_step_by_step_decoder_steps(page: Page):
+    _open(page, "Step-by-step decoder")
+    page.get_by_text("Decoder input at step 0").wait_for()
+    page.get_by_role("button", name="Next ▶").click()
+    page.get_by_text("Decoder input at step 1").wait_for()
+    page.get_by_role("button", name="Next ▶").click()
+    page.get_by_text("Decoder input at step 2").wait_for()
+    page.get_by_role("button", name="◀ Back").click()
+    page.get_by_text("Decoder input at step 1").wait_for()
+    page.wait_for_selector(".js-plotly-plot")
+    _shot(page, "6-decoder")
+
+
+def test_qkv_walkthrough_page(page: Page):
+    _open(page, "Q, K, V walkthrough")
+    page.wait_for_selector(".js-plotly-plot")
+    _shot(page, "7-qkv")
 
 
 def test_a_paper_model_shows_the_masked_decoder(page: Page):
+    _open(page, "Attention maps")
     page.locator('[data-testid="stSelectbox"]').first.click()
     page.keyboard.type("paper-sov")
     page.keyboard.press("Enter")
-    page.get_by_text("does not know").wait_for()  # the typed English sentence is kept
+    page.get_by_text("does not know").first.wait_for()  # the typed English sentence is kept
     page.get_by_role("button", name="Use the example").click()
-    try:
-        page.wait_for_function("() => document.body.innerText.includes('gabrin')")
-    finally:
-        page.screenshot(path=str(SHOTS / "attention-paper.png"), full_page=True)
+    page.wait_for_function("() => document.body.innerText.includes('gabrin')")
     page.get_by_text("Decoder masked self-attention").first.click()
     page.wait_for_function(
         "() => [...document.querySelectorAll('.gtitle')].some("
         "t => t.textContent.includes('Decoder masked self-attention, layer'))"
     )
-    _no_exception(page)
-    page.screenshot(path=str(SHOTS / "attention-paper-decoder.png"), full_page=True)
+    _shot(page, "8-attention-paper-decoder")
