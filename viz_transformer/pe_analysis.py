@@ -92,7 +92,7 @@ class InputVectors:
 
 def _hf_parts(model: LoadedModel) -> tuple[torch.Tensor, float, np.ndarray | None]:
     """Embedding weight, its scale (BART/Marian ``embed_scale``) and the added position table."""
-    module = model.module  # type: ignore[attr-defined]
+    module = model.module
     emb = module.get_input_embeddings()
     scale = getattr(emb, "embed_scale", None)
     if scale is None:
@@ -112,7 +112,7 @@ def input_vectors(model: LoadedModel) -> InputVectors:
     their ``embed_scale`` if any, learned or sinusoidal table; None for rotary and relative).
     """
     family = model.spec.family
-    module = model.module  # type: ignore[attr-defined]
+    module = model.module
     if family == "paper":
         weight, scale = module.src_embed.weight, math.sqrt(module.cfg.d_model)
         table, source = model.position_table(), "the paper's sinusoid (interleaved)"
@@ -137,14 +137,14 @@ def sentence_ids(model: LoadedModel, text: str) -> tuple[list[int], tuple[str, .
     """
     family = model.spec.family
     if family == "paper":
-        vocab = model.vocab  # type: ignore[attr-defined]
+        vocab = model.vocab
         ids = vocab.encode(text)
         return ids, tuple(vocab.tokens[i] for i in ids)
     if family == "bergamot":
-        ids = model.source_ids(text)  # type: ignore[attr-defined]
-        return ids, model.pieces(ids)  # type: ignore[attr-defined]
-    ids = model._encode(text)  # type: ignore[attr-defined]
-    return ids, model._tokens(ids)  # type: ignore[attr-defined]
+        ids = model.source_ids(text)
+        return ids, model.pieces(ids)
+    ids = model.encode_text(text)
+    return ids, model.token_labels(ids)
 
 
 def sentence_norms(model: LoadedModel, text: str) -> dict[str, np.ndarray | tuple[str, ...]]:

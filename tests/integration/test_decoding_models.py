@@ -87,8 +87,8 @@ def test_hf_decoder_only_steps_continue_the_prompt(tiny_dir, family):
     dec = decode_steps(model, prompt, max_steps=6)
     assert len(dec.steps) == 6 and dec.src_tokens == () and "cross" in dec.notes
     p = len(dec.start_tokens)
-    ids = model._encode(prompt)
-    assert dec.start_tokens == model._tokens(ids)
+    ids = model.encode_text(prompt)
+    assert dec.start_tokens == model.token_labels(ids)
     assert dec.steps[0].chosen == vt.trace(model, prompt).pred_tokens[-1]
     # the whole continuation in one causal pass: step t's row is row p - 1 + t
     out_ids = list(dec.output_ids[:-1])

@@ -206,14 +206,14 @@ class HFModel(LoadedModel):
     def _trace_single(self, text: str, target: str | None) -> Trace:
         """Encoder-only: ``encoder`` ``[L, H, S, S]``. Decoder-only: ``decoder`` ``[L, H, T, T]``
         (causal) with the most likely next token at every position."""
-        ids = self._encode(text)
+        ids = self.encode_text(text)
         logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
-        tokens = self._tokens(ids)
+        tokens = self.token_labels(ids)
         arch = self.spec.shows[-1]
         if arch == "encoder":
             preds, output = (), ""
         else:
-            preds = self._tokens(logits.argmax(-1).tolist())
+            preds = self.token_labels(logits.argmax(-1).tolist())
             output = target if target is not None else self._decode([int(logits[-1].argmax())])
         return Trace(
             model_name=self.name,
@@ -233,7 +233,7 @@ class HFModel(LoadedModel):
         """Greedy output (or ``target`` forced), then one teacher-forced pass over
         ``decoder_start + output``: encoder ``[L, H, S, S]``, decoder ``[L, H, T, T]``,
         cross ``[L, H, T, S]``; the last row predicts ``</s>``."""
-        src_ids = self._encode(text)
+        src_ids = self.encode_text(text)
         if target is None:
             out_ids = self._greedy(src_ids)
         else:
@@ -252,9 +252,9 @@ class HFModel(LoadedModel):
         )
         return Trace(
             model_name=self.name,
-            src_tokens=self._tokens(src_ids),
-            tgt_tokens=self._tokens(tgt_in),
-            pred_tokens=self._tokens(logits.argmax(-1).tolist()),
+            src_tokens=self.token_labels(src_ids),
+            tgt_tokens=self.token_labels(tgt_in),
+            pred_tokens=self.token_labels(logits.argmax(-1).tolist()),
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],
@@ -326,7 +326,7 @@ class HFModel(LoadedModel):
         arch = self.spec.shows[-1]
         if arch == "encoder":
             raise ValueError(f"{NOTES['encoder']['decoder']} There is nothing to decode.")
-        src_ids = self._encode(text)
+        src_ids = self.encode_text(text)
         kinds = [k for k in ("decoder", "cross") if k in self.names]
         src = torch.tensor([src_ids], device=self.device)
         fixed: dict[str, Any] = {"use_cache": False}
@@ -353,12 +353,12 @@ class HFModel(LoadedModel):
 
         limit = self._max_positions()
         return DecoderSession(
-            src_tokens=self._tokens(src_ids) if arch == "cross" else (),
-            start_tokens=self._tokens(start),
+            src_tokens=self.token_labels(src_ids) if arch == "cross" else (),
+            start_tokens=self.token_labels(start),
             eos_ids=frozenset(self._eos_ids() - {None}),
             max_new=max(1, min(MAX_NEW_TOKENS, limit - len(start) + 1)),
             score=score,
-            tokens=lambda ids: self._tokens(list(ids)),
+            tokens=lambda ids: self.token_labels(list(ids)),
             notes={} if arch == "cross" else {"cross": NOTES["decoder"]["cross"]},
         )
 
@@ -424,7 +424,8 @@ class HFModel(LoadedModel):
                 return mod.weight.detach().to("cpu", torch.float32).numpy()
         return None
 
-    def _encode(self, text: str) -> list[int]:
+    def encode_text(self, text: str) -> list[int]:
+        """Token ids of ``text``, special tokens included; ValueError if empty or too long."""
         with self._lock:
             ids = self.tokenizer(text)["input_ids"]
         if not ids:
@@ -448,7 +449,8 @@ class HFModel(LoadedModel):
         eos = self.tokenizer.eos_token_id if eos is None else eos
         return set(eos) if isinstance(eos, list) else {eos}
 
-    def _tokens(self, ids: list[int]) -> tuple[str, ...]:
+    def token_labels(self, ids: list[int]) -> tuple[str, ...]:
+        """Display strings of ``ids`` (``Ġ``/``▁`` stripped, special tokens kept)."""
         with self._lock:
             return pretty_tokens(self.tokenizer.convert_ids_to_tokens(ids))
 
