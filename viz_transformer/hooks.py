@@ -116,3 +116,23 @@ def collect(model: nn.Module, names: list[str]) -> Iterator[dict[str, np.ndarray
 
     with hooks(model, dict.fromkeys(names, record)):
         yield cache
+
+
+@contextmanager
+def collect_calls(
+    model: nn.Module,
+    names: list[str],
+    select: Callable[[torch.Tensor], torch.Tensor] = lambda x: x[0],
+) -> Iterator[dict[str, list[np.ndarray]]]:
+    """Like ``collect``, but keep every call of each hook point, in call order.
+
+    Needed where one module runs several times in a pass (ALBERT shares one attention module
+    across its layers). ``select`` picks what to keep (default: the first batch element).
+    """
+    calls: dict[str, list[np.ndarray]] = {n: [] for n in names}
+
+    def record(x: torch.Tensor, name: str) -> None:
+        calls[name].append(select(x).detach().to("cpu", torch.float32).numpy())
+
+    with hooks(model, dict.fromkeys(names, record)):
+        yield calls

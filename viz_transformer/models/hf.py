@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from transformers import (
     AutoModel,
     AutoModelForCausalLM,
@@ -26,12 +24,11 @@ from transformers import (
     PreTrainedModel,
 )
 
-from viz_transformer.hooks import hooks
+from viz_transformer.hooks import collect_calls
 from viz_transformer.models.base import (
     DecoderSession,
     LoadedModel,
     ModelSpec,
-    StepScores,
     default_device,
 )
 from viz_transformer.models.hf_names import (
@@ -294,13 +291,8 @@ class HFModel(LoadedModel):
             logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
         """
         flat = [n for ns in self.names.values() for n in ns]
-        calls: dict[str, list[np.ndarray]] = {n: [] for n in flat}
-
-        def record(x: torch.Tensor, name: str) -> None:
-            calls[name].append(x[0].detach().to("cpu", torch.float32).numpy())
-
         batch = {k: torch.tensor([v], device=self.device) for k, v in inputs.items()}
-        with torch.no_grad(), hooks(self.module, dict.fromkeys(flat, record)):
+        with torch.no_grad(), collect_calls(self.module, flat) as calls:
             out = self.module(**batch)
         missing = [n for n in flat if not calls[n]]
         if missing:
@@ -313,102 +305,10 @@ class HFModel(LoadedModel):
         return (None if logits is None else logits[0].float()), arrays
 
     def decoder_session(self, text: str) -> DecoderSession:
-        """Encode ``text`` once and score output prefixes step by step.
+        """Encode ``text`` once and score output prefixes step by step (see ``hf_steps``)."""
+        from viz_transformer.models.hf_steps import decoder_session
 
-        Encoder-decoder: each step runs the decoder on ``decoder_start + outputs`` against the
-        encoder output computed here. Decoder-only: each step runs ``prompt + outputs`` (the
-        prompt is the start of the decoder input). Logits pass the generation config's rules
-        (``_constrain``), so greedy steps produce what ``generate`` produces.
-
-        Raises:
-            ValueError: an encoder-only model, or input the model cannot take.
-        """
-        arch = self.spec.shows[-1]
-        if arch == "encoder":
-            raise ValueError(f"{NOTES['encoder']['decoder']} There is nothing to decode.")
-        src_ids = self.encode_text(text)
-        kinds = [k for k in ("decoder", "cross") if k in self.names]
-        src = torch.tensor([src_ids], device=self.device)
-        fixed: dict[str, Any] = {"use_cache": False}
-        if arch == "cross":
-            with torch.no_grad():
-                fixed["encoder_outputs"] = self.module.get_encoder()(
-                    input_ids=src, attention_mask=torch.ones_like(src)
-                )
-            fixed["attention_mask"] = torch.ones_like(src)
-            start, key = [self._decoder_start()], "decoder_input_ids"
-        else:
-            start, key = src_ids, "input_ids"
-
-        def score(outputs: Sequence[int]) -> StepScores:
-            ids = torch.tensor([[*start, *outputs]], device=self.device)  # (1, T)
-            batch = {**fixed, key: ids}
-            if arch == "decoder":
-                batch["attention_mask"] = torch.ones_like(ids)
-            logits, rows = self._newest(kinds, batch)
-            logits = self._constrain(logits, len(outputs), first=arch == "cross")
-            return StepScores(
-                F.log_softmax(logits, dim=-1).cpu().numpy(), rows.get("decoder"), rows.get("cross")
-            )
-
-        limit = self._max_positions()
-        return DecoderSession(
-            src_tokens=self.token_labels(src_ids) if arch == "cross" else (),
-            start_tokens=self.token_labels(start),
-            eos_ids=frozenset(self._eos_ids() - {None}),
-            max_new=max(1, min(MAX_NEW_TOKENS, limit - len(start) + 1)),
-            score=score,
-            tokens=lambda ids: self.token_labels(list(ids)),
-            notes={} if arch == "cross" else {"cross": NOTES["decoder"]["cross"]},
-        )
-
-    def _newest(
-        self, kinds: list[AttentionKind], batch: dict[str, Any]
-    ) -> tuple[torch.Tensor, dict[AttentionKind, np.ndarray]]:
-        """One forward pass: the last position's logits ``(vocab,)`` and, per kind, the newest
-        query row of every layer and head ``[L, H, K]`` (calls kept in order, as in ``_run``)."""
-        flat = [n for k in kinds for n in self.names[k]]
-        calls: dict[str, list[np.ndarray]] = {n: [] for n in flat}
-
-        def record(x: torch.Tensor, name: str) -> None:
-            calls[name].append(x[0, :, -1].detach().to("cpu", torch.float32).numpy())  # (H, K)
-
-        with torch.no_grad(), hooks(self.module, dict.fromkeys(flat, record)):
-            out = self.module(**batch)
-        rows = {k: np.stack([a for n in self.names[k] for a in calls[n]]) for k in kinds}
-        return out.logits[0, -1].float(), rows
-
-    def _constrain(self, logits: torch.Tensor, n_out: int, first: bool) -> torch.Tensor:
-        """Apply the generation config's token rules to next-token ``logits`` ``(vocab,)``:
-        banned and suppressed ids, a forced first token (``first``: encoder-decoder models) and
-        the forced end at the length limit, as ``generate`` does."""
-        config = self.module.generation_config
-        banned = [ids[0] for ids in config.bad_words_ids or [] if len(ids) == 1]
-        banned += list(config.suppress_tokens or [])
-        if first and n_out == 0:
-            banned += list(config.begin_suppress_tokens or [])
-        out = logits.clone()
-        out[banned] = float("-inf")
-        forced = config.forced_eos_token_id if n_out == MAX_NEW_TOKENS - 1 else None
-        if first and n_out == 0:
-            forced = config.forced_bos_token_id
-        if forced is not None:
-            out = torch.full_like(out, float("-inf"))
-            out[forced] = 0.0
-        return out
-
-    def _decoder_start(self) -> int:
-        start = self.module.config.decoder_start_token_id
-        if start is None:
-            start = self.module.generation_config.decoder_start_token_id
-        return int(start)
-
-    def _max_positions(self) -> int:
-        """The longest input the tokenizer and the position table accept (as ``_check_length``)."""
-        limits = [self.tokenizer.model_max_length]
-        if self.spec.positions in ("learned", "sinusoidal"):
-            limits.append(getattr(self.module.config, "max_position_embeddings", None) or limits[0])
-        return int(min(limits))
+        return decoder_session(self, text)
 
     def position_table(self) -> np.ndarray | None:
         """Learned position embeddings of the (encoder) input, ``[positions, d_model]``.
@@ -433,15 +333,19 @@ class HFModel(LoadedModel):
         self._check_length(len(ids))
         return ids
 
-    def _check_length(self, n: int) -> None:
-        """Refuse inputs longer than the position table (learned or sinusoidal positions)."""
+    def max_positions(self) -> int:
+        """The longest input the tokenizer and the position table (learned or sinusoidal
+        positions) accept."""
         limits = [self.tokenizer.model_max_length]
         if self.spec.positions in ("learned", "sinusoidal"):
-            limits.append(getattr(self.module.config, "max_position_embeddings", None) or n)
-        if n > min(limits):
+            limits.append(getattr(self.module.config, "max_position_embeddings", None) or limits[0])
+        return int(min(limits))
+
+    def _check_length(self, n: int) -> None:
+        """Refuse inputs longer than ``max_positions()``."""
+        if n > (limit := self.max_positions()):
             raise ValueError(
-                f"{self.name} takes at most {min(limits)} tokens and this input has {n}; "
-                "shorten it."
+                f"{self.name} takes at most {limit} tokens and this input has {n}; shorten it."
             )
 
     def _eos_ids(self) -> set[int]:
