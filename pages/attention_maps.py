@@ -3,7 +3,7 @@ as maps, bertviz's head view, head mean / max / rollout, and per-head statistics
 
 import streamlit as st
 
-from viz_transformer import aggregate, ui, uploads
+from viz_transformer import aggregate, ui
 from viz_transformer.export import trace_meta
 from viz_transformer.figures import attention as figures
 
@@ -29,33 +29,6 @@ def head_stats(name: str, text: str, kind: str) -> dict:
     return aggregate.head_stats(trace.get(kind), trace.tokens_for(kind)[1], kind != "cross")
 
 
-def use_line(lines: tuple[str, ...]) -> None:
-    """Callback of the line picker: the chosen line becomes the sidebar's sentence."""
-    index = st.session_state.get("upload_line")
-    if index is not None and index < len(lines):
-        st.session_state["sentence"] = lines[index]
-
-
-def upload_ui() -> None:
-    """A .txt file of sentences, one per line; picking a line puts it in the sidebar."""
-    file = st.file_uploader("Text file, one sentence per line", type=["txt", "csv"], key="upload")
-    if file is None:
-        return
-    try:
-        upload = uploads.read_lines(file.getvalue(), file.name)
-    except ValueError as exc:
-        st.error(str(exc))
-        return
-    for note in upload.notes:
-        st.caption(note)
-    lines = upload.lines
-    if (st.session_state.get("upload_line") or 0) >= len(lines):
-        st.session_state["upload_line"] = None
-    st.selectbox(f"Sentence ({len(lines)} in the file)", range(len(lines)), index=None,
-                 format_func=lambda i: f"{i + 1}: {lines[i][:90]}", key="upload_line",
-                 on_change=use_line, args=(lines,), placeholder="Pick a line")  # fmt: skip
-
-
 name, text = ui.sidebar()
 for key, default in (("view_heads", [0]), ("agg", "mean"), ("upload_line", None)):
     # keep the choices made in tabs now hidden (Streamlit drops the state of undrawn widgets)
@@ -67,7 +40,7 @@ ui.page_header(
     r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
 )
 with st.expander("Sentences from a file"):
-    upload_ui()
+    ui.upload_picker()
 trace = ui.trace_or_stop(name, text)
 
 st.markdown(f"**Output:** `{trace.output_text}`")

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
+from viz_transformer import uploads
 from viz_transformer.capture import MAX_CHARS
 from viz_transformer.export import to_json, to_npz
 
@@ -232,3 +233,30 @@ def clamp_state(key: str, upper: int) -> None:
     value = st.session_state.get(key, 0)
     if not isinstance(value, int) or not 0 <= value < upper:
         st.session_state[key] = 0
+
+
+def _use_line(lines: tuple[str, ...]) -> None:
+    """Callback of the line picker: the chosen line becomes the sidebar's sentence."""
+    index = st.session_state.get("upload_line")
+    if index is not None and index < len(lines):
+        st.session_state[TEXT_KEY] = lines[index]
+
+
+def upload_picker() -> None:
+    """A .txt file of sentences, one per line; picking a line puts it in the sidebar."""
+    file = st.file_uploader("Text file, one sentence per line", type=["txt", "csv"], key="upload")
+    if file is None:
+        return
+    try:
+        upload = uploads.read_lines(file.getvalue(), file.name)
+    except ValueError as exc:
+        st.error(str(exc))
+        return
+    for note in upload.notes:
+        st.caption(note)
+    lines = upload.lines
+    if (st.session_state.get("upload_line") or 0) >= len(lines):
+        st.session_state["upload_line"] = None
+    st.selectbox(f"Sentence ({len(lines)} in the file)", range(len(lines)), index=None,
+                 format_func=lambda i: f"{i + 1}: {lines[i][:90]}", key="upload_line",
+                 on_change=_use_line, args=(lines,), placeholder="Pick a line")  # fmt: skip
