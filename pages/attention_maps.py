@@ -43,7 +43,9 @@ with st.expander("Sentences from a file"):
     ui.upload_picker()
 trace = ui.trace_or_stop(name, text)
 
-st.markdown(f"**Output:** `{trace.output_text}`")
+for message in trace.messages:
+    st.warning(ui.literal(message))
+st.markdown(f"**Output:** {ui.literal(trace.output_text)}")
 kinds = [k for k in figures.KIND_TITLES if trace.get(k) is not None]
 for missing, why in trace.notes.items():
     st.info(f"No {figures.KIND_TITLES[missing].lower()} map: {why}")

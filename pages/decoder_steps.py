@@ -51,7 +51,7 @@ max_steps = right.slider("Most output tokens", 1, 64, 40, key="max_steps")
 try:
     dec = cached_steps(name, text, beam, top_k, max_steps)
 except (ValueError, RuntimeError, OSError) as exc:
-    st.error(str(exc))
+    ui.show_error(exc)
     st.stop()
 n = len(dec.steps)
 move(0, n)  # clamp a remembered or shared step to this decoding's length
@@ -92,7 +92,7 @@ if reference.strip():
     try:
         forced = ui.cached_trace(name, text, reference)
     except (ValueError, RuntimeError, OSError) as exc:
-        st.error(str(exc))
+        ui.show_error(exc)
     else:
         greedy = cached_steps(name, text, 1, top_k, max_steps)
         forced_tokens = decoding.reference_tokens(forced, len(dec.start_tokens))

@@ -15,7 +15,7 @@ spec = ui.cached_spec(name)
 try:
     model = ui.cached_model(name)
 except (ValueError, RuntimeError, OSError) as exc:
-    st.error(f"{name} cannot be loaded: {exc}")
+    ui.show_error(f"{name} cannot be loaded: {exc}")
 else:
     st.success(f"Model **{name}** is loaded on **{model.device}**. {spec.description}")
 

@@ -52,7 +52,7 @@ def model_numbers(name: str, text: str, length: int) -> dict[str, np.ndarray]:
         try:
             per = pa.sentence_norms(ui.cached_model(name), text)
         except ValueError as exc:
-            st.error(str(exc))
+            ui.show_error(exc)
         else:
             fig = figs.sentence_norms_figure(per["tokens"], per["token_norm"], per["position_norm"])
             ui.chart(fig, "sentence-norms")

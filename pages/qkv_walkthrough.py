@@ -26,7 +26,7 @@ if ui.cached_spec(name).family == "hf":
     st.info(walkthrough.HF_NOTE)
     st.stop()
 trace = ui.trace_or_stop(name, text)
-st.markdown(f"**Output:** `{trace.output_text}`")
+st.markdown(f"**Output:** {ui.literal(trace.output_text)}")
 for missing, why in trace.notes.items():
     st.info(f"No {KIND_TITLES[missing].lower()} walkthrough: {why}")
 kinds = [k for k in KIND_TITLES if trace.get(k) is not None]
@@ -36,7 +36,7 @@ kind = st.radio("Attention kind", kinds, format_func=KIND_TITLES.get, horizontal
 try:
     cap = cached_capture(name, text, kind)
 except (ValueError, RuntimeError) as exc:
-    st.error(str(exc))
+    ui.show_error(exc)
     st.stop()
 
 tokens = cap.query_tokens

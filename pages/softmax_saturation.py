@@ -31,7 +31,7 @@ def real_head(name: str, text: str) -> None:
     try:
         trace, scale = ui.cached_trace(name, text), sm.head_scale(ui.cached_model(name))
     except (ValueError, RuntimeError, OSError) as exc:
-        st.error(str(exc))
+        ui.show_error(exc)
         return
     kinds = [k for k in KIND_TITLES if trace.get(k) is not None]
     if st.session_state.get("kind") not in kinds:

@@ -42,6 +42,7 @@ class Trace:
     forced: bool = False  # True: teacher forcing with a given target
     scaled: bool = True
     notes: dict[str, str] = field(default_factory=dict)  # kind -> why it has no map
+    messages: tuple[str, ...] = ()  # what the capture changed in the input (e.g. truncation)
 
     def get(self, kind: AttentionKind) -> np.ndarray | None:
         return getattr(self, kind)
@@ -93,3 +94,11 @@ class Trace:
                     f"{where} attends to future positions; the causal mask was not applied."
                 )
         return self
+
+
+def truncation_note(n_tokens: int, limit: int) -> str:
+    """The message a trace carries when an input of ``n_tokens`` was cut to ``limit`` tokens."""
+    return (
+        f"The input has {n_tokens} tokens and this model reads at most {limit}: the last "
+        f"{n_tokens - limit} were dropped. Shorten the text to see all of it."
+    )

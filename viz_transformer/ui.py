@@ -7,6 +7,7 @@ reads from the URL once per session and writes back on every run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,8 +17,8 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer import uploads
-from viz_transformer.capture import MAX_CHARS
 from viz_transformer.export import to_json, to_npz
+from viz_transformer.settings import MAX_CHARS, TRACE_CACHE_ENTRIES
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
 PRESENTER_KEY = "presenter"
@@ -27,6 +28,18 @@ URL_KEYS: dict[str, Callable[[str], Any]] = {
     MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
 }  # fmt: skip
 KEPT_KEYS = (*URL_KEYS, HF_KEY, PRESENTER_KEY, "_model_shown")
+# Markdown, LaTeX ($) and emoji-shortcode (:) characters: user text is shown, never rendered
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def literal(text: str) -> str:
+    """``text`` escaped for ``st.markdown``/``st.error``: every character shows as typed."""
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def show_error(exc: BaseException | str) -> None:
+    """An error message in the page; its text (often quoting the user's input) stays literal."""
+    st.error(literal(str(exc)))
 
 
 @st.cache_resource(show_spinner=False)
@@ -39,7 +52,7 @@ def cached_model(name: str) -> vt.LoadedModel:
     return vt.load_model(name)
 
 
-@st.cache_data(max_entries=128, show_spinner="Tracing attention…")
+@st.cache_data(max_entries=TRACE_CACHE_ENTRIES, show_spinner="Tracing attention…")
 def cached_trace(name: str, text: str, target: str | None = None) -> vt.Trace:
     return vt.trace(cached_model(name), text, target)
 
@@ -114,7 +127,8 @@ def _model_picker() -> str:
         try:  # an hf: model from a shared link
             _remember_model(cached_spec(wanted).name)
         except (ValueError, OSError) as exc:
-            st.sidebar.error(str(exc))
+            with st.sidebar:
+                show_error(exc)
     names = names + st.session_state.get(EXTRA_KEY, [])
     if st.session_state.get(MODEL_KEY) not in names:
         st.session_state[MODEL_KEY] = names[0]
@@ -172,7 +186,7 @@ def sidebar() -> tuple[str, str]:
             )
             st.button("Add model", on_click=_add_hf_model)
             if "_hf_error" in st.session_state:
-                st.error(st.session_state["_hf_error"])
+                show_error(st.session_state["_hf_error"])
         st.toggle("Presenter mode", key=PRESENTER_KEY, help="Larger text for a projector.")
     if st.session_state.get(PRESENTER_KEY):
         st.html("<style>html { font-size: 22px; }</style>")
@@ -223,7 +237,7 @@ def trace_or_stop(name: str, text: str, target: str | None = None) -> vt.Trace:
     try:
         return cached_trace(name, text, target)
     except (ValueError, RuntimeError, OSError) as exc:
-        st.error(str(exc))
+        show_error(exc)
         st.stop()
         raise  # unreachable: st.stop() raises; keeps type checkers honest
 
@@ -250,7 +264,7 @@ def upload_picker() -> None:
     try:
         upload = uploads.read_lines(file.getvalue(), file.name)
     except ValueError as exc:
-        st.error(str(exc))
+        show_error(exc)
         return
     for note in upload.notes:
         st.caption(note)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from viz_transformer.capture import MAX_CHARS
+from viz_transformer.settings import MAX_CHARS, MAX_UPLOAD_BYTES, MAX_UPLOAD_LINES
 
-MAX_BYTES = 200_000  # a few thousand sentences: plenty for a class, cheap to decode every run
-MAX_LINES = 500  # a select box longer than this is unusable
+MAX_BYTES = MAX_UPLOAD_BYTES  # a few thousand sentences: plenty, cheap to decode every run
+MAX_LINES = MAX_UPLOAD_LINES  # a select box longer than this is unusable
 BINARY_HINT = "Upload a plain-text file (.txt) with one sentence per line, saved as UTF-8."
 
 

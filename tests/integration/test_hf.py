@@ -240,9 +240,12 @@ def test_a_native_architecture_with_auto_map_loads_without_remote_code(tiny_dirs
     assert type(model.module).__name__ == "BertModel"
 
 
-def test_too_long_or_empty_input_is_refused(loaded):
-    with pytest.raises(ValueError, match="at most 64 tokens"):
-        loaded["gpt2"].trace("the cat " * 40)
+def test_too_long_input_is_truncated_with_a_note_and_empty_input_refused(loaded):
+    tr = loaded["gpt2"].trace("the cat " * 40)
+    assert len(tr.tgt_tokens) == 64 and tr.decoder.shape[-1] == 64
+    assert tr.messages and "reads at most 64: the last" in tr.messages[0]
+    enc = loaded["bert"].trace("the cat " * 40)
+    assert enc.src_tokens[-1] == "[SEP]" and len(enc.src_tokens) <= 64 and enc.messages
     with pytest.raises(ValueError, match="no token"):
         loaded["gpt2"].trace("")
 

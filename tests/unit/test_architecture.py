@@ -11,6 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RANK = {  # a module may import only modules of the same or a lower rank
     "viz_transformer.config": 0, "viz_transformer.hooks": 0, "viz_transformer.positional": 0,
     "viz_transformer.vocab": 0, "viz_transformer.tasks": 0, "viz_transformer.record": 0,
+    "viz_transformer.sp_vocab": 0, "viz_transformer.distill": 2,
+    "viz_transformer.settings": 0,
     "viz_transformer.models": 1,
     "viz_transformer.capture": 2, "viz_transformer.train": 2, "viz_transformer.export": 2,
     "viz_transformer.walkthrough": 2,
@@ -46,11 +48,11 @@ def _imports(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "viz_transformer":
+            # `from viz_transformer import settings` imports the submodule, not the package API
+            found |= {f"viz_transformer.{a.name}" for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
-            found |= {
-                f"{node.module}.{a.name}" for a in node.names if node.module == "viz_transformer"
-            }
     return found
 
 

@@ -34,7 +34,7 @@ from viz_transformer.models.marian_binary import (
     read_marian,
     read_shortlist,
 )
-from viz_transformer.record import Trace
+from viz_transformer.record import Trace, truncation_note
 
 MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
 EXAMPLES = {
@@ -220,20 +220,23 @@ class BergamotModel(LoadedModel):
         shortlist = read_shortlist(_one_file(folder, "lex.*.s2t.bin"))
         return cls(spec, device, module.to(device).requires_grad_(False), sp, shortlist)
 
-    def source_ids(self, text: str) -> list[int]:
+    def source_ids(self, text: str, messages: list[str] | None = None) -> list[int]:
         """SentencePiece ids of ``text`` with ``</s>`` appended, as the model was trained.
 
+        Longer inputs keep their first ``MAX_SOURCE_TOKENS - 1`` pieces; ``messages`` (when
+        given) receives a note saying how many were dropped.
+
         Raises:
-            ValueError: empty text, or more than ``MAX_SOURCE_TOKENS`` tokens.
+            ValueError: empty text.
         """
-        ids = [*self.sp.encode(text), self.module.cfg.eos_id]
-        if len(ids) == 1:
+        pieces = self.sp.encode(text)
+        if not pieces:
             raise ValueError("the text is empty; type a sentence to translate.")
-        if len(ids) > MAX_SOURCE_TOKENS:
-            raise ValueError(
-                f"{len(ids)} tokens exceed {MAX_SOURCE_TOKENS}; translate one sentence at a time."
-            )
-        return ids
+        if len(pieces) + 1 > MAX_SOURCE_TOKENS:
+            if messages is not None:
+                messages.append(truncation_note(len(pieces) + 1, MAX_SOURCE_TOKENS))
+            pieces = pieces[: MAX_SOURCE_TOKENS - 1]
+        return [*pieces, self.module.cfg.eos_id]
 
     def _prepare(self, src_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor | None, int]:
         """Encoder output (1, S, d), the shortlist's ids (n,) or None, and the length limit."""
@@ -305,7 +308,8 @@ class BergamotModel(LoadedModel):
         excluded) positions records every cross-attention row at once.
         """
         module, eos = self.module, self.module.cfg.eos_id
-        src_ids = self.source_ids(text)
+        messages: list[str] = []
+        src_ids = self.source_ids(text, messages)
         names = module.pattern_hook_names()
         with torch.no_grad():
             with collect(module, names["encoder"]) as enc_cache:
@@ -333,4 +337,5 @@ class BergamotModel(LoadedModel):
             forced=target is not None,
             scaled=True,
             notes={"decoder": DECODER_NOTE},
+            messages=tuple(messages),
         ).validate()

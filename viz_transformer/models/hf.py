@@ -24,6 +24,7 @@ from transformers import (
     PreTrainedModel,
 )
 
+from viz_transformer import settings
 from viz_transformer.hooks import collect_calls
 from viz_transformer.models.base import (
     DecoderSession,
@@ -41,7 +42,7 @@ from viz_transformer.models.hf_names import (
     pretty_tokens,
     read_config,
 )
-from viz_transformer.record import AttentionKind, Trace
+from viz_transformer.record import AttentionKind, Trace, truncation_note
 
 MAX_NEW_TOKENS = 64  # greedy output cap: maps stay readable and generation stays fast on a CPU
 EXAMPLES = {
@@ -74,6 +75,14 @@ def hf_spec(name: str) -> ModelSpec:
         raise ValueError(f"{name!r}: Hugging Face models are named hf:<owner>/<name> or hf:<path>.")
     ident = check_hf_id(name[3:])
     local = Path(ident).is_absolute()
+    if (
+        local
+        and settings.MODEL_ROOT
+        and not Path(ident).resolve().is_relative_to(settings.MODEL_ROOT)
+    ):
+        raise ValueError(
+            f"{name}: a link leads outside {settings.MODEL_ROOT}, where models may be."
+        )
     if local and not (Path(ident) / "config.json").is_file():
         raise ValueError(f"{name}: {ident} is not a model folder (it has no config.json).")
     config = read_config(ident)
@@ -203,7 +212,8 @@ class HFModel(LoadedModel):
     def _trace_single(self, text: str, target: str | None) -> Trace:
         """Encoder-only: ``encoder`` ``[L, H, S, S]``. Decoder-only: ``decoder`` ``[L, H, T, T]``
         (causal) with the most likely next token at every position."""
-        ids = self.encode_text(text)
+        messages: list[str] = []
+        ids = self.encode_text(text, messages)
         logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
         tokens = self.token_labels(ids)
         arch = self.spec.shows[-1]
@@ -224,13 +234,15 @@ class HFModel(LoadedModel):
             forced=target is not None,
             scaled=self.module.config.model_type not in T5_TYPES,
             notes=NOTES[arch],
+            messages=tuple(messages),
         ).validate()
 
     def _trace_seq2seq(self, text: str, target: str | None) -> Trace:
         """Greedy output (or ``target`` forced), then one teacher-forced pass over
         ``decoder_start + output``: encoder ``[L, H, S, S]``, decoder ``[L, H, T, T]``,
         cross ``[L, H, T, S]``; the last row predicts ``</s>``."""
-        src_ids = self.encode_text(text)
+        messages: list[str] = []
+        src_ids = self.encode_text(text, messages)
         if target is None:
             out_ids = self._greedy(src_ids)
         else:
@@ -258,6 +270,7 @@ class HFModel(LoadedModel):
             output_text=target if target is not None else self._decode(out_ids),
             forced=target is not None,
             scaled=self.module.config.model_type not in T5_TYPES,
+            messages=tuple(messages),
         ).validate()
 
     def _greedy(self, src_ids: list[int]) -> list[int]:
@@ -324,13 +337,22 @@ class HFModel(LoadedModel):
                 return mod.weight.detach().to("cpu", torch.float32).numpy()
         return None
 
-    def encode_text(self, text: str) -> list[int]:
-        """Token ids of ``text``, special tokens included; ValueError if empty or too long."""
+    def encode_text(self, text: str, messages: list[str] | None = None) -> list[int]:
+        """Token ids of ``text``, special tokens included, cut to ``max_positions()`` (the
+        tokenizer keeps the closing special tokens); ``messages`` receives a note if cut.
+
+        Raises:
+            ValueError: no token in the text.
+        """
+        limit = self.max_positions()
         with self._lock:
             ids = self.tokenizer(text)["input_ids"]
+            if len(ids) > limit:
+                if messages is not None:
+                    messages.append(truncation_note(len(ids), limit))
+                ids = self.tokenizer(text, truncation=True, max_length=limit)["input_ids"]
         if not ids:
             raise ValueError(f"{self.name} read no token in this text; type a sentence.")
-        self._check_length(len(ids))
         return ids
 
     def max_positions(self) -> int:

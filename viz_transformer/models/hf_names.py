@@ -20,6 +20,7 @@ from transformers.models.auto.modeling_auto import (
 )
 from transformers.utils.output_capturing import OutputRecorder
 
+from viz_transformer import settings
 from viz_transformer.hooks import dispatch
 from viz_transformer.record import AttentionKind
 
@@ -49,6 +50,12 @@ def check_hf_id(ident: str) -> str:
     path = Path(ident)
     printable = ident.isprintable() and ident.strip() == ident
     if printable and path.is_absolute() and ".." not in path.parts:
+        root = settings.MODEL_ROOT
+        if root is not None and not path.is_relative_to(root):
+            raise ValueError(
+                f"{ident} is outside the folder this server lets you load models from ({root}); "
+                "put the model there or ask whoever runs the server."
+            )
         return ident
     raise ValueError(
         f"{ident!r} is not a Hugging Face model: write hf:<owner>/<name> (e.g. "

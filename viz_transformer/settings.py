@@ -1,0 +1,32 @@
+"""Every limit of the app in one place (documented in the README's "Limits and settings").
+
+Each can be set from the environment (``VT_<NAME>``) for a classroom server; the defaults suit a
+2-core machine serving about thirty students.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(f"VT_{name}")
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"VT_{name}={raw!r} is not a whole number; unset it or fix it.") from None
+    if value < 1:
+        raise ValueError(f"VT_{name}={value} must be at least 1.")
+    return value
+
+
+MAX_CHARS = _int("MAX_CHARS", 2000)  # longer sentences are refused before tokenising
+MAX_UPLOAD_BYTES = _int("MAX_UPLOAD_BYTES", 200_000)  # read from an uploaded file (rest cut)
+MAX_UPLOAD_LINES = _int("MAX_UPLOAD_LINES", 500)  # sentences offered from one file
+TRACE_CACHE_ENTRIES = _int("TRACE_CACHE_ENTRIES", 128)  # traces kept per server (st.cache_data)
+# local Hugging Face folders must lie under this folder when it is set (a shared server)
+_root = os.environ.get("VT_MODEL_ROOT")
+MODEL_ROOT: Path | None = Path(_root).resolve() if _root else None
