@@ -187,3 +187,17 @@ def test_a_paper_model_shows_the_masked_decoder(page: Page):
         "t => t.textContent.includes('Decoder masked self-attention, layer'))"
     )
     _shot(page, "8-attention-paper-decoder")
+
+
+def test_a_phone_sized_window_and_a_shared_link(page: Page, server: str):
+    """A narrow window opened on a teacher's link shows that view (a new session)."""
+    narrow = page.context.browser.new_page(viewport={"width": 400, "height": 1400})
+    narrow.set_default_timeout(60_000)
+    try:
+        narrow.goto(f"{server}/attention_maps?model=paper-dates&sentence=21/11/2026&kind=cross")
+        narrow.wait_for_selector(CHART)
+        narrow.wait_for_function("() => document.body.innerText.includes('2026-11-21')")
+        assert "Encoder-decoder (cross) attention" in narrow.content()
+        _shot(narrow, "9-narrow-shared-link")
+    finally:
+        narrow.close()
