@@ -1,0 +1,272 @@
+"""A classroom on one server: N browser tabs on a real ``streamlit run app.py``, each its own
+session, each typing a different sentence on the Attention maps page at the same time.
+
+Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/classroom_load.py [--tabs 10]``. It starts
+the app on 127.0.0.1 (a free port; loopback only), opens the tabs in one headless Chromium (a
+browser context per tab), waits for every tab's first maps, types a sentence in every tab and
+presses Ctrl+Enter in each, then waits for each tab's chart to show a token of its own sentence.
+A tab's time runs in the page's own clock from its Enter to its chart, so waiting on the tabs one
+after another does not add to it. An error is a traceback in the page, a timeout, or a chart that
+shows another tab's sentence. Prints the machine, versions, p50/p95 and errors, then a Markdown
+table. Tests call ``serve`` and ``run_classroom`` (tests/e2e/test_classroom.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [  # the same flags as tests/e2e/test_browser.py: no network beyond loopback
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+CHART = ".js-plotly-plot .hm image"  # a heatmap drawn by plotly.js
+EXCEPTION = '[data-testid="stException"]'
+# one marker word per tab: a single token of the EN->PT translator, never inside another marker,
+# the templates, any tab's Portuguese output or the page's default example (checked once)
+MARKERS = (
+    "kitchen", "garden", "window", "doctor", "teacher", "bicycle", "river", "mountain", "letter",
+    "pencil", "winter", "summer", "orange", "coffee", "breakfast", "library", "hospital",
+    "airport", "village", "forest", "island", "bridge", "castle", "market", "painter", "student",
+    "blanket", "ticket", "jacket", "sister", "brother", "camera", "dinner", "horse",
+)  # fmt: skip
+TEMPLATES = (
+    "My friend found the {} near the old house.",
+    "We talked about the {} all evening.",
+    "Nobody wanted to see the {} again today.",
+    "Yesterday the {} was much bigger than I remembered.",
+)
+# installed in a tab just before its Enter: polls the page every 20 ms until a chart shows the
+# tab's marker, stamping that moment in the page's clock; meanwhile notes any traceback and any
+# other tab's marker, even one shown only for a moment
+WATCH = """([mark, others]) => {
+  const vt = window.__vt = {t0: performance.now(), t1: null, exception: false, foreign: []};
+  const timer = setInterval(() => {
+    vt.exception = vt.exception || document.querySelector('[data-testid="stException"]') !== null;
+    const text = [...document.querySelectorAll('.js-plotly-plot')].map(p => p.textContent).join();
+    vt.foreign.push(...others.filter(o => text.includes(o) && !vt.foreign.includes(o)));
+    if (text.includes(mark)) {
+      vt.t1 = performance.now();
+      clearInterval(timer);
+    }
+  }, 20);
+}"""
+PLOTS_TEXT = "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => p.textContent)"
+
+
+def sentences(n: int) -> list[tuple[str, str]]:
+    """``n`` different English sentences as (marker word, sentence)."""
+    if not 1 <= n <= len(MARKERS):
+        raise ValueError(f"--tabs must be between 1 and {len(MARKERS)} (one marker word each).")
+    return [(m, TEMPLATES[i % len(TEMPLATES)].format(m)) for i, m in enumerate(MARKERS[:n])]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve(log: Path, start_timeout: float = 60) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on 127.0.0.1 for the block and yield its URL.
+
+    One intra-op thread, offline; the server's output goes to ``log`` (a pipe nobody reads
+    could fill up and stall it). The server is always stopped: terminate, then kill.
+    """
+    port = free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false"]  # fmt: skip
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + start_timeout
+        try:
+            while not healthy(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start within {start_timeout:.0f} s; "
+                                       f"see {log}")  # fmt: skip
+                time.sleep(0.5)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+
+
+def healthy(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
+    except OSError:
+        return False
+
+
+@dataclass
+class Tab:
+    """One student: the sentence typed, the seconds from Enter to its chart, what went wrong."""
+
+    marker: str
+    sentence: str
+    seconds: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Classroom:
+    """The outcome of one run: every tab, the seconds until every tab drew its first maps."""
+
+    tabs: list[Tab]
+    first_paint: float
+    browser: str
+
+    @property
+    def errors(self) -> list[str]:
+        return [f"tab {i} ({t.marker}): {e}" for i, t in enumerate(self.tabs) for e in t.errors]
+
+    def percentile(self, q: float) -> float:
+        """Nearest-rank percentile of the tabs' times (``inf`` when a tab has none)."""
+        times = sorted(t.seconds if t.seconds is not None else math.inf for t in self.tabs)
+        return times[max(0, math.ceil(q / 100 * len(times)) - 1)]
+
+
+def run_classroom(url: str, n_tabs: int = 10, timeout: float = 180) -> Classroom:
+    """Open ``n_tabs`` sessions on the Attention maps page, type in all, time each one's chart.
+
+    Args:
+        url: a running app (``serve``).
+        n_tabs: how many tabs, each with its own browser context (its own Streamlit session).
+        timeout: seconds for the whole run; a tab still waiting then counts a timeout.
+
+    Returns:
+        A ``Classroom`` with one ``Tab`` per sentence.
+    """
+    end = time.monotonic() + timeout
+    tabs = [Tab(m, s) for m, s in sentences(n_tabs)]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            pages = [browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
+                     for _ in tabs]  # fmt: skip
+            start = time.monotonic()
+            for page, tab in zip(pages, tabs, strict=True):
+                step(tab, lambda pg=page: pg.goto(f"{url}/attention_maps", wait_until="commit"))
+            for page, tab in zip(pages, tabs, strict=True):
+                step(tab, lambda pg=page: pg.wait_for_selector(CHART, timeout=_ms(end)))
+            first_paint = time.monotonic() - start
+            for page, tab in zip(pages, tabs, strict=True):
+                step(tab, lambda pg=page, t=tab: _type(pg, t, tabs))
+            for page, tab in zip(pages, tabs, strict=True):
+                step(tab, lambda pg=page, t=tab: wait_for_chart(pg, t, end))
+            for page, tab in zip(pages, tabs, strict=True):
+                step(tab, lambda pg=page, t=tab: check_tab(pg, t, tabs, end))
+            return Classroom(tabs, first_paint, browser.version)
+        finally:
+            browser.close()
+
+
+def _ms(end: float) -> float:
+    return max(1.0, (end - time.monotonic()) * 1000)
+
+
+def step(tab: Tab, action: Callable[[], object]) -> None:
+    """Run one stage for a tab that has no error yet; a browser error becomes the tab's error."""
+    if tab.errors:
+        return
+    try:
+        action()
+    except PlaywrightError as exc:
+        kind = "timeout" if "Timeout" in type(exc).__name__ else "browser error"
+        tab.errors.append(f"{kind}: {str(exc).splitlines()[0]}")
+
+
+def _type(page: Page, tab: Tab, tabs: list[Tab]) -> None:
+    box = page.locator("textarea").first
+    box.fill(tab.sentence)
+    page.evaluate(WATCH, [tab.marker, [t.marker for t in tabs if t is not tab]])
+    box.press("Control+Enter")
+
+
+def wait_for_chart(page: Page, tab: Tab, end: float) -> None:
+    """Wait (until ``end``, a ``time.monotonic()``) for the tab's chart; store Enter -> chart."""
+    page.wait_for_function("() => window.__vt.t1 !== null", timeout=_ms(end))
+    t0, t1 = page.evaluate("() => [window.__vt.t0, window.__vt.t1]")
+    tab.seconds = (t1 - t0) / 1000
+
+
+def check_tab(page: Page, tab: Tab, tabs: list[Tab], end: float) -> None:
+    """After the tab's run ends: no traceback ever, its marker shown, no other tab's marker."""
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=_ms(end))
+    if page.evaluate("() => window.__vt.exception") or page.locator(EXCEPTION).count():
+        tab.errors.append("a traceback (stException) in the page")
+    text = "\n".join(page.evaluate(PLOTS_TEXT))
+    if tab.marker not in text:
+        tab.errors.append("its own sentence is no longer in the charts")
+    seen = set(page.evaluate("() => window.__vt.foreign"))  # while waiting for the chart
+    foreign = [t.marker for t in tabs if t is not tab and (t.marker in text or t.marker in seen)]
+    if foreign:
+        tab.errors.append(f"charts show another tab's sentence: {foreign}")
+
+
+def report(room: Classroom, elapsed: float) -> str:
+    """Machine, versions and the numbers, then a one-row Markdown table."""
+    cpu = platform.processor() or platform.machine()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    p50, p95 = room.percentile(50), room.percentile(95)
+    worst = room.percentile(100)
+    lines = [
+        f"machine: {platform.platform()}, {cpu}, {os.cpu_count()} CPUs, load average {load}",
+        f"server: OMP_NUM_THREADS=1; python {platform.python_version()}, streamlit "
+        f"{version('streamlit')}, torch {version('torch')}, plotly {version('plotly')}; "
+        f"playwright {version('playwright')}, chromium {room.browser}",
+        f"tabs: {len(room.tabs)}; first maps in every tab after {room.first_paint:.1f} s",
+        f"Enter -> own chart: p50 {p50:.2f} s, p95 {p95:.2f} s, max {worst:.2f} s",
+        f"errors: {len(room.errors)}",
+        *(f"  {e}" for e in room.errors),
+        f"whole run {elapsed:.1f} s",
+        "",
+        "| tabs | p50 (s) | p95 (s) | max (s) | errors | first maps, all tabs (s) | CPUs |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {len(room.tabs)} | {p50:.2f} | {p95:.2f} | {worst:.2f} | {len(room.errors)} "
+        f"| {room.first_paint:.1f} | {os.cpu_count()} |",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tabs", type=int, default=10, help=f"1 to {len(MARKERS)}")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds for the browser part")
+    parser.add_argument("--log", type=Path, default=ROOT / "artifacts" / "classroom-server.log")
+    args = parser.parse_args()
+    sentences(args.tabs)  # refuse a bad --tabs before starting anything
+    start = time.monotonic()
+    with serve(args.log) as url:
+        room = run_classroom(url, args.tabs, args.timeout)
+    print(report(room, time.monotonic() - start))
+    sys.exit(1 if room.errors else 0)
+
+
+if __name__ == "__main__":
+    main()
