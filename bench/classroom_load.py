@@ -33,7 +33,7 @@ from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [  # the same flags as tests/e2e/test_browser.py: no network beyond loopback
+CHROMIUM_ARGS = [  # Debian chromium, no network beyond loopback (the browser tests use these too)
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
