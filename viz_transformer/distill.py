@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
 from viz_transformer.config import TransformerConfig
 from viz_transformer.models.builtin import greedy_decode, pad_batch, source_mask
 from viz_transformer.models.paper import Transformer
 from viz_transformer.sp_vocab import MODEL_FILE, SentencePieceVocab, train_sentencepiece
-from viz_transformer.train import WEIGHTS_DIR
+from viz_transformer.train import WEIGHTS_DIR, train_step
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "artifacts" / "en-pt"
@@ -289,18 +288,9 @@ def train_model(
         for batch in length_batches(ids, settings.batch_size, rng):
             src = pad_batch([ids[i][0] for i in batch], vocab.pad_id, "cpu")
             tgt = pad_batch([ids[i][1] for i in batch], vocab.pad_id, "cpu")
-            logits = model(src, tgt[:, :-1], source_mask(src, vocab.pad_id))  # (B, T, V)
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]),
-                tgt[:, 1:].reshape(-1),
-                ignore_index=vocab.pad_id,
-                label_smoothing=settings.label_smoothing,
+            loss, grad_norm = train_step(
+                model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing, clip=5.0
             )
-            opt.zero_grad()
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            opt.step()
-            sched.step()
             step += 1
             if step % settings.log_every == 0 or step == 1:
                 curves["step"].append(step)

@@ -45,6 +45,40 @@ def _batch(vocab: WordVocab, chunk: list[tuple[str, str]]) -> tuple[torch.Tensor
     return src, tgt
 
 
+def train_step(
+    model: Transformer,
+    opt: torch.optim.Optimizer,
+    sched: torch.optim.lr_scheduler.LRScheduler,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    pad_id: int,
+    label_smoothing: float,
+    clip: float = float("inf"),
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One teacher-forced update: decoder input ``tgt[:, :-1]`` predicts ``tgt[:, 1:]``.
+
+    Args:
+        src: (B, S) source ids; tgt: (B, T) ``<s>`` + target ids + ``</s>``, padded with pad_id.
+        clip: gradient-norm clipping (inf: none, as in the paper).
+
+    Returns:
+        the label-smoothed loss and the gradient norm before clipping.
+    """
+    logits = model(src, tgt[:, :-1], source_mask(src, pad_id))  # (B, T-1, V)
+    loss = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]),
+        tgt[:, 1:].reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+    )
+    opt.zero_grad()
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    sched.step()
+    return loss, grad_norm
+
+
 def train_model(
     task: Task, vocab: WordVocab, cfg: TransformerConfig, settings: TrainSettings
 ) -> tuple[Transformer, dict[str, list[float]]]:
@@ -70,18 +104,9 @@ def train_model(
     model.train()
     for step in range(1, settings.steps + 1):
         src, tgt = _batch(vocab, rng.sample(data, settings.batch_size))
-        logits = model(src, tgt[:, :-1], source_mask(src, vocab.pad_id))  # (B, T, V)
-        loss = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]),
-            tgt[:, 1:].reshape(-1),
-            ignore_index=vocab.pad_id,
-            label_smoothing=settings.label_smoothing,
+        loss, grad_norm = train_step(
+            model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing
         )
-        opt.zero_grad()
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
-        opt.step()
-        sched.step()
         if step % settings.log_every == 0 or step == 1:
             curves["step"].append(step)
             curves["loss"].append(round(loss.item(), 5))
