@@ -68,6 +68,12 @@ def hook_names(model: nn.Module) -> set[str]:
     return names | set(getattr(model, "extra_hook_names", ()))
 
 
+def any_active() -> bool:
+    """True inside a ``hooks()`` block of this thread: a forward pass must then compute every
+    hooked activation (e.g. attention weights) rather than take a fused shortcut."""
+    return bool(_ACTIVE.get())
+
+
 def active_hook_names() -> list[str]:
     """Names with hook functions active in this thread (empty outside a ``hooks()`` block)."""
     return sorted((_ACTIVE.get() or {}).keys())

@@ -1,0 +1,119 @@
+"""What every benchmark script shares: the environment it ran in, timing, and the report.
+
+Each script prints its table and rewrites its own section of ``docs/benchmarks.md`` (between
+``<!-- name -->`` markers), so rerunning one benchmark leaves the others' results in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORT = ROOT / "docs" / "benchmarks.md"
+PACKAGES = ("torch", "transformers", "streamlit", "plotly", "numpy")
+HEADER = """# Benchmarks
+
+Every number here comes from a script under `bench/`; rerun one with
+`OMP_NUM_THREADS=1 .venv/bin/python bench/<script>.py` and it rewrites its own section. The machine
+is shared and noisy: compare the ratios measured in one run, take absolute times as context.
+"""
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment(device: str = "cpu") -> str:
+    """One line: machine, cores, torch threads, device, Python and package versions."""
+    import torch
+
+    versions = []
+    for name in PACKAGES:
+        with contextlib.suppress(PackageNotFoundError):
+            versions.append(f"{name} {version(name)}")
+    gpu = f" ({torch.cuda.get_device_name()})" if device.startswith("cuda") else ""
+    return (
+        f"{cpu_name()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()} "
+        f"(OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}), device {device}{gpu}, "
+        f"Python {sys.version.split()[0]}, " + ", ".join(versions)
+    )
+
+
+def pick_device(arg: str | None = None) -> str:
+    """``arg`` if given, else ``cuda`` when present, else ``cpu``."""
+    import torch
+
+    if arg:
+        return arg
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def sync(device: str) -> None:
+    """Wait for queued GPU work so wall times are honest."""
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def median_ms(fn: Callable[[], object], runs: int, warmup: int = 1) -> float:
+    """Median wall time of ``fn`` in milliseconds after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def table(header: list[str], rows: list[list[object]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_section(name: str, title: str, body: str, device: str = "cpu") -> None:
+    """Replace (or append) section ``name`` of ``docs/benchmarks.md`` and print it.
+
+    The section records the command, the date and ``environment()`` above ``body``.
+    """
+    command = "OMP_NUM_THREADS={} python {}".format(
+        os.environ.get("OMP_NUM_THREADS", "unset"), " ".join([f"bench/{name}.py", *sys.argv[1:]])
+    )
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    section = (
+        f"<!-- {name} -->\n## {title}\n\n`{command}`, {stamp}\\\n{environment(device)}\n\n"
+        f"{body.strip()}\n<!-- /{name} -->"
+    )
+    print(section)
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    text = REPORT.read_text() if REPORT.exists() else HEADER
+    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        text = before + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n" + section + "\n"
+    REPORT.write_text(text)
+
+
+def verdict(value: float, limit: float) -> str:
+    """``pass`` when ``value <= limit``, else ``miss``."""
+    return "pass" if value <= limit else "miss"
