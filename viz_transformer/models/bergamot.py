@@ -27,13 +27,14 @@ from viz_transformer.models.base import (
     StepScores,
     newest_rows,
 )
-from viz_transformer.models.bergamot_net import BergamotTransformer
+from viz_transformer.models.bergamot_net import BergamotTransformer, DecoderState
 from viz_transformer.models.marian_binary import (
     Shortlist,
     network_from_marian,
     read_marian,
     read_shortlist,
 )
+from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.record import Trace, truncation_note
 
 MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
@@ -273,21 +274,38 @@ class BergamotModel(LoadedModel):
         """Display strings of ``ids``: pieces without "▁", ``</s>`` and ``<unk>`` kept."""
         return tuple(display_piece(self.sp.id_to_piece(i)) for i in ids)
 
-    def decoder_session(self, text: str) -> DecoderSession:
+    def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
         """The source encoded once; each ``score(outputs)`` runs the decoder over the zero start
         vector then ``outputs`` and returns the newest cross-attention row (no self-attention:
-        the decoder is recurrent). Tokens outside the shortlist get log-probability ``-inf``."""
+        the decoder is recurrent). Tokens outside the shortlist get log-probability ``-inf``.
+
+        With ``use_cache``, a prefix whose parent (the prefix without its last token) was scored
+        at the previous step runs one ``decode_step`` from the parent's state (SSRU cells; the
+        source keys and values are computed once per session); other prefixes run whole. Without
+        it, every step runs the whole prefix and projects the source again.
+        """
         module = self.module
         src_ids = self.source_ids(text)
         names = module.pattern_hook_names()["cross"]
         with torch.no_grad():
             memory, vocab, max_new = self._prepare(src_ids)
+            first = module.start(memory, vocab)
+        states: PrefixStates[DecoderState] = PrefixStates()
 
         def score(outputs: Sequence[int]) -> StepScores:
+            parent = states.parent(outputs) if use_cache else None
             out = torch.tensor([list(outputs)], dtype=torch.long, device=self.device)  # (1, n)
             with torch.no_grad(), collect(module, names) as cache:
-                logits = module.decode(memory, out, vocab)[0, -1]  # (vocab,)
-            logprobs = F.log_softmax(logits.float(), dim=-1).cpu().numpy()
+                if parent is not None:
+                    logits, state = module.decode_step(out[:, -1], parent)  # (1, vocab)
+                elif use_cache:
+                    all_logits, state = module.decode_prefix(out, first)  # (1, n + 1, vocab)
+                    logits = all_logits[:, -1]
+                else:
+                    logits = module.decode(memory, out, vocab)[:, -1]
+            if use_cache:
+                states.put(outputs, state)
+            logprobs = F.log_softmax(logits[0].float(), dim=-1).cpu().numpy()
             return StepScores(logprobs, None, newest_rows(cache, names))
 
         return DecoderSession(

@@ -284,9 +284,19 @@ class BergamotTransformer(nn.Module):
         Returns:
             logits (B, n + 1, vocab); row t predicts output t from the inputs up to t.
         """
-        start = memory.new_zeros(memory.shape[0], 1, self.cfg.d_model)  # (B, 1, d)
-        emb = torch.cat([start, self.embed(outputs)], dim=1)  # (B, T, d)
-        return self._decode(emb, self.start(memory, vocab))[0]
+        return self.decode_prefix(outputs, self.start(memory, vocab))[0]
+
+    def decode_prefix(
+        self, outputs: torch.Tensor, state: DecoderState
+    ) -> tuple[torch.Tensor, DecoderState]:
+        """The zero start vector then ``outputs`` (B, n) in one call, from ``start``'s state.
+
+        Returns:
+            logits (B, n + 1, vocab) and the state after the last position, which
+            ``decode_step`` continues.
+        """
+        start = state.cells[0].new_zeros(outputs.shape[0], 1, self.cfg.d_model)  # (B, 1, d)
+        return self._decode(torch.cat([start, self.embed(outputs)], dim=1), state)
 
     def pattern_hook_names(self) -> dict[str, list[str]]:
         """Hook points of the attention patterns per kind, in layer order (no decoder kind)."""

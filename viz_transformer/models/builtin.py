@@ -22,7 +22,8 @@ from viz_transformer.models.base import (
     StepScores,
     newest_rows,
 )
-from viz_transformer.models.paper import Transformer
+from viz_transformer.models.paper import DecoderCache, Transformer
+from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.record import Trace
 from viz_transformer.sp_vocab import MODEL_FILE, SentencePieceVocab
 from viz_transformer.vocab import WordVocab
@@ -53,6 +54,7 @@ def greedy_decode(
     bos_id: int,
     eos_id: int,
     max_new: int,
+    use_cache: bool = True,
 ) -> list[list[int]]:
     """Greedy decoding: the encoder runs once; each step feeds ``<s>`` + the outputs so far.
 
@@ -60,15 +62,22 @@ def greedy_decode(
         model: the paper Transformer in eval mode.
         src: (B, S) source ids; src_mask: (B, 1, 1, S) or None.
         max_new: the most output tokens per sequence (``</s>`` included).
+        use_cache: run only the newest token each step against the key/value cache
+            (``Transformer.extend``); False decodes the whole prefix again (same ids, slower).
 
     Returns:
         For each sequence, the output ids without the start symbol, ending at ``</s>`` if produced.
     """
     memory = model.encode(src, src_mask)
+    cache = model.start(memory)
     ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
     done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     for _ in range(max_new):
-        next_id = model.decode(memory, src_mask, ys)[:, -1].argmax(-1)  # (B,)
+        if use_cache:
+            logits, cache = model.extend(cache, src_mask, ys[:, -1:])  # (B, 1, vocab)
+        else:
+            logits = model.decode(memory, src_mask, ys)  # (B, T, vocab)
+        next_id = logits[:, -1].argmax(-1)  # (B,)
         next_id = torch.where(done, torch.full_like(next_id, eos_id), next_id)
         ys = torch.cat([ys, next_id[:, None]], dim=1)
         done |= next_id == eos_id
@@ -151,24 +160,35 @@ class PaperModel(LoadedModel):
             logits = self.module(src, tgt)
         return logits[0], cache
 
-    def decoder_session(self, text: str) -> DecoderSession:
+    def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
         """The source encoded once; each ``score(outputs)`` decodes ``<s>`` + ``outputs``.
 
-        The whole prefix is decoded again at every step (no key/value cache), so each step's
-        rows come from the same ``decode`` the teacher-forced trace runs.
+        With ``use_cache``, a prefix that extends one scored at the previous step runs only its
+        newest token against that prefix's key/value cache (``Transformer.extend``); any other
+        prefix is decoded whole from the source's cache. Without it, every step decodes the
+        whole prefix again. Either way a step's rows equal the teacher-forced trace's rows.
         """
         vocab, module = self.vocab, self.module
         src_ids = self._source_ids(text)
         names = module.pattern_hook_names()
+        rows = names["decoder"] + names["cross"]
         with torch.no_grad():
             memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
+            empty = module.start(memory)
+        states: PrefixStates[DecoderCache] = PrefixStates()
 
         def score(outputs: Sequence[int]) -> StepScores:
-            tgt = torch.tensor([[vocab.bos_id, *outputs]], device=self.device)  # (1, T)
-            with torch.no_grad(), collect(module, names["decoder"] + names["cross"]) as cache:
-                logits = module.decode(memory, None, tgt)[0, -1]  # (vocab,)
+            parent = states.parent(outputs) if use_cache else None
+            new = [vocab.bos_id, *outputs] if parent is None else [outputs[-1]]
+            tgt = torch.tensor([new], device=self.device)  # (1, n)
+            with torch.no_grad(), collect(module, rows) as cache:
+                if use_cache:
+                    logits, state = module.extend(empty if parent is None else parent, None, tgt)
+                    states.put(outputs, state)
+                else:
+                    logits = module.decode(memory, None, tgt)
             return StepScores(
-                logprobs=F.log_softmax(logits.float(), dim=-1).cpu().numpy(),
+                logprobs=F.log_softmax(logits[0, -1].float(), dim=-1).cpu().numpy(),
                 self_row=newest_rows(cache, names["decoder"]),
                 cross_row=newest_rows(cache, names["cross"]),
             )

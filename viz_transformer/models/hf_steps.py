@@ -1,35 +1,43 @@
 """Step-by-step decoding of Hugging Face models: encode once, then score each output prefix.
 
 Encoder-decoder models run the decoder on ``decoder_start + outputs`` against the encoder output;
-decoder-only models run ``prompt + outputs``. Logits follow the generation config's token rules,
-so greedy steps produce what ``generate`` produces.
+decoder-only models run ``prompt + outputs``. A prefix that extends one scored at the previous step
+runs only its newest token against that prefix's key/value cache (``past_key_values``). Logits
+follow the generation config's token rules, so greedy steps produce what ``generate`` produces.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from transformers import Cache, EncoderDecoderCache
 
 from viz_transformer.hooks import collect_calls
 from viz_transformer.models.base import DecoderSession, StepScores
 from viz_transformer.models.hf import MAX_NEW_TOKENS, NOTES
+from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.record import AttentionKind
 
 if TYPE_CHECKING:
     from viz_transformer.models.hf import HFModel
 
 
-def decoder_session(model: HFModel, text: str) -> DecoderSession:
+def decoder_session(model: HFModel, text: str, use_cache: bool = True) -> DecoderSession:
     """Encode ``text`` once and score output prefixes step by step.
 
     Encoder-decoder: each step runs the decoder on ``decoder_start + outputs`` against the
     encoder output computed here. Decoder-only: each step runs ``prompt + outputs`` (the
-    prompt is the start of the decoder input). Logits pass the generation config's rules
-    (``_constrain``), so greedy steps produce what ``generate`` produces.
+    prompt is the start of the decoder input). With ``use_cache``, a prefix whose parent (the
+    prefix without its last token) was scored at the previous step runs only its last token
+    against a copy of the parent's ``past_key_values`` (the cross-attention keys and values,
+    computed at the first step, are shared); other prefixes run whole. Logits pass the
+    generation config's rules (``_constrain``), so greedy steps produce what ``generate``
+    produces.
 
     Raises:
         ValueError: an encoder-only model, or input the model cannot take.
@@ -40,7 +48,7 @@ def decoder_session(model: HFModel, text: str) -> DecoderSession:
     src_ids = model.encode_text(text)
     kinds = [k for k in ("decoder", "cross") if k in model.names]
     src = torch.tensor([src_ids], device=model.device)
-    fixed: dict[str, Any] = {"use_cache": False}
+    fixed: dict[str, Any] = {"use_cache": use_cache}
     if arch == "cross":
         with torch.no_grad():
             fixed["encoder_outputs"] = model.module.get_encoder()(
@@ -50,13 +58,21 @@ def decoder_session(model: HFModel, text: str) -> DecoderSession:
         start, key = [_decoder_start(model)], "decoder_input_ids"
     else:
         start, key = src_ids, "input_ids"
+    states: PrefixStates[Cache] = PrefixStates()
 
     def score(outputs: Sequence[int]) -> StepScores:
-        ids = torch.tensor([[*start, *outputs]], device=model.device)  # (1, T)
-        batch = {**fixed, key: ids}
-        if arch == "decoder":
-            batch["attention_mask"] = torch.ones_like(ids)
-        logits, rows = _newest(model, kinds, batch)
+        parent = states.parent(outputs) if use_cache else None
+        new = [*start, *outputs] if parent is None else [outputs[-1]]
+        batch = {**fixed, key: torch.tensor([new], device=model.device)}  # (1, n)
+        if parent is not None:
+            batch["past_key_values"] = _fork(parent)
+        if arch == "decoder":  # the mask covers the cached positions too
+            batch["attention_mask"] = torch.ones(
+                1, len(start) + len(outputs), dtype=torch.long, device=model.device
+            )
+        logits, rows, past = _newest(model, kinds, batch)
+        if use_cache:
+            states.put(outputs, past)
         logits = _constrain(model, logits, len(outputs), first=arch == "cross")
         return StepScores(
             F.log_softmax(logits, dim=-1).cpu().numpy(), rows.get("decoder"), rows.get("cross")
@@ -74,16 +90,28 @@ def decoder_session(model: HFModel, text: str) -> DecoderSession:
     )
 
 
+def _fork(cache: Cache) -> Cache:
+    """A copy of ``cache`` for the next pass to extend: transformers caches grow in place, and a
+    beam may branch from the same prefix again. The cross-attention part of an encoder-decoder
+    cache, fixed once the first step filled it, is shared rather than copied."""
+    if isinstance(cache, EncoderDecoderCache):
+        return EncoderDecoderCache(
+            copy.deepcopy(cache.self_attention_cache), cache.cross_attention_cache
+        )
+    return copy.deepcopy(cache)
+
+
 def _newest(
     model: HFModel, kinds: list[AttentionKind], batch: dict[str, Any]
-) -> tuple[torch.Tensor, dict[AttentionKind, np.ndarray]]:
-    """One forward pass: the last position's logits ``(vocab,)`` and, per kind, the newest
-    query row of every layer and head ``[L, H, K]`` (every call kept, in order)."""
+) -> tuple[torch.Tensor, dict[AttentionKind, np.ndarray], Cache | None]:
+    """One forward pass: the last position's logits ``(vocab,)``, per kind the newest query
+    row of every layer and head ``[L, H, K]`` (every call kept, in order), and the
+    ``past_key_values`` after the pass (None without ``use_cache``)."""
     flat = [n for k in kinds for n in model.names[k]]
     with torch.no_grad(), collect_calls(model.module, flat, _last_row) as calls:
         out = model.module(**batch)
     rows = {k: np.stack([a for n in model.names[k] for a in calls[n]]) for k in kinds}
-    return out.logits[0, -1].float(), rows
+    return out.logits[0, -1].float(), rows, out.past_key_values
 
 
 def _last_row(x: torch.Tensor) -> torch.Tensor:
