@@ -74,6 +74,11 @@ def any_active() -> bool:
     return bool(_ACTIVE.get())
 
 
+def is_active(name: str) -> bool:
+    """True when this thread has a hook function at ``name``."""
+    return name in (_ACTIVE.get() or {})
+
+
 def active_hook_names() -> list[str]:
     """Names with hook functions active in this thread (empty outside a ``hooks()`` block)."""
     return sorted((_ACTIVE.get() or {}).keys())

@@ -2,6 +2,8 @@
 
 Every model family fills it; figures and analysis read only it. ``validate()`` is the boundary
 check every capture path runs (shapes against tokens, rows summing to 1, causal triangle, finite).
+For long inputs a kind's array is a ``LazyPatterns``, which indexes the same way and computes a
+head when asked (see ``viz_transformer.patterns``).
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from typing import Literal
 
 import numpy as np
 
+from viz_transformer.patterns import LazyPatterns
+
 AttentionKind = Literal["encoder", "decoder", "cross"]
 KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
+Patterns = np.ndarray | LazyPatterns  # [layers, heads, q, k]; lazy for long inputs
 
 
 @dataclass(frozen=True)
@@ -35,16 +40,16 @@ class Trace:
     src_tokens: tuple[str, ...]
     tgt_tokens: tuple[str, ...]
     pred_tokens: tuple[str, ...]
-    encoder: np.ndarray | None
-    decoder: np.ndarray | None
-    cross: np.ndarray | None
+    encoder: Patterns | None
+    decoder: Patterns | None
+    cross: Patterns | None
     output_text: str = ""
     forced: bool = False  # True: teacher forcing with a given target
     scaled: bool = True
     notes: dict[str, str] = field(default_factory=dict)  # kind -> why it has no map
     messages: tuple[str, ...] = ()  # what the capture changed in the input (e.g. truncation)
 
-    def get(self, kind: AttentionKind) -> np.ndarray | None:
+    def get(self, kind: AttentionKind) -> Patterns | None:
         return getattr(self, kind)
 
     def tokens_for(self, kind: AttentionKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -78,6 +83,8 @@ class Trace:
                     f"{len(cols)}] to match the tokens. Capture with vt.trace, which removes the "
                     "batch dimension and keeps every token."
                 )
+            if isinstance(arr, LazyPatterns):  # check the first and the last head
+                arr = np.stack([arr[0, 0], arr[-1, -1]])[None]
             if arr.dtype != np.float32:
                 raise ValueError(f"{where} is {arr.dtype}; convert with .astype(np.float32).")
             if not np.isfinite(arr).all():

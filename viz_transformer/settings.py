@@ -23,10 +23,14 @@ def _int(name: str, default: int) -> int:
     return value
 
 
-MAX_CHARS = _int("MAX_CHARS", 2000)  # longer sentences are refused before tokenising
+MAX_CHARS = _int("MAX_CHARS", 40_000)  # longer text is refused before tokenising (~8k tokens)
 MAX_UPLOAD_BYTES = _int("MAX_UPLOAD_BYTES", 200_000)  # read from an uploaded file (rest cut)
 MAX_UPLOAD_LINES = _int("MAX_UPLOAD_LINES", 500)  # sentences offered from one file
 TRACE_CACHE_ENTRIES = _int("TRACE_CACHE_ENTRIES", 128)  # traces kept per server (st.cache_data)
 # local Hugging Face folders must lie under this folder when it is set (a shared server)
 _root = os.environ.get("VT_MODEL_ROOT")
 MODEL_ROOT: Path | None = Path(_root).resolve() if _root else None
+# above this many weights per attention kind, a trace keeps queries and keys and computes each
+# head's map when asked (BERT-size at 512 tokens: 19 M); nothing holds more than MAX_MATERIALISE
+LAZY_ABOVE = _int("LAZY_ABOVE", 8_000_000)
+MAX_MATERIALISE = _int("MAX_MATERIALISE", 64_000_000)  # 256 MB of float32

@@ -70,10 +70,16 @@ def _read_url() -> None:
                 continue
 
 
+URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)
+
+
 def _write_url() -> None:
     """Mirror the current view into the URL so copying it reproduces the view."""
     for key in URL_KEYS:
         value = st.session_state.get(key)
+        if key == TEXT_KEY and value is not None and len(str(value)) > URL_TEXT_LIMIT:
+            st.query_params.pop(key, None)  # a long document does not fit in a link
+            continue
         if value is not None and st.query_params.get(key) != str(value):
             st.query_params[key] = str(value)
 

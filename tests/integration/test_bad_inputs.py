@@ -21,7 +21,7 @@ LONG = " ".join(["The committee discussed the report on energy and water."] * 30
 CATALOGUE: list[tuple[str, str, str, str | None, str]] = [
     ("empty text", "bergamot-en-pt", "", None, "is empty"),
     ("only white space", "bergamot-en-pt", " \t\n  ", None, "is empty"),
-    ("100,000 characters", "bergamot-en-pt", "a" * 100_000, None, "the limit is 2,000"),
+    ("100,000 characters", "bergamot-en-pt", "a" * 100_000, None, "the limit is 40,000"),
     ("longer than the model's positions", "bergamot-en-pt", LONG, None, "were dropped"),
     ("emoji", "bergamot-en-pt", "I love 🍕 and 🎉!", None, "trace"),
     ("CJK", "bergamot-en-pt", "我爱你。東京は大きい。", None, "trace"),

@@ -8,6 +8,7 @@ active in the calling thread, so one cached model serves every Streamlit session
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from transformers import (
 
 from viz_transformer import settings
 from viz_transformer.hooks import collect_calls
+from viz_transformer.models import hf_attention
 from viz_transformer.models.base import (
     DecoderSession,
     LoadedModel,
@@ -42,7 +44,8 @@ from viz_transformer.models.hf_names import (
     pretty_tokens,
     read_config,
 )
-from viz_transformer.record import AttentionKind, Trace, truncation_note
+from viz_transformer.patterns import LazyPatterns
+from viz_transformer.record import AttentionKind, Patterns, Trace, truncation_note
 
 MAX_NEW_TOKENS = 64  # greedy output cap: maps stay readable and generation stays fast on a CPU
 EXAMPLES = {
@@ -122,15 +125,31 @@ def hf_specs() -> dict[str, ModelSpec]:
     return {"minilm": spec}
 
 
+AUTO = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
+
+
+def attention_implementation(spec: ModelSpec, config: PretrainedConfig) -> str:
+    """``"vt"`` (see ``hf_attention``) when the model's code calls attention functions by name,
+    else ``"eager"`` (sdpa and flash return no weights)."""
+    try:
+        cls = AUTO[spec.shows[-1]]._model_mapping[type(config)]
+    except (KeyError, ValueError):
+        return "eager"
+    # the modeling file must call attention through ALL_ATTENTION_FUNCTIONS to reach ours
+    if not hasattr(sys.modules.get(cls.__module__), "ALL_ATTENTION_FUNCTIONS"):
+        return "eager"
+    return hf_attention.register()
+
+
 def _load_module(
     spec: ModelSpec, config: PretrainedConfig, device_map: str | None
 ) -> PreTrainedModel:
-    """The model through the Auto class of its architecture, float32, eager attention."""
+    """The model through the Auto class of its architecture, float32, attention through
+    ``hf_attention`` (or eager for a model that takes no attention function)."""
     ident = str(spec.path)
-    auto = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
     kwargs: dict[str, Any] = {
         "config": config,
-        "attn_implementation": "eager",  # sdpa and flash return no weights
+        "attn_implementation": attention_implementation(spec, config),
         "trust_remote_code": False,
         "dtype": torch.float32,  # fp16 softmax rows sum to 1 only within ~1e-3
     }
@@ -140,7 +159,7 @@ def _load_module(
         kwargs["use_safetensors"] = True
     return offline_first(
         ident,
-        lambda local: auto[spec.shows[-1]].from_pretrained(ident, local_files_only=local, **kwargs),
+        lambda local: AUTO[spec.shows[-1]].from_pretrained(ident, local_files_only=local, **kwargs),
     )
 
 
@@ -153,6 +172,7 @@ class HFModel(LoadedModel):
     module: PreTrainedModel
     tokenizer: Any
     names: dict[AttentionKind, list[str]]
+    lazy_capable: bool = False  # long inputs keep queries and keys (``LazyPatterns``)
     # Fast tokenizers are Rust objects that raise "Already borrowed" when threads overlap.
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -186,7 +206,9 @@ class HFModel(LoadedModel):
         if device_map is None:
             module = module.to(torch.device(device) if device else default_device())
         names = install_pattern_hooks(module, spec.shows)
-        return cls(spec, module.device, module, tokenizer, names)
+        lazy = module.config._attn_implementation == hf_attention.IMPLEMENTATION
+        lazy = lazy and hf_attention.plain_attention(module.config, spec.positions)
+        return cls(spec, module.device, module, tokenizer, names, lazy)
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Attention of every layer and head: see ``_trace_single`` and ``_trace_seq2seq``.
@@ -292,18 +314,38 @@ class HFModel(LoadedModel):
         out = seq[1:]
         return out[: next((i for i, t in enumerate(out) if t in eos_ids), len(out))]
 
+    def _lazy(self, **inputs: list[int]) -> bool:
+        """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when
+        some kind would hold more than ``settings.LAZY_ABOVE`` weights and the model allows it."""
+        if not self.lazy_capable:
+            return False
+        config = self.module.config
+        heads = getattr(config, "num_attention_heads", None) or getattr(
+            config, "encoder_attention_heads", 1
+        )
+        n_src = len(inputs.get("input_ids", ()))
+        n_tgt = len(inputs.get("decoder_input_ids", ())) or n_src
+        biggest = max(n_src, n_tgt) ** 2 * heads * max(len(ns) for ns in self.names.values())
+        return biggest > settings.LAZY_ABOVE
+
     def _run(
         self, **inputs: list[int]
-    ) -> tuple[torch.Tensor | None, dict[AttentionKind, np.ndarray]]:
+    ) -> tuple[torch.Tensor | None, dict[AttentionKind, Patterns]]:
         """One forward pass reading every attention module.
 
         Each call of a hooked module is kept in call order, rather than the last one as
         ``collect`` does, because ALBERT runs one shared attention module once per layer.
+        Long inputs (``_lazy``) keep each layer's queries and keys and return ``LazyPatterns``.
 
         Returns:
             logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
         """
-        flat = [n for ns in self.names.values() for n in ns]
+        lazy = self._lazy(**inputs)
+        bases = {k: [n.removesuffix(".hook_pattern") for n in ns] for k, ns in self.names.items()}
+        if lazy:
+            flat = [f"{b}.hook_{x}" for bs in bases.values() for b in bs for x in "qk"]
+        else:
+            flat = [n for ns in self.names.values() for n in ns]
         batch = {k: torch.tensor([v], device=self.device) for k, v in inputs.items()}
         with torch.no_grad(), collect_calls(self.module, flat) as calls:
             out = self.module(**batch)
@@ -311,9 +353,16 @@ class HFModel(LoadedModel):
         if missing:
             raise RuntimeError(
                 f"{self.name} returned no attention weights at {missing[:2]}; it must run with "
-                "attn_implementation='eager' (HFModel.load sets it)."
+                "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
             )
-        arrays = {k: np.stack([a for n in ns for a in calls[n]]) for k, ns in self.names.items()}
+        arrays: dict[AttentionKind, Patterns] = {}
+        for kind, ns in self.names.items():
+            if lazy:
+                qs = [q for b in bases[kind] for q in calls[f"{b}.hook_q"]]
+                ks = [k for b in bases[kind] for k in calls[f"{b}.hook_k"]]
+                arrays[kind] = LazyPatterns(qs, ks, causal=kind == "decoder")
+            else:
+                arrays[kind] = np.stack([a for n in ns for a in calls[n]])
         logits = getattr(out, "logits", None)
         return (None if logits is None else logits[0].float()), arrays
 

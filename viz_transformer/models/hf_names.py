@@ -22,6 +22,7 @@ from transformers.utils.output_capturing import OutputRecorder
 
 from viz_transformer import settings
 from viz_transformer.hooks import dispatch
+from viz_transformer.models.hf_attention import name_modules
 from viz_transformer.record import AttentionKind
 
 T = TypeVar("T")
@@ -247,7 +248,8 @@ def _weights_reader(name: str, index: int) -> Callable[[nn.Module, Any, Any], No
 def install_pattern_hooks(
     module: PreTrainedModel, shows: tuple[AttentionKind, ...]
 ) -> dict[AttentionKind, list[str]]:
-    """Register one permanent hook per attention module and declare its ``hook_pattern`` name.
+    """Register one permanent hook per attention module and declare its ``hook_pattern`` name
+    (and the ``hook_q`` / ``hook_k`` names the ``"vt"`` attention function dispatches to).
 
     Returns:
         kind -> hook names in layer order (``model.decoder.layers.0.encoder_attn.hook_pattern``).
@@ -256,7 +258,9 @@ def install_pattern_hooks(
         ValueError: the architecture does not say which modules return attention weights.
     """
     names: dict[AttentionKind, list[str]] = {}
-    for kind, entries in attention_modules(module, shows).items():
+    modules = attention_modules(module, shows)
+    qk_names = name_modules(modules)
+    for kind, entries in modules.items():
         if not entries:
             raise ValueError(
                 f"{type(module).__name__} does not declare its {kind} attention modules to "
@@ -266,7 +270,7 @@ def install_pattern_hooks(
         for path, attn, index in entries:
             names[kind].append(f"{path}.hook_pattern")
             attn.register_forward_hook(_weights_reader(names[kind][-1], index))
-    module.extra_hook_names = [n for ns in names.values() for n in ns]
+    module.extra_hook_names = [n for ns in names.values() for n in ns] + qk_names
     return names
 
 

@@ -1,0 +1,72 @@
+"""Long inputs: HF traces keep queries and keys and compute each head on demand; every head equals
+the eager capture (and ``output_attentions``) of the same input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.tiny_hf import BUILDERS, TARGET, TEXT
+from viz_transformer import settings
+from viz_transformer.hooks import active_hook_names
+from viz_transformer.models.hf import HFModel, hf_spec
+from viz_transformer.patterns import LazyPatterns
+
+LAZY = ["marian", "bart", "bert", "gpt2", "llama"]  # plain softmax(q k^T * scale) attention
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HFModel]:
+    root = tmp_path_factory.mktemp("lazy")
+    return {n: HFModel.load(hf_spec(f"hf:{BUILDERS[n](root / n)}"), "cpu") for n in BUILDERS}
+
+
+def test_plain_attention_models_can_be_lazy_and_t5_cannot(models):
+    assert {n for n, m in models.items() if m.lazy_capable} == set(LAZY)
+    assert all(m.module.config._attn_implementation == "vt" for m in models.values())
+
+
+@pytest.mark.parametrize("name", LAZY)
+@pytest.mark.parametrize("target", [None, TARGET])
+def test_lazy_heads_equal_the_eager_capture(models, name, target, monkeypatch):
+    model = models[name]
+    if target is not None and model.spec.shows == ("encoder",):
+        pytest.skip("an encoder-only model takes no target")
+    eager = model.trace(TEXT, target)
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
+    lazy = model.trace(TEXT, target)
+    assert lazy.tgt_tokens == eager.tgt_tokens and lazy.pred_tokens == eager.pred_tokens
+    for kind in ("encoder", "decoder", "cross"):
+        ref, arr = eager.get(kind), lazy.get(kind)
+        assert (ref is None) == (arr is None)
+        if ref is None:
+            continue
+        assert isinstance(arr, LazyPatterns) and arr.shape == ref.shape
+        np.testing.assert_allclose(np.asarray(arr), ref, atol=2e-5, err_msg=f"{name} {kind}")
+    assert active_hook_names() == []
+
+
+def test_short_inputs_stay_whole_arrays(models):
+    trace = models["bert"].trace(TEXT)
+    assert isinstance(trace.encoder, np.ndarray)
+
+
+def test_t5_keeps_whole_arrays_even_when_long(models, monkeypatch):
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
+    trace = models["t5"].trace(TEXT)
+    assert all(isinstance(trace.get(k), np.ndarray) for k in ("encoder", "decoder", "cross"))
+
+
+def test_no_capture_runs_the_fused_kernel(models):
+    """Outside a capture the attention function returns no weights (SDPA); inside, eager."""
+    import torch
+
+    model = models["bert"]
+    ids = torch.tensor([model.tokenizer(TEXT)["input_ids"]])
+    with torch.no_grad():
+        plain = model.module(input_ids=ids).last_hidden_state
+    trace = model.trace(TEXT)  # eager inside the hooks block
+    with torch.no_grad():
+        again = model.module(input_ids=ids).last_hidden_state
+    np.testing.assert_allclose(plain.numpy(), again.numpy(), atol=1e-5)
+    assert trace.encoder.shape[0] == 2

@@ -1,0 +1,108 @@
+"""LazyPatterns: each head's softmax(q k^T) equals the eager array; indexing, guards, pickling."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from viz_transformer import settings
+from viz_transformer.patterns import LazyPatterns, block_reduce, fits_in_memory, is_lazy
+from viz_transformer.record import Trace
+
+
+def _eager(q: np.ndarray, k: np.ndarray, causal: bool) -> np.ndarray:
+    """[L, H, q, k] from [L, H, q, d] and [L, Hkv, k, d], repeating shared key heads."""
+    rep = q.shape[1] // k.shape[1]
+    scores = torch.from_numpy(q) @ torch.from_numpy(np.repeat(k, rep, axis=1)).transpose(-1, -2)
+    if causal:
+        n_q, n_k = scores.shape[-2:]
+        scores = scores.masked_fill(torch.ones(n_q, n_k).triu(n_k - n_q + 1).bool(), -torch.inf)
+    return torch.softmax(scores.double(), -1).float().numpy()
+
+
+@pytest.fixture
+def qk() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(3, 4, 9, 8)).astype(np.float32), rng.normal(size=(3, 2, 9, 8)).astype(
+        np.float32
+    )
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_index_form_equals_the_eager_array(qk, causal):
+    q, k = qk
+    lazy, ref = LazyPatterns(list(q), list(k), causal), _eager(q, k, causal)
+    assert lazy.shape == ref.shape and lazy.ndim == 4 and lazy.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(lazy), ref, atol=1e-6)
+    np.testing.assert_allclose(lazy[2, 3], ref[2, 3], atol=1e-6)
+    np.testing.assert_allclose(lazy[-1, -2], ref[-1, -2], atol=1e-6)
+    np.testing.assert_allclose(lazy[1], ref[1], atol=1e-6)
+    np.testing.assert_allclose(lazy[1, [0, 2]], ref[1, [0, 2]], atol=1e-6)
+    np.testing.assert_allclose(lazy[0, 1:3, 4], ref[0, 1:3, 4], atol=1e-6)
+    np.testing.assert_allclose(lazy[0, 1, 4:6, :3], ref[0, 1, 4:6, :3], atol=1e-6)
+    np.testing.assert_allclose(lazy[:, 0], ref[:, 0], atol=1e-6)
+    assert np.allclose(lazy[0, 0].sum(-1), 1.0, atol=1e-6)
+    if causal:
+        assert not np.triu(lazy[0, 0], 1).any()
+
+
+def test_a_head_is_read_only_and_cached(qk):
+    lazy = LazyPatterns(list(qk[0]), list(qk[1]), False)
+    first = lazy[0, 0]
+    assert lazy[0, 0] is first
+    with pytest.raises(ValueError):
+        first[0, 0] = 1.0
+
+
+def test_pickling_keeps_the_data_and_drops_the_cache(qk):
+    lazy = LazyPatterns(list(qk[0]), list(qk[1]), True)
+    lazy[0, 0]
+    copy = pickle.loads(pickle.dumps(lazy))
+    np.testing.assert_array_equal(copy[1, 2], lazy[1, 2])
+    assert copy.causal and copy.shape == lazy.shape
+
+
+def test_materialising_too_much_is_refused_with_a_message(qk, monkeypatch):
+    lazy = LazyPatterns(list(qk[0]), list(qk[1]), False)
+    monkeypatch.setattr(settings, "MAX_MATERIALISE", 100)
+    assert not fits_in_memory(lazy) and is_lazy(lazy)
+    with pytest.raises(ValueError, match="one head at a time"):
+        np.asarray(lazy)
+    assert lazy[0, 0].shape == (9, 9)  # one head (81 weights) is still fine
+
+
+def test_mismatched_queries_and_keys_are_refused():
+    with pytest.raises(ValueError, match="do not pair"):
+        LazyPatterns([np.zeros((3, 4, 8), np.float32)], [np.zeros((2, 4, 8), np.float32)], False)
+
+
+def test_a_trace_validates_lazy_patterns_against_its_tokens(qk):
+    lazy = LazyPatterns(list(qk[0]), list(qk[1]), False)
+    tokens = tuple(f"t{i}" for i in range(9))
+    trace = Trace("m", tokens, (), (), lazy, None, None).validate()
+    assert trace.encoder is lazy
+    with pytest.raises(ValueError, match="expected"):
+        Trace("m", tokens[:5], (), (), lazy, None, None).validate()
+    causal = LazyPatterns(list(qk[0]), list(qk[1]), True)
+    with pytest.raises(ValueError, match="future"):  # decoder needs the causal mask...
+        Trace(
+            "m", (), tokens, (), None, LazyPatterns(list(qk[0]), list(qk[1]), False), None
+        ).validate()
+    Trace("m", (), tokens, (), None, causal, None).validate()  # ...and has it
+
+
+def test_block_reduce_keeps_block_maxima_means_and_masked_blocks():
+    z = np.arange(36, dtype=np.float32).reshape(6, 6)
+    z[:2, 4:] = np.nan
+    out, bq, bk = block_reduce(z, 3, "max")
+    assert (bq, bk) == (2, 2) and out.shape == (3, 3)
+    assert out[0, 0] == 7 and out[2, 2] == 35 and np.isnan(out[0, 2])
+    mean, _, _ = block_reduce(z, 3, "mean")
+    assert mean[0, 0] == pytest.approx((0 + 1 + 6 + 7) / 4)
+    odd, bq, bk = block_reduce(np.ones((7, 5), np.float32), 3, "mean")
+    assert odd.shape == (3, 3) and (bq, bk) == (3, 2) and np.allclose(odd, 1.0)
+    same, bq, bk = block_reduce(z, 6)
+    assert same is z and bq == bk == 1

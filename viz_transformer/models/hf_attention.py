@@ -1,0 +1,111 @@
+"""One attention function for every Hugging Face model we load: fused SDPA unless this thread
+asks for the weights or for the queries and keys.
+
+transformers 5 routes a model's attention through ``ALL_ATTENTION_FUNCTIONS[impl]``. We register
+``"vt"`` there, so one cached model serves every Streamlit session whatever each one captures:
+
+- no capture active in this thread: ``sdpa_attention_forward``, the fused kernel (fast, and it
+  never holds a ``heads x n x n`` matrix, which long inputs need);
+- ``<module>.hook_pattern`` active: the model's own ``eager_attention_forward`` (from its modeling
+  file), whose weights the permanent forward hooks of ``hf_names`` pass on;
+- ``<module>.hook_q`` / ``hook_k`` active: the scaled queries and the keys (after rotary position
+  embeddings, before grouped-query repetition) go to ``dispatch``; ``LazyPatterns`` computes each
+  head from them when asked.
+
+The choice reads the per-thread hook context (``viz_transformer.hooks``), never a module flag.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import AttentionInterface, PretrainedConfig
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
+
+from viz_transformer.hooks import dispatch, is_active
+
+IMPLEMENTATION = "vt"
+# config keys of attention that is not softmax(q k^T * scale + causal mask): such models keep
+# their weights whole (no lazy per-head patterns)
+NOT_PLAIN = (
+    "sliding_window", "attn_logit_softcapping", "alibi", "use_alibi", "position_biased_input",
+)  # fmt: skip
+
+
+def _generic_eager(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **_: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's eager attention, for a modeling file that has none of its own."""
+    scaling = query.size(-1) ** -0.5 if scaling is None else scaling
+    weights = query @ key.transpose(2, 3) * scaling
+    if attention_mask is not None:
+        weights = weights + attention_mask
+    weights = nn.functional.softmax(weights, dim=-1)
+    weights = nn.functional.dropout(weights, p=dropout, training=module.training)
+    return (weights @ value).transpose(1, 2).contiguous(), weights
+
+
+def _own_eager(module: nn.Module) -> Any:
+    return getattr(sys.modules[type(module).__module__], "eager_attention_forward", _generic_eager)
+
+
+def vt_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Attention for ``ALL_ATTENTION_FUNCTIONS["vt"]``; see the module docstring."""
+    base = getattr(module, "vt_hook_base", None)
+    if base is not None:
+        if is_active(f"{base}.hook_q"):
+            scaling = kwargs.get("scaling")
+            scaling = query.size(-1) ** -0.5 if scaling is None else scaling
+            dispatch(f"{base}.hook_q", query * scaling)
+            dispatch(f"{base}.hook_k", key)
+        if is_active(f"{base}.hook_pattern"):
+            return _own_eager(module)(module, query, key, value, attention_mask, **kwargs)
+    return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+
+
+def register() -> str:
+    """Register ``"vt"`` (idempotent) with eager-style additive masks, which both paths read."""
+    if IMPLEMENTATION not in AttentionInterface._global_mapping:
+        AttentionInterface.register(IMPLEMENTATION, vt_attention_forward)
+        ALL_MASK_ATTENTION_FUNCTIONS.register(IMPLEMENTATION, eager_mask)
+    return IMPLEMENTATION
+
+
+def name_modules(modules: dict[str, list[tuple[str, nn.Module, int]]]) -> list[str]:
+    """Give every attention module its hook base name (its path); return the q/k hook names."""
+    names = []
+    for entries in modules.values():
+        for path, module, _ in entries:
+            for part in module.modules():  # T5 hooks the layer; its SelfAttention calls attention
+                part.vt_hook_base = path
+            names += [f"{path}.hook_q", f"{path}.hook_k"]
+    return names
+
+
+def plain_attention(config: PretrainedConfig, positions: str) -> bool:
+    """True when every head is ``softmax(q k^T * scale + causal mask)`` of the queries and keys
+    the attention function receives (no relative bias, ALiBi, soft-capping or sliding window), so
+    ``LazyPatterns`` recomputes exactly what eager attention gives."""
+    if positions == "relative":
+        return False
+    cfg = config.to_dict()
+    parts = [cfg, *(v for v in cfg.values() if isinstance(v, dict))]
+    return not any(part.get(key) for part in parts for key in NOT_PLAIN)

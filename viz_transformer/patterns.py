@@ -1,0 +1,182 @@
+"""Attention patterns of long inputs, computed one head at a time from captured queries and keys.
+
+A trace of ``n`` tokens holds ``layers x heads x n x n`` weights per attention kind: 4.8 GB at
+4,096 tokens for a BERT-size encoder. ``LazyPatterns`` keeps what is cheap instead, the scaled
+queries and the keys of every layer (``layers x heads x n x d_k``), and computes a head's
+``softmax(q k^T / sqrt(d_k))`` (Eq. 1, with the causal mask of section 3.2.3 for decoder
+self-attention) when a figure asks for it. It indexes like the ``[layers, heads, q, k]`` array it
+stands for: ``p[layer, head]`` is one map, ``p[layer]`` one layer's heads, ``np.asarray(p)``
+everything (refused above ``settings.MAX_MATERIALISE`` weights, with a message saying what to do).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from viz_transformer import settings
+
+HEAD_CACHE = 4  # recently computed heads kept per record (64 MB each at 4,096 tokens)
+
+
+class LazyPatterns:
+    """``[layers, heads, q, k]`` attention weights, each head computed on demand.
+
+    Args:
+        queries: per layer ``[heads, q, d_k]`` float32 queries already multiplied by the scale
+            (1/sqrt(d_k), or the model's own scaling).
+        keys: per layer ``[kv_heads, k, d_k]`` float32 keys; ``kv_heads`` divides ``heads``
+            (grouped-query attention shares one key head among ``heads / kv_heads`` queries).
+        causal: query ``i`` sees keys ``j <= i + (k - q)`` only (decoder self-attention).
+    """
+
+    ndim = 4
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, queries: Sequence[np.ndarray], keys: Sequence[np.ndarray], causal: bool):
+        if not queries or len(queries) != len(keys):
+            raise ValueError(f"{len(queries)} query and {len(keys)} key layers; need one each.")
+        self._q = [np.ascontiguousarray(q, dtype=np.float32) for q in queries]
+        self._k = [np.ascontiguousarray(k, dtype=np.float32) for k in keys]
+        heads, n_q, _ = self._q[0].shape
+        kv_heads, n_k, _ = self._k[0].shape
+        if heads % kv_heads or any(q.shape != self._q[0].shape for q in self._q):
+            raise ValueError(f"queries {self._q[0].shape} and keys {self._k[0].shape} do not pair.")
+        self.causal = causal
+        self.shape = (len(self._q), heads, n_q, n_k)
+        self._group = heads // kv_heads
+        self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def nbytes(self) -> int:
+        """What the whole array would take if materialised."""
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"LazyPatterns(shape={self.shape}, causal={self.causal})"
+
+    def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: no lock, no cache
+        return {"q": self._q, "k": self._k, "causal": self.causal}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["q"], state["k"], state["causal"])  # type: ignore[misc]
+
+    def head(self, layer: int, head: int) -> np.ndarray:
+        """One head's ``[q, k]`` weights (read-only), rows summing to 1."""
+        layer = range(self.shape[0])[layer]
+        head = range(self.shape[1])[head]
+        with self._lock:
+            found = self._cache.get((layer, head))
+            if found is not None:
+                self._cache.move_to_end((layer, head))
+                return found
+        q = torch.from_numpy(self._q[layer][head])  # (q, d_k)
+        k = torch.from_numpy(self._k[layer][head // self._group])  # (k, d_k)
+        with torch.no_grad():
+            scores = q @ k.T  # (q, k)
+            if self.causal:
+                n_q, n_k = scores.shape
+                future = torch.ones(n_q, n_k, dtype=torch.bool).triu_(n_k - n_q + 1)
+                scores.masked_fill_(future, float("-inf"))
+            weights = torch.softmax(scores, dim=-1).numpy()
+        weights.flags.writeable = False
+        with self._lock:
+            self._cache[(layer, head)] = weights
+            while len(self._cache) > HEAD_CACHE:
+                self._cache.popitem(last=False)
+        return weights
+
+    def heads(self, layer: int, heads: Sequence[int] | range | None = None) -> np.ndarray:
+        """``[len(heads), q, k]`` weights of some heads of one layer (all when None)."""
+        heads = range(self.shape[1]) if heads is None else heads
+        self._check_size(len(heads) * self.shape[2] * self.shape[3])
+        return np.stack([self.head(layer, h) for h in heads])
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        index = index if isinstance(index, tuple) else (index,)
+        layer, rest = index[0], index[1:]
+        if not isinstance(layer, (int, np.integer)):
+            return self.materialise()[index]
+        if not rest:
+            return self.heads(int(layer))
+        head, tail = rest[0], rest[1:]
+        if isinstance(head, (int, np.integer)):
+            out = self.head(int(layer), int(head))
+        else:
+            chosen = range(self.shape[1])[head] if isinstance(head, slice) else list(head)
+            out = self.heads(int(layer), [int(h) for h in chosen])
+            tail = (slice(None), *tail)
+        return out[tail] if tail else out
+
+    def materialise(self) -> np.ndarray:
+        """The whole ``[layers, heads, q, k]`` array.
+
+        Raises:
+            ValueError: more than ``settings.MAX_MATERIALISE`` weights.
+        """
+        self._check_size(self.size)
+        out = np.empty(self.shape, dtype=np.float32)
+        for layer in range(self.shape[0]):
+            for head in range(self.shape[1]):
+                out[layer, head] = self.head(layer, head)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        arr = self.materialise()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def _check_size(self, n: int) -> None:
+        if n > settings.MAX_MATERIALISE:
+            raise ValueError(
+                f"{self.shape[2]:,} x {self.shape[3]:,} tokens: {n:,} weights at once would take "
+                f"{n * 4 / 2**30:.1f} GB. Look at one head at a time (the overview is "
+                "downsampled), or shorten the input."
+            )
+
+
+def is_lazy(arr: object) -> bool:
+    """True for patterns computed per head (long inputs)."""
+    return isinstance(arr, LazyPatterns)
+
+
+def fits_in_memory(arr: np.ndarray | LazyPatterns) -> bool:
+    """True when every weight of ``arr`` may be held at once (``settings.MAX_MATERIALISE``)."""
+    return not is_lazy(arr) or arr.size <= settings.MAX_MATERIALISE
+
+
+def block_reduce(z: np.ndarray, size: int, how: str = "max") -> tuple[np.ndarray, int, int]:
+    """Downsample a ``[q, k]`` map to at most ``size x size`` cells by block max or mean.
+
+    NaN cells (masked) are ignored; a block of NaN stays NaN.
+
+    Returns:
+        the reduced map and the block height and width (1 when that side already fits).
+    """
+    n_q, n_k = z.shape
+    bq, bk = -(-n_q // size), -(-n_k // size)  # ceil
+    if bq == bk == 1:
+        return z, 1, 1
+    pad_q, pad_k = -n_q % bq, -n_k % bk
+    padded = np.pad(z, ((0, pad_q), (0, pad_k)), constant_values=np.nan)
+    blocks = padded.reshape(padded.shape[0] // bq, bq, padded.shape[1] // bk, bk)
+    finite = np.isfinite(blocks).any(axis=(1, 3))
+    filled = np.where(np.isnan(blocks), -np.inf if how == "max" else 0.0, blocks)
+    if how == "max":
+        out = filled.max(axis=(1, 3))
+    else:
+        counts = np.isfinite(blocks).sum(axis=(1, 3))
+        out = filled.sum(axis=(1, 3)) / np.maximum(counts, 1)
+    return np.where(finite, out, np.nan).astype(np.float32), bq, bk
