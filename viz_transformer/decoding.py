@@ -128,8 +128,10 @@ def decode_steps(
 ) -> Decoding:
     """Decode ``text`` one token at a time and record every step (section 3.1).
 
-    The encoder runs once; each step decodes the start symbol plus the outputs so far again (no
-    key/value cache), so a step's rows equal the matching rows of the teacher-forced trace.
+    The encoder runs once; each step feeds the decoder the start symbol plus the outputs so far.
+    The models keep the previous step's keys and values (a key/value cache, or Bergamot's
+    recurrent state) and run only the newest token; a step's rows still equal the matching rows
+    of the teacher-forced trace.
 
     Args:
         model: a handle from ``vt.load_model`` with a decoder.
