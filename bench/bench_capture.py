@@ -4,9 +4,10 @@ Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_capture.py [--devic
 
 Two random models built offline by ``bench/models.py``: an opus-mt-en-de-size Marian loaded as
 ``hf:<folder>`` through the app's registry, and the paper's Transformer at the base size wrapped
-as the app wraps a paper model. For each source length N (32, 128, 512 tokens, special tokens
-included) the target is forced to the same text, so the decoder also reads N tokens. Timed, under
-``torch.no_grad()``, on the same token ids:
+as the app wraps a paper model; and, for context, the shipped ``paper-en-pt`` (3+3 layers,
+d_model 256, 256 positions, so not at 512). For each source length N (32, 128, 512 tokens,
+special tokens included) the target is forced to the same text, so the decoder also reads N
+tokens. Timed, under ``torch.no_grad()``, on the same token ids:
 
 - (a) plain forward: the module called directly, no hook active; Hugging Face: a second copy
   loaded with ``attn_implementation="sdpa"``; paper model: ``module(src, tgt)`` (whatever path
@@ -55,11 +56,13 @@ import viz_transformer as vt
 from bench.common import ROOT, pick_device, sync, table, verdict, write_section
 from bench.models import build_marian_base, paper_model, text_of
 from viz_transformer.hooks import hooks
+from viz_transformer.models.builtin import PaperModel
 from viz_transformer.record import KINDS, Trace
 
 LENGTHS = (32, 128, 512)
 TARGET_RATIO = 1.3  # trace / plain forward at 128 tokens
 PROFILE_AT = 128
+PAPER = "paper Transformer base size"
 
 
 @dataclass
@@ -157,13 +160,12 @@ def marian_cases(folder: Path, device: str, lengths: tuple[int, ...]) -> list[Ca
     return cases
 
 
-def paper_cases(device: str, lengths: tuple[int, ...]) -> list[Case]:
-    """The paper's Transformer at the base size (random weights) wrapped as ``PaperModel``."""
-    model = paper_model(device=device)
-    vocab, module, cfg = model.vocab, model.module, model.module.cfg
+def paper_cases(model: PaperModel, label: str, lengths: tuple[int, ...]) -> list[Case]:
+    """A paper Transformer wrapped as ``PaperModel``, at the lengths its positions allow."""
+    vocab, module, cfg, device = model.vocab, model.module, model.module.cfg, model.device
     names = [n for ns in module.pattern_hook_names().values() for n in ns]
     cases = []
-    for n in lengths:
+    for n in (n for n in lengths if n <= cfg.max_len):
         text = text_of(lambda t: len(vocab.encode(t)), n)
         src = torch.tensor([vocab.encode(text)], device=device)
         tgt = torch.tensor([[vocab.bos_id, *vocab.encode(text, add_eos=False)]], device=device)
@@ -177,13 +179,13 @@ def paper_cases(device: str, lengths: tuple[int, ...]) -> list[Case]:
         check_trace(full_record(tr), n, cfg.n_encoder_layers, cfg.n_heads)
         cases.append(
             Case(
-                model="paper Transformer base size",
+                model=label,
                 n=n,
                 plain=forward,
                 own=lambda f=forward: capture_path(module, names, f),
                 eager=None,
                 trace=lambda text=text: vt.trace(model, text, target=text),
-                notes=[f"paper model (a) runs fused SDPA: {uses_sdpa(forward)}"],
+                notes=[f"{label} (a) runs fused SDPA: {uses_sdpa(forward)}"],
             )
         )
     return cases
@@ -216,8 +218,8 @@ def measure(case: Case, runs: int, device: str) -> dict[str, float]:
 
 def profile(trace: Callable[[], Trace], reps: int = 3) -> dict[str, float]:
     """ms per trace spent in: forward (module calls, hooks excluded), hook copies (our recording
-    functions, device-to-host copy and numpy conversion), numpy stacking, validate, and the rest
-    (tokenising, labels, building the record), under cProfile (which slows Python code)."""
+    functions: device-to-host copy and numpy conversion), numpy stacking, validate, tokenising and
+    the rest, under cProfile (which slows Python code, so the shares matter, not the total)."""
     trace()
     prof = cProfile.Profile()
     prof.enable()
@@ -239,14 +241,22 @@ def profile(trace: Callable[[], Trace], reps: int = 3) -> dict[str, float]:
     forward = cum("torch/nn/modules/module.py", "_wrapped_call_impl") - dispatch
     stack = cum("numpy/_core/shape_base.py", "stack")
     validate = cum("viz_transformer/record.py", "validate")
+    argmax = sum(v[3] for (_, _, fn), v in stats.items() if "'argmax'" in fn)
+    tokenise = (
+        cum("transformers/tokenization_", "__call__", "convert_ids_to_tokens")
+        + cum("viz_transformer/vocab.py", "encode")
+        + cum("viz_transformer/sp_vocab.py", "encode")
+    )
     parts = {
         "forward (hooks excluded)": forward,
         "hook copies (to CPU float32 numpy)": hooks,
         "hook dispatch (looking up hooks)": dispatch - hooks,
         "numpy stacking": stack,
         "validate": validate,
+        "tokenise and token labels": tokenise,
+        "argmax over the vocabulary (pred_tokens)": argmax,
     }
-    parts["rest (tokenise, labels, record)"] = total - sum(parts.values())
+    parts["rest (checks, building the record)"] = total - sum(parts.values())
     return {"total": total * 1000 / reps} | {k: v * 1000 / reps for k, v in parts.items()}
 
 
@@ -300,7 +310,7 @@ def report(results: list[tuple[Case, dict[str, float]]], profiles: dict, args, d
     )  # fmt: skip
     targets = []
     by = {(c.model.split()[0], c.n): ms for c, ms in results}
-    for key, label in (("Marian", "Marian (hf:)"), ("paper", "paper model")):
+    for key, label in (("Marian", "Marian (hf:)"), ("paper", "paper model (base size)")):
         ms = by.get((key, PROFILE_AT))
         if ms:
             worst = max(ms["trace"], ms.get("full", 0.0)) / ms["plain"]
@@ -347,7 +357,7 @@ def main() -> None:
     parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if present)")
     parser.add_argument("--runs", type=int, default=7, help="timed runs per cell (median)")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
-    parser.add_argument("--models", nargs="+", default=["marian", "paper"])
+    parser.add_argument("--models", nargs="+", default=["marian", "paper", "paper-en-pt"])
     parser.add_argument("--models-dir", type=Path, help="reuse built models here (else a temp dir)")
     parser.add_argument("--no-write", action="store_true", help="print only; keep docs as is")
     args = parser.parse_args()
@@ -364,7 +374,10 @@ def main() -> None:
                 build_marian_base(folder)
             cases += marian_cases(folder.resolve(), device, lengths)
         if "paper" in args.models:
-            cases += paper_cases(device, lengths)
+            cases += paper_cases(paper_model(device=device), PAPER, lengths)
+        if "paper-en-pt" in args.models:
+            shipped = vt.load_model("paper-en-pt", device)
+            cases += paper_cases(shipped, "paper-en-pt (shipped, 3+3 layers, d 256)", lengths)
         results = []
         for case in cases:
             ms = measure(case, args.runs, device)
