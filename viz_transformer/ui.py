@@ -209,9 +209,13 @@ def page_header(title: str, intro: str, equation: str | None = None) -> None:
 
 
 def chart(fig: go.Figure, name: str = "figure", key: str | None = None) -> None:
-    """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png)."""
+    """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png).
+
+    ``fig`` is left unchanged (presenter mode enlarges a copy): it may be a cached figure that
+    other sessions draw too.
+    """
     if st.session_state.get(PRESENTER_KEY):
-        fig.update_layout(font_size=20, title_font_size=24)
+        fig = go.Figure(fig).update_layout(font_size=20, title_font_size=24)
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},

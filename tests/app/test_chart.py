@@ -1,0 +1,33 @@
+"""``ui.chart`` never changes the figure it draws (pages may pass one cached for every session)."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+
+def _page() -> None:
+    import plotly.graph_objects as go
+    import streamlit as st
+
+    from viz_transformer import ui
+
+    fig = st.session_state.setdefault("fig", go.Figure(go.Heatmap(z=[[0.25, 0.75]])))
+    ui.chart(fig, "shared")
+
+
+def test_presenter_mode_enlarges_a_copy_and_leaves_the_figure_as_it_was():
+    at = AppTest.from_function(_page, default_timeout=30)
+    at.session_state["presenter"] = True
+    at.run().run()  # twice: a second run would see a first run's change
+    assert not at.exception
+    fig = at.session_state["fig"]
+    assert fig.layout.font.size is None and fig.layout.title.font.size is None
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["font"]["size"] == 20 and spec["layout"]["title"]["font"]["size"] == 24
+    assert spec["data"][0]["z"] == [[0.25, 0.75]]
+
+    at.session_state["presenter"] = False
+    at.run()
+    assert "font" not in json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
