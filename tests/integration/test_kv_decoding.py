@@ -1,5 +1,6 @@
 """Cached step sessions of Hugging Face models and Bergamot against the uncached ones: every
-prefix a greedy or beam search scores gives the same log-probabilities and attention rows."""
+prefix a greedy or beam search scores gives the same log-probabilities and attention rows. And
+Bergamot's trace, whose rows come from its greedy steps, against a teacher-forced pass."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 import viz_transformer as vt
 from tests.tiny_hf import BUILDERS
 from viz_transformer.decoding import _search
+from viz_transformer.hooks import collect
+from viz_transformer.models import bergamot as bergamot_module
 from viz_transformer.models import hf_steps
 from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
 
@@ -109,3 +113,29 @@ def test_bergamot_cached_steps_equal_decoding_every_prefix_whole(bergamot, width
     # the float64 computation, so the two agree to that and no closer.
     scored = _same_search(bergamot, "Where is the nearest train station?", width, 40, atol=1e-4)
     assert len(scored) >= 8 and all(s.self_row is None for s in scored.values())
+
+
+def test_bergamot_trace_rows_from_the_greedy_steps_equal_a_teacher_forced_pass(bergamot):
+    text = "The committee will publish its final report next Tuesday."
+    trace = bergamot.trace(text)
+    src_ids = bergamot.source_ids(text)
+    out_ids = bergamot.sp.encode(trace.output_text)
+    assert trace.tgt_tokens[1:] == bergamot.pieces(out_ids)
+    names = bergamot.module.pattern_hook_names()["cross"]
+    with torch.no_grad(), collect(bergamot.module, names) as cache:
+        memory, vocab, _ = bergamot._prepare(src_ids)
+        logits = bergamot.module.decode(memory, torch.tensor([out_ids]), vocab)[0]  # (T, vocab)
+    np.testing.assert_allclose(trace.cross, np.stack([cache[n] for n in names]), atol=1e-5)
+    assert trace.pred_tokens == bergamot.pieces(logits.argmax(-1).tolist())
+
+
+def test_bergamot_output_cut_at_the_length_limit_is_traced_whole(bergamot, monkeypatch):
+    text = "The committee will publish its final report next Tuesday."
+    full = bergamot.trace(text)
+    monkeypatch.setattr(bergamot_module, "MAX_LENGTH_FACTOR", 0.5)  # about half the output
+    cut = bergamot.trace(text)
+    T = len(cut.tgt_tokens)
+    assert len(full.tgt_tokens) > T and cut.pred_tokens[-1] != "</s>"
+    assert cut.cross.shape == (2, 8, T, len(full.src_tokens))
+    np.testing.assert_allclose(cut.cross, full.cross[:, :, :T], atol=1e-5)
+    assert cut.pred_tokens == full.pred_tokens[:T]

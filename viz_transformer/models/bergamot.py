@@ -19,7 +19,7 @@ import sentencepiece as spm
 import torch
 import torch.nn.functional as F
 
-from viz_transformer.hooks import collect
+from viz_transformer.hooks import collect, collect_calls
 from viz_transformer.models.base import (
     DecoderSession,
     LoadedModel,
@@ -321,9 +321,10 @@ class BergamotModel(LoadedModel):
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Encoder self-attention ``[6, 8, S, S]`` and cross-attention ``[2, 8, T, S]``.
 
-        The encoder runs once; greedy decoding (or the SentencePiece pieces of ``target``) gives
-        the outputs, then one teacher-forced decoder pass over ``T`` = 1 + outputs (``</s>``
-        excluded) positions records every cross-attention row at once.
+        The encoder runs once. Greedy decoding records each step's newest cross-attention row
+        as it goes: ``T`` = 1 + outputs (``</s>`` excluded) steps, the rows a teacher-forced
+        pass computes (the decoder never looks ahead, section 3.2.3). A forced ``target`` (or
+        an output cut at the length limit) gets one teacher-forced pass over ``T`` positions.
         """
         module, eos = self.module, self.module.cfg.eos_id
         messages: list[str] = []
@@ -332,28 +333,36 @@ class BergamotModel(LoadedModel):
         with torch.no_grad():
             with collect(module, names["encoder"]) as enc_cache:
                 memory, vocab, max_new = self._prepare(src_ids)
-            if target is None:  # outside any hook block: its steps' rows are recorded below
-                out_ids = [i for i in greedy_decode(module, memory, max_new, vocab) if i != eos]
+            preds: list[int] = []
+            if target is None:
+                with collect_calls(module, names["cross"], _newest_row) as steps:
+                    preds = greedy_decode(module, memory, max_new, vocab)
+                out_ids = [i for i in preds if i != eos]
             else:
                 out_ids = self.sp.encode(target)
-            outputs = torch.tensor([out_ids], dtype=torch.long, device=self.device)  # (1, n)
-            with collect(module, names["cross"]) as cross_cache:
-                logits = module.decode(memory, outputs, vocab)[0]  # (T, vocab), T = n + 1
-        arrays = {
-            kind: np.stack([cache[n] for n in names[kind]])
-            for kind, cache in (("encoder", enc_cache), ("cross", cross_cache))
-        }
+            if preds and preds[-1] == eos:  # one step per position: all T rows, (h, S) each
+                cross = np.stack([np.stack(steps[n], axis=1) for n in names["cross"]])
+            else:
+                outputs = torch.tensor([out_ids], dtype=torch.long, device=self.device)  # (1, n)
+                with collect(module, names["cross"]) as cross_cache:
+                    logits = module.decode(memory, outputs, vocab)[0]  # (T, vocab), T = n + 1
+                cross = np.stack([cross_cache[n] for n in names["cross"]])
+                preds = logits.argmax(-1).tolist()
         return Trace(
             model_name=self.name,
             src_tokens=self.pieces(src_ids),
             tgt_tokens=(START_TOKEN, *self.pieces(out_ids)),
-            pred_tokens=self.pieces(logits.argmax(-1).tolist()),
-            encoder=arrays["encoder"],
+            pred_tokens=self.pieces(preds),
+            encoder=np.stack([enc_cache[n] for n in names["encoder"]]),
             decoder=None,
-            cross=arrays["cross"],
+            cross=cross,  # (layers, heads, T, S)
             output_text=self.sp.decode(out_ids),
             forced=target is not None,
             scaled=True,
             notes={"decoder": DECODER_NOTE},
             messages=tuple(messages),
         ).validate()
+
+
+def _newest_row(pattern: torch.Tensor) -> torch.Tensor:
+    return pattern[0, :, -1]  # (B, h, q, S) -> the newest query's row (h, S)

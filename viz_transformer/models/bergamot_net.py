@@ -32,6 +32,9 @@ class BergamotConfig:
     eos_id: int = 0  # ``</s>``; the vocabulary has no BOS
 
 
+POSITIONS = 1024  # positions tabulated once: 256 source tokens, 2.5 outputs per token
+
+
 def marian_positions(start: int, length: int, d_model: int, device: torch.device) -> torch.Tensor:
     """Marian's sinusoidal encoding: all sines, then all cosines (section 3.5, split layout).
 
@@ -203,11 +206,20 @@ class BergamotTransformer(nn.Module):
         self.hook_src_embed, self.hook_tgt_embed = HookPoint(), HookPoint()
         self.hook_src_pos, self.hook_tgt_pos = HookPoint(), HookPoint()
         self.hook_points = name_hook_points(self)
+        # computed once rather than at every decoding step: (POSITIONS, d), rows as on the fly
+        table = marian_positions(0, POSITIONS, cfg.d_model, torch.device("cpu"))
+        self.register_buffer("pe", table, persistent=False)
+
+    def _positions(self, start: int, length: int, device: torch.device) -> torch.Tensor:
+        """Rows ``start .. start + length - 1`` of Marian's sinusoid, (1, length, d)."""
+        if start + length <= self.pe.shape[0]:
+            return self.pe[None, start : start + length].to(device)
+        return marian_positions(start, length, self.cfg.d_model, device)[None]
 
     def encode(self, src: torch.Tensor) -> torch.Tensor:
         """Args: src (B, S) ids ending with ``</s>``, no padding. Returns memory (B, S, d)."""
         emb = self.hook_src_embed(self.embed(src) * math.sqrt(self.cfg.d_model))
-        pos = marian_positions(0, src.shape[1], self.cfg.d_model, src.device)[None]  # (1, S, d)
+        pos = self._positions(0, src.shape[1], src.device)  # (1, S, d)
         x = emb + self.hook_src_pos(pos)
         for layer in self.encoder.layers:
             x = layer(x)
@@ -240,7 +252,7 @@ class BergamotTransformer(nn.Module):
     def _decode(self, emb: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
         """Logits (B, T, vocab) for decoder input embeddings ``emb`` (B, T, d) after ``state``."""
         T = emb.shape[1]
-        pos = marian_positions(state.position, T, self.cfg.d_model, emb.device)[None]  # (1, T, d)
+        pos = self._positions(state.position, T, emb.device)  # (1, T, d)
         x = self.hook_tgt_embed(emb * math.sqrt(self.cfg.d_model)) + self.hook_tgt_pos(pos)
         cells = []
         for layer, kv, cell in zip(self.decoder.layers, state.cross_kv, state.cells, strict=True):
