@@ -1,11 +1,13 @@
 """Attention maps: every layer and head of encoder self, decoder masked self and cross attention,
 as maps, bertviz's head view, head mean / max / rollout, and per-head statistics."""
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from viz_transformer import aggregate, ui
 from viz_transformer.export import trace_meta
 from viz_transformer.figures import attention as figures
+from viz_transformer.patterns import fits_in_memory, is_lazy
 
 TABS = ["Maps", "Head view", "Mean / max / rollout", "Statistics"]
 SUMMARIES = {"mean": aggregate.head_mean, "max": aggregate.head_max, "rollout": aggregate.rollout}
@@ -23,10 +25,30 @@ NO_ROLLOUT = (
 )
 
 
+LONG = "{n:,} tokens: {what} needs every head at full size; the maps show one head at a time."
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def head_stats(name: str, text: str, kind: str) -> dict:
     trace = ui.cached_trace(name, text)
     return aggregate.head_stats(trace.get(kind), trace.tokens_for(kind)[1], kind != "cross")
+
+
+@st.cache_data(max_entries=8, show_spinner="Computing every head (downsampled)…")
+def long_overview(name: str, text: str, kind: str, hide: bool) -> go.Figure:
+    return figures.overview_figure(ui.cached_trace(name, text), kind, hide)
+
+
+def zoom_window(n_rows: int, n_cols: int) -> tuple[int, int, int] | None:
+    """Controls for a full-resolution window into a long map; None shows the whole map."""
+    if not st.toggle("Zoom to full resolution", key="zoom"):
+        return None
+    c1, c2, c3 = st.columns(3)
+    top = figures.HEAD_MAX
+    size = c3.number_input("Window size", 1, top, min(64, top), step=8, key="zoom_size")
+    q0 = c1.number_input("First query", 0, max(0, n_rows - 1), 0, step=size, key="zoom_q")
+    k0 = c2.number_input("First key", 0, max(0, n_cols - 1), 0, step=size, key="zoom_k")
+    return int(q0), int(k0), int(size)
 
 
 name, text = ui.sidebar()
@@ -64,13 +86,25 @@ hide = col_hide.toggle("Hide special tokens", key="hide_special", help="</s>, <s
 meta = {**trace_meta(trace), "kind": kind, "layer": layer, "special_tokens_hidden_in_view": hide}
 maps, view, agg, stats = st.tabs(TABS, key="attn_tab", on_change="rerun")
 
+n_tokens = max(arr.shape[2:])
 if maps.open:
     with maps:
-        ui.chart(figures.overview_figure(trace, kind, hide), f"{kind}-overview")
+        if not is_lazy(arr):
+            ui.chart(figures.overview_figure(trace, kind, hide), f"{kind}-overview")
+        elif st.toggle("Overview of every head (downsampled; computes each head once)", key="ov"):
+            ui.chart(long_overview(name, text, kind, hide), f"{kind}-overview")
         head = st.selectbox("Head", range(n_heads), key="head")
-        ui.chart(figures.head_figure(trace, kind, layer, head, hide), f"{kind}-L{layer}-H{head}")
-        ui.downloads(f"attention-{kind}", {kind: arr}, meta)
-if view.open:
+        window = zoom_window(*arr.shape[2:]) if figures.is_large(trace, kind) else None
+        fig = figures.head_figure(trace, kind, layer, head, hide, window)
+        ui.chart(fig, f"{kind}-L{layer}-H{head}")
+        shown = (
+            {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
+        )
+        ui.downloads(f"attention-{kind}", shown, meta)
+if view.open and n_tokens > figures.HEAD_VIEW_TOKENS:
+    with view:
+        st.info(f"{n_tokens:,} tokens are too many lines to follow; the maps show every weight.")
+elif view.open:
     with view:
         st.session_state["view_heads"] = [h for h in st.session_state["view_heads"] if h < n_heads]
         heads = st.multiselect("Heads", range(n_heads), key="view_heads")
@@ -79,6 +113,11 @@ if view.open:
             st.stop()
         ui.chart(figures.head_view_figure(trace, kind, layer, heads, hide), f"{kind}-head-view")
         ui.downloads(f"head-view-{kind}", {kind: arr[layer, heads]}, {**meta, "heads": heads})
+for tab in (agg, stats):
+    if tab.open and not fits_in_memory(arr):
+        with tab:
+            st.info(LONG.format(n=n_tokens, what="this summary"))
+            st.stop()
 if agg.open:
     with agg:
         which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg")

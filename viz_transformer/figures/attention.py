@@ -14,6 +14,7 @@ from plotly.colors import hex_to_rgb, qualitative
 
 from viz_transformer.aggregate import head_max, head_mean, kept_positions, rollout
 from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.patterns import block_reduce
 from viz_transformer.record import AttentionKind, Trace
 
 KIND_TITLES: dict[str, str] = {
@@ -22,7 +23,10 @@ KIND_TITLES: dict[str, str] = {
     "cross": "Encoder-decoder (cross) attention",
 }
 HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
+HEAD_MAX = 256  # a head map larger than this per side is drawn as block maxima (or a window)
+OVERVIEW_MAX = 256  # per head in the layers x heads overview
 HEAD_VIEW_MIN = 0.02  # lighter lines are invisible anyway and would only grow the payload
+HEAD_VIEW_TOKENS = 300  # more lines than anyone can follow
 HEAD_COLOURS = qualitative.Dark24
 
 
@@ -120,20 +124,89 @@ def _heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel
     return fig
 
 
+def is_large(trace: Trace, kind: AttentionKind) -> bool:
+    """True when a head of ``kind`` has more than ``HEAD_MAX`` rows or columns: its map is then
+    drawn downsampled, with a full-resolution window (``head_figure``'s ``window``)."""
+    return max(_require(trace, kind).shape[2:]) > HEAD_MAX
+
+
 def head_figure(
-    trace: Trace, kind: AttentionKind, layer: int, head: int, hide_special: bool = False
+    trace: Trace,
+    kind: AttentionKind,
+    layer: int,
+    head: int,
+    hide_special: bool = False,
+    window: tuple[int, int, int] | None = None,
 ) -> go.Figure:
     """One head's pattern ``[q, k]`` with token labels and hover values (Eq. 1's softmax).
 
     With ``hide_special`` the rows and columns of special tokens are dropped, not renormalised.
+    A map larger than ``HEAD_MAX`` per side is drawn as block maxima (every weight is in some
+    block, so no strong weight disappears); ``window=(first query, first key, size)`` shows that
+    part at full resolution with its token labels instead.
     """
     arr = _require(trace, kind)
     _check_layer(arr, kind, layer, head)
     rows, cols, ri, ci, ylabel, note = _axes(trace, kind, hide_special)
     z = _masked(arr[layer, head], kind)[np.ix_(ri, ci)]
-    return _heatmap(
-        z, rows, cols, _title(f"{KIND_TITLES[kind]}, layer {layer}, head {head}", note), ylabel
+    title = f"{KIND_TITLES[kind]}, layer {layer}, head {head}"
+    if window is not None:
+        q0, k0, size = _clamp_window(window, z.shape)
+        rows, cols, z = (
+            rows[q0 : q0 + size],
+            cols[k0 : k0 + size],
+            z[q0 : q0 + size, k0 : k0 + size],
+        )
+        shown = f"queries {q0}-{q0 + len(rows) - 1}, keys {k0}-{k0 + len(cols) - 1}"
+        note = "; ".join(filter(None, [f"{shown} of {len(ri)} x {len(ci)}", note]))
+        fig = _heatmap(z, rows, cols, _title(title, note), ylabel)
+        fig.update_xaxes(ticktext=cols, tickvals=list(range(len(cols))))
+        return fig
+    if max(z.shape) > HEAD_MAX:
+        return _downsampled(
+            z, _title(title, "; ".join(filter(None, [_reduced(*z.shape, HEAD_MAX), note]))), ylabel
+        )
+    return _heatmap(z, rows, cols, _title(title, note), ylabel)
+
+
+def _clamp_window(window: tuple[int, int, int], shape: tuple[int, ...]) -> tuple[int, int, int]:
+    q0, k0, size = (int(v) for v in window)
+    size = max(1, min(size, HEAD_MAX))
+    return max(0, min(q0, shape[0] - 1)), max(0, min(k0, shape[1] - 1)), size
+
+
+def _reduced(n_q: int, n_k: int, limit: int) -> str:
+    bq, bk = -(-n_q // limit), -(-n_k // limit)
+    return f"{n_q} x {n_k} tokens: each cell is the max of a {bq} x {bk} block"
+
+
+def _downsampled(z: np.ndarray, title: str, ylabel: str) -> go.Figure:
+    """A long map as block maxima on axes counted in token positions."""
+    small, bq, bk = block_reduce(z, HEAD_MAX, "max")
+    fig = go.Figure(
+        go.Heatmap(
+            z=small,
+            x0=(bk - 1) / 2,
+            dx=bk,
+            y0=(bq - 1) / 2,
+            dy=bq,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale=COLORSCALE,
+            hovertemplate=f"queries near %{{y:.0f}} (block of {bq}), keys near %{{x:.0f}} "
+            f"(block of {bk})<br>max weight %{{z:.3f}}<extra></extra>",
+            colorbar={"title": {"text": "block max"}},
+        )
     )
+    fig.update_xaxes(title="key position (attended to)", range=[0, z.shape[1]])
+    fig.update_yaxes(title=f"{ylabel}, position", range=[z.shape[0], 0])
+    fig.update_layout(
+        title=title,
+        height=760,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        plot_bgcolor="#d9d9d9",
+    )
+    return fig
 
 
 def aggregate_figure(
@@ -168,8 +241,17 @@ def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = Fals
     One trace draws ~4x faster than dozens of subplots in the browser.
     """
     _, _, ri, ci, _, note = _axes(trace, kind, hide_special)
-    arr = _masked(_require(trace, kind), kind)[:, :, ri][:, :, :, ci]
-    n_layers, n_heads, q, k = arr.shape
+    arr = _require(trace, kind)
+    n_layers, n_heads = arr.shape[:2]
+    full = len(ri) != arr.shape[2] or len(ci) != arr.shape[3]
+    tiles = [[None] * n_heads for _ in range(n_layers)]
+    for layer in range(n_layers):
+        for head in range(n_heads):  # one head at a time: a long input is never whole
+            z = _masked(arr[layer, head], kind)
+            tiles[layer][head] = block_reduce(z[np.ix_(ri, ci)] if full else z, OVERVIEW_MAX)[0]
+    q, k = tiles[0][0].shape
+    if (q, k) != (len(ri), len(ci)):
+        note = "; ".join(filter(None, [_reduced(len(ri), len(ci), OVERVIEW_MAX), note]))
     gap = max(1, round(0.15 * max(q, k)))
     tiled = np.full((n_layers * (q + gap) - gap, n_heads * (k + gap) - gap), np.nan, np.float32)
     layer_of = np.full(tiled.shape, -1, dtype=np.int16)
@@ -177,7 +259,7 @@ def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = Fals
     for layer in range(n_layers):
         for head in range(n_heads):
             r, c = layer * (q + gap), head * (k + gap)
-            tiled[r : r + q, c : c + k] = arr[layer, head]
+            tiled[r : r + q, c : c + k] = tiles[layer][head]
             layer_of[r : r + q, c : c + k] = layer
             head_of[r : r + q, c : c + k] = head
     fig = go.Figure(
