@@ -1,6 +1,7 @@
 """Step-by-step decoding with a key/value cache (issue 5, target 4): the cost of step 30 vs step 1.
 
-Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_decoding.py [--device cpu] [--runs 7]``.
+Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_decoding.py [--runs 7] [--device cpu]``
+(``--models-dir`` keeps the built Marian for the next run).
 
 Each model's ``decoder_session`` (the code behind the step-by-step decoder page and its greedy and
 beam search) encodes a 20-word sentence once, then scores a fixed 31-token output prefix one step
