@@ -266,22 +266,32 @@ def train_model(
     minutes: float,
     on_epoch: Callable[[int, dict[str, list[float]]], None],
     log: Callable[[str], None] = print,
+    resume: tuple[int, int, dict[str, list[float]]] | None = None,
 ) -> dict[str, list[float]]:
     """Train ``model`` in place for at most ``minutes`` of wall clock (Adam, warmup, smoothing).
 
     ``settings.steps`` caps the updates; ``on_epoch(epoch, curves)`` runs after every full pass
-    (and at the time limit) so the best model so far can be saved.
+    (and at the time limit) so the best model so far can be saved. ``resume=(steps, epochs,
+    curves)`` continues a run whose weights ``model`` holds: the rate schedule goes on from
+    ``steps`` (after a 100-step ramp, since Adam's moments start afresh) and the curves extend.
 
     Returns:
         curves ``{"step", "loss", "grad_norm"}``.
     """
-    torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
+    done, epoch, old = resume or (0, 0, {})
+    torch.manual_seed(settings.seed + done)
+    rng = random.Random(settings.seed + done)
     ids = [(vocab.encode(s), [vocab.bos_id, *vocab.encode(t)]) for s, t in pairs]
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, _schedule(settings, model.cfg.d_model))
-    curves: dict[str, list[float]] = {"step": [], "loss": [], "grad_norm": []}
-    start, step, epoch = time.perf_counter(), 0, 0
+    rate = _schedule(settings, model.cfg.d_model)
+    ramp = 100 if done else 0
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: rate(s + done) * min(1.0, (s + 1) / ramp if ramp else 1.0)
+    )
+    curves: dict[str, list[float]] = {
+        k: list(old.get(k, [])) for k in ("step", "loss", "grad_norm")
+    }
+    start, step = time.perf_counter(), done
     model.train()
     while step < settings.steps and time.perf_counter() - start < minutes * 60:
         epoch += 1
@@ -355,9 +365,16 @@ def save_model(
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
 
 
-def train_and_ship(folder: Path, out_dir: Path, cfg_args: dict[str, Any], minutes: float,
-                   settings: DistillSettings) -> dict[str, Any]:  # fmt: skip
-    """Train ``paper-en-pt`` on ``folder``'s corpus, keep the epoch with the best held-out chrF."""
+def train_and_ship(
+    folder: Path,
+    out_dir: Path,
+    cfg_args: dict[str, Any],
+    minutes: float,
+    settings: DistillSettings,
+    resume_from: Path | None = None,
+) -> dict[str, Any]:
+    """Train ``paper-en-pt`` on ``folder``'s corpus, keep the epoch with the best held-out chrF
+    (``resume_from``: continue the run shipped in that folder; only a better dev score saves)."""
     vocab = SentencePieceVocab.load(folder / MODEL_FILE)
     train, test = read_corpus(folder, "train"), read_corpus(folder, "held_out")
     cfg = TransformerConfig(vocab_size=len(vocab), **cfg_args)
@@ -370,6 +387,13 @@ def train_and_ship(folder: Path, out_dir: Path, cfg_args: dict[str, Any], minute
         print(line, file=log_file, flush=True)
 
     best = {"chrf": -1.0}
+    resume, before = None, 0.0
+    if resume_from is not None:  # go on from a shipped run: its weights, steps, curves, score
+        model, _, old = load_shipped(resume_from)
+        model.train()
+        resume = (old["curves"]["scaled"]["step"][-1], old["epochs"], old["curves"]["scaled"])
+        best["chrf"], before = old["dev"]["chrf"], old["seconds"]
+        log(f"resuming {resume_from} after {resume[0]} steps, {resume[1]} epochs, dev {old['dev']}")
     start = time.perf_counter()
 
     def on_epoch(epoch: int, curves: dict[str, list[float]]) -> None:
@@ -378,13 +402,16 @@ def train_and_ship(folder: Path, out_dir: Path, cfg_args: dict[str, Any], minute
         if dev_scores["chrf"] > best["chrf"]:
             best.update(dev_scores)
             meta = _meta(cfg, settings, minutes, {"train": len(train), "held_out": len(test)})
-            meta.update(epochs=epoch, seconds=round(time.perf_counter() - start, 1))
+            seconds = round(before + time.perf_counter() - start, 1)
+            meta.update(epochs=epoch, seconds=seconds, steps=curves["step"][-1])
             meta.update(dev=dev_scores, curves={"scaled": curves})
+            if resume is not None:
+                meta["train"]["resumed_after_steps"] = resume[0]
             save_model(model, vocab, out_dir, meta)
 
     n_params = sum(p.numel() for p in model.parameters())
     log(f"training {n_params} parameters on {len(train)} pairs, {torch.get_num_threads()} threads")
-    train_model(model, vocab, train, settings, minutes, on_epoch, log)
+    train_model(model, vocab, train, settings, minutes, on_epoch, log, resume)
     meta = evaluate(out_dir, test)
     log(f"held-out {meta['held_out']}")
     return meta
@@ -439,13 +466,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shards", type=int, default=1)
     parser.add_argument("--minutes", type=float, default=40.0, help="wall-clock training budget")
     parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument("--resume", type=Path, help="continue the run shipped in this folder")
     args = parser.parse_args(argv)
     if args.step in ("corpus", "all"):
         print(build_corpus(args.data, args.shard, args.shards))
     if args.step in ("spm", "all"):
         print(train_vocab(args.data, args.vocab_size))
     if args.step in ("train", "all"):
-        meta = train_and_ship(args.data, args.out, MODEL_CONFIG, args.minutes, DistillSettings())
+        meta = train_and_ship(
+            args.data, args.out, MODEL_CONFIG, args.minutes, DistillSettings(), args.resume
+        )
         print(meta["held_out"])
     if args.step == "evaluate":
         print(evaluate(args.out, read_corpus(args.data, "held_out"))["held_out"])
