@@ -12,16 +12,19 @@ everything (refused above ``settings.MAX_MATERIALISE`` weights, with a message s
 from __future__ import annotations
 
 import threading
+import warnings
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from viz_transformer import settings
 
 HEAD_CACHE = 4  # recently computed heads kept per record (64 MB each at 4,096 tokens)
+Fetch = Callable[[int], dict[int, tuple[np.ndarray, np.ndarray]]]
 
 
 class LazyPatterns:
@@ -41,17 +44,52 @@ class LazyPatterns:
     def __init__(self, queries: Sequence[np.ndarray], keys: Sequence[np.ndarray], causal: bool):
         if not queries or len(queries) != len(keys):
             raise ValueError(f"{len(queries)} query and {len(keys)} key layers; need one each.")
-        self._q = [np.ascontiguousarray(q, dtype=np.float32) for q in queries]
-        self._k = [np.ascontiguousarray(k, dtype=np.float32) for k in keys]
+        self._q: list[np.ndarray | None] = [np.ascontiguousarray(q, np.float32) for q in queries]
+        self._k: list[np.ndarray | None] = [np.ascontiguousarray(k, np.float32) for k in keys]
         heads, n_q, _ = self._q[0].shape
         kv_heads, n_k, _ = self._k[0].shape
         if heads % kv_heads or any(q.shape != self._q[0].shape for q in self._q):
             raise ValueError(f"queries {self._q[0].shape} and keys {self._k[0].shape} do not pair.")
-        self.causal = causal
-        self.shape = (len(self._q), heads, n_q, n_k)
-        self._group = heads // kv_heads
+        self._setup((len(self._q), heads, n_q, n_k), causal, heads // kv_heads, None)
+
+    @classmethod
+    def deferred(
+        cls, shape: tuple[int, int, int, int], causal: bool, fetch: Fetch, group: int = 1
+    ) -> LazyPatterns:
+        """Patterns whose queries and keys are computed only when a head of their layer is asked.
+
+        ``fetch(layer)`` runs the model as far as ``layer`` and returns ``{layer: (q, k)}`` for
+        every layer it passed (so layer 0 of a 4,096-token input costs one layer, not six).
+        Pickling fetches everything first, so a copy needs no model.
+        """
+        self = cls.__new__(cls)
+        self._q, self._k = [None] * shape[0], [None] * shape[0]
+        self._setup(tuple(shape), causal, group, fetch)  # type: ignore[arg-type]
+        return self
+
+    def _setup(
+        self, shape: tuple[int, int, int, int], causal: bool, group: int, fetch: Fetch | None
+    ) -> None:
+        self.shape, self.causal, self._group, self._fetch = shape, causal, group, fetch
         self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+
+    def _qk(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """The layer's queries and keys, fetched once (under the lock: one fetch per layer)."""
+        with self._lock:
+            if self._q[layer] is None:
+                assert self._fetch is not None
+                for i, (q, k) in self._fetch(layer).items():
+                    if self._q[i] is None:
+                        self._q[i] = np.ascontiguousarray(q, np.float32)
+                        self._k[i] = np.ascontiguousarray(k, np.float32)
+                if self._q[layer] is None:
+                    raise RuntimeError(f"the model gave no queries and keys for layer {layer}.")
+            return self._q[layer], self._k[layer]  # type: ignore[return-value]
+
+    def fetched_layers(self) -> list[int]:
+        """Layers whose queries and keys are already computed."""
+        return [i for i, q in enumerate(self._q) if q is not None]
 
     @property
     def size(self) -> int:
@@ -69,7 +107,8 @@ class LazyPatterns:
         return f"LazyPatterns(shape={self.shape}, causal={self.causal})"
 
     def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: no lock, no cache
-        return {"q": self._q, "k": self._k, "causal": self.causal}
+        pairs = [self._qk(layer) for layer in range(self.shape[0])]
+        return {"q": [q for q, _ in pairs], "k": [k for _, k in pairs], "causal": self.causal}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["q"], state["k"], state["causal"])  # type: ignore[misc]
@@ -83,8 +122,9 @@ class LazyPatterns:
             if found is not None:
                 self._cache.move_to_end((layer, head))
                 return found
-        q = torch.from_numpy(self._q[layer][head])  # (q, d_k)
-        k = torch.from_numpy(self._k[layer][head // self._group])  # (k, d_k)
+        queries, keys = self._qk(layer)
+        q = torch.from_numpy(queries[head])  # (q, d_k)
+        k = torch.from_numpy(keys[head // self._group])  # (k, d_k)
         with torch.no_grad():
             scores = q @ k.T  # (q, k)
             if self.causal:
@@ -158,9 +198,10 @@ def fits_in_memory(arr: np.ndarray | LazyPatterns) -> bool:
 
 
 def block_reduce(z: np.ndarray, size: int, how: str = "max") -> tuple[np.ndarray, int, int]:
-    """Downsample a ``[q, k]`` map to at most ``size x size`` cells by block max or mean.
+    """Downsample a finite ``[q, k]`` map to at most ``size x size`` cells by block max or mean.
 
-    NaN cells (masked) are ignored; a block of NaN stays NaN.
+    Edge blocks may be smaller (their mean is over the cells they hold). Masked cells should be
+    blanked after reducing, not before: NaN would spread to the whole block.
 
     Returns:
         the reduced map and the block height and width (1 when that side already fits).
@@ -169,14 +210,10 @@ def block_reduce(z: np.ndarray, size: int, how: str = "max") -> tuple[np.ndarray
     bq, bk = -(-n_q // size), -(-n_k // size)  # ceil
     if bq == bk == 1:
         return z, 1, 1
-    pad_q, pad_k = -n_q % bq, -n_k % bk
-    padded = np.pad(z, ((0, pad_q), (0, pad_k)), constant_values=np.nan)
-    blocks = padded.reshape(padded.shape[0] // bq, bq, padded.shape[1] // bk, bk)
-    finite = np.isfinite(blocks).any(axis=(1, 3))
-    filled = np.where(np.isnan(blocks), -np.inf if how == "max" else 0.0, blocks)
-    if how == "max":
-        out = filled.max(axis=(1, 3))
-    else:
-        counts = np.isfinite(blocks).sum(axis=(1, 3))
-        out = filled.sum(axis=(1, 3)) / np.maximum(counts, 1)
-    return np.where(finite, out, np.nan).astype(np.float32), bq, bk
+    with warnings.catch_warnings():  # a read-only head is only read here
+        warnings.simplefilter("ignore", UserWarning)
+        t = torch.from_numpy(np.ascontiguousarray(z, dtype=np.float32))[None, None]
+    pool = F.max_pool2d if how == "max" else F.avg_pool2d
+    with torch.no_grad():
+        out = pool(t, kernel_size=(bq, bk), ceil_mode=True)
+    return out[0, 0].numpy(), bq, bk

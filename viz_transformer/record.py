@@ -83,8 +83,8 @@ class Trace:
                     f"{len(cols)}] to match the tokens. Capture with vt.trace, which removes the "
                     "batch dimension and keeps every token."
                 )
-            if isinstance(arr, LazyPatterns):  # check the first and the last head
-                arr = np.stack([arr[0, 0], arr[-1, -1]])[None]
+            if isinstance(arr, LazyPatterns):  # check layer 0 and the deepest layer computed
+                arr = np.stack([arr[0, 0], arr[max(arr.fetched_layers()), -1]])[None]
             if arr.dtype != np.float32:
                 raise ValueError(f"{where} is {arr.dtype}; convert with .astype(np.float32).")
             if not np.isfinite(arr).all():

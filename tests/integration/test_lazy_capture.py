@@ -70,3 +70,29 @@ def test_no_capture_runs_the_fused_kernel(models):
         again = model.module(input_ids=ids).last_hidden_state
     np.testing.assert_allclose(plain.numpy(), again.numpy(), atol=1e-5)
     assert trace.encoder.shape[0] == 2
+
+
+def test_an_encoder_runs_only_as_far_as_the_layer_asked(models, monkeypatch):
+    """A long encoder input runs no forward pass until a head is asked, then up to its layer."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = models["bert"]
+    eager = model.trace(TEXT).encoder
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
+    calls = []
+    layer_1 = model.module.encoder.layer[1]
+    handle = layer_1.register_forward_pre_hook(lambda *_: calls.append(1))
+    try:
+        lazy = model.trace(TEXT).encoder  # validate() reads layer 0 only
+        assert lazy.fetched_layers() == [0] and not calls
+        with ThreadPoolExecutor(4) as pool:  # sessions asking at once fetch layer 1 once
+            heads = list(pool.map(lambda h: lazy[1, h % 2], range(8)))
+        assert lazy.fetched_layers() == [0, 1] and len(calls) == 1
+    finally:
+        handle.remove()
+    for h, head in enumerate(heads):
+        np.testing.assert_allclose(head, eager[1, h % 2], atol=2e-5)
+    copy = pickle.loads(pickle.dumps(lazy))
+    np.testing.assert_allclose(np.asarray(copy), eager, atol=2e-5)
+    assert active_hook_names() == []

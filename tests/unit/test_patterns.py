@@ -94,15 +94,16 @@ def test_a_trace_validates_lazy_patterns_against_its_tokens(qk):
     Trace("m", (), tokens, (), None, causal, None).validate()  # ...and has it
 
 
-def test_block_reduce_keeps_block_maxima_means_and_masked_blocks():
+def test_block_reduce_keeps_block_maxima_and_means():
     z = np.arange(36, dtype=np.float32).reshape(6, 6)
-    z[:2, 4:] = np.nan
     out, bq, bk = block_reduce(z, 3, "max")
     assert (bq, bk) == (2, 2) and out.shape == (3, 3)
-    assert out[0, 0] == 7 and out[2, 2] == 35 and np.isnan(out[0, 2])
+    assert out[0, 0] == 7 and out[2, 2] == 35 and out[0, 2] == 11
     mean, _, _ = block_reduce(z, 3, "mean")
     assert mean[0, 0] == pytest.approx((0 + 1 + 6 + 7) / 4)
-    odd, bq, bk = block_reduce(np.ones((7, 5), np.float32), 3, "mean")
-    assert odd.shape == (3, 3) and (bq, bk) == (3, 2) and np.allclose(odd, 1.0)
+    odd, bq, bk = block_reduce(np.arange(35, dtype=np.float32).reshape(7, 5), 3, "mean")
+    assert odd.shape == (3, 3) and (bq, bk) == (3, 2)
+    assert odd[2, 2] == pytest.approx(34.0)  # the corner block holds one cell
+    assert odd[0, 2] == pytest.approx(np.mean([4, 9, 14]))
     same, bq, bk = block_reduce(z, 6)
     assert same is z and bq == bk == 1

