@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from viz_transformer import settings
 
-HEAD_CACHE = 4  # recently computed heads kept per record (64 MB each at 4,096 tokens)
+HEAD_CACHE_BYTES = 64 * 2**20  # recently computed heads kept per record (at least one)
 Fetch = Callable[[int], dict[int, tuple[np.ndarray, np.ndarray]]]
 
 
@@ -135,7 +135,8 @@ class LazyPatterns:
         weights.flags.writeable = False
         with self._lock:
             self._cache[(layer, head)] = weights
-            while len(self._cache) > HEAD_CACHE:
+            keep = max(1, HEAD_CACHE_BYTES // max(1, weights.nbytes))
+            while len(self._cache) > keep:
                 self._cache.popitem(last=False)
         return weights
 

@@ -83,6 +83,8 @@ class Trace:
                     f"{len(cols)}] to match the tokens. Capture with vt.trace, which removes the "
                     "batch dimension and keeps every token."
                 )
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False  # records are shared between sessions: read-only
             if isinstance(arr, LazyPatterns):  # check layer 0 and the deepest layer computed
                 arr = np.stack([arr[0, 0], arr[max(arr.fetched_layers()), -1]])[None]
             if arr.dtype != np.float32:

@@ -52,8 +52,10 @@ def cached_model(name: str) -> vt.LoadedModel:
     return vt.load_model(name)
 
 
-@st.cache_data(max_entries=TRACE_CACHE_ENTRIES, show_spinner="Tracing attention…")
+@st.cache_resource(max_entries=TRACE_CACHE_ENTRIES, show_spinner="Tracing attention…")
 def cached_trace(name: str, text: str, target: str | None = None) -> vt.Trace:
+    """One shared, read-only record per input: no copy per rerun, and a long input's lazy heads
+    are computed once for every session that looks at them."""
     return vt.trace(cached_model(name), text, target)
 
 
