@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RANK = {  # a module may import only modules of the same or a lower rank
     "viz_transformer.config": 0, "viz_transformer.hooks": 0, "viz_transformer.positional": 0,
     "viz_transformer.vocab": 0, "viz_transformer.tasks": 0, "viz_transformer.record": 0,
-    "viz_transformer.sp_vocab": 0, "viz_transformer.distill": 2,
+    "viz_transformer.sp_vocab": 0, "viz_transformer.distill": 2, "viz_transformer.corpus_en_pt": 2,
     "viz_transformer.settings": 0, "viz_transformer.patterns": 0,
     "viz_transformer.models": 1,
     "viz_transformer.capture": 2, "viz_transformer.train": 2, "viz_transformer.export": 2,
