@@ -14,6 +14,7 @@ from viz_transformer.figures import softmax as figs
 from viz_transformer.figures.attention import KIND_TITLES
 
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)
+SHOWN = 256  # a long input's maps show this corner (a 4,096-token map would not draw)
 
 
 @st.cache_data(max_entries=16, show_spinner="Sampling dot products…")
@@ -48,7 +49,12 @@ def real_head(name: str, text: str) -> None:
     if not scale.scaled:
         st.info(f"{name} does not divide its scores by √d_k: what it computes is the right map.")
     scaled, unscaled = sm.with_and_without_scale(arr[layer, head], scale)
-    ui.chart(figs.pattern_pair(scaled, unscaled, *trace.tokens_for(kind)), f"{kind}-scale")
+    rows, cols = (t[:SHOWN] for t in trace.tokens_for(kind))
+    if max(scaled.shape) > SHOWN:
+        st.info(f"{max(scaled.shape):,} tokens: the maps show the first {SHOWN} queries and keys; "
+                "the table below reads every row.")  # fmt: skip
+    pair = figs.pattern_pair(scaled[:SHOWN, :SHOWN], unscaled[:SHOWN, :SHOWN], rows, cols)
+    ui.chart(pair, f"{kind}-scale")
     stats = {m: sm.pattern_stats(p) for m, p in (("scaled", scaled), ("unscaled", unscaled))}
     st.table(
         {

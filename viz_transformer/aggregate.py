@@ -10,6 +10,8 @@ import re
 
 import numpy as np
 
+from viz_transformer.record import Patterns
+
 SPECIAL_TOKENS = frozenset(
     {"<s>", "</s>", "<pad>", "<unk>", "<mask>", "<bos>", "<eos>"}
     | {"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"}
@@ -36,33 +38,35 @@ def kept_positions(tokens: tuple[str, ...] | list[str], hide_special: bool) -> n
     return np.flatnonzero(~special_mask(tokens))
 
 
-def _check(arr: np.ndarray) -> None:
+def _whole(arr: Patterns) -> np.ndarray:
+    """``arr`` as one array (a long input's lazy heads all computed, within the memory limit)."""
     if arr.ndim != 4:
         raise ValueError(
             f"expected attention shaped [layers, heads, q, k], got {arr.shape}; pass a Trace's "
             "encoder, decoder or cross array."
         )
+    return np.asarray(arr)
 
 
-def head_mean(arr: np.ndarray) -> np.ndarray:
+def head_mean(arr: Patterns) -> np.ndarray:
     """Mean over the heads of each layer: ``[layers, heads, q, k]`` -> ``[layers, q, k]``.
 
     Rows still sum to 1, since each head's rows do (softmax, Eq. 1).
     """
-    _check(arr)
+    arr = _whole(arr)
     return arr.mean(axis=1)
 
 
-def head_max(arr: np.ndarray) -> np.ndarray:
+def head_max(arr: Patterns) -> np.ndarray:
     """Maximum over the heads of each layer, ``[layers, q, k]``: where any head looks.
 
     Rows no longer sum to 1 (each lies between 1 and the number of heads).
     """
-    _check(arr)
+    arr = _whole(arr)
     return arr.max(axis=1)
 
 
-def rollout(arr: np.ndarray) -> np.ndarray:
+def rollout(arr: Patterns) -> np.ndarray:
     """Attention rollout (Abnar & Zuidema 2020) of self-attention, ``[layers, n, n]``.
 
     Per layer: average the heads, add the identity for the residual connection (section 3.1:
@@ -80,7 +84,7 @@ def rollout(arr: np.ndarray) -> np.ndarray:
         ValueError: for non-square maps (cross-attention maps decoder rows to encoder columns, so
             its layers cannot be chained on their own).
     """
-    _check(arr)
+    arr = _whole(arr)
     n_layers, _, q, k = arr.shape
     if q != k:
         raise ValueError(
@@ -104,7 +108,7 @@ def _entropy(rows: np.ndarray) -> np.ndarray:
 
 
 def head_stats(
-    arr: np.ndarray, key_tokens: tuple[str, ...] | list[str], self_attention: bool
+    arr: Patterns, key_tokens: tuple[str, ...] | list[str], self_attention: bool
 ) -> dict[str, np.ndarray]:
     """One row per (layer, head): how spread, how peaked, how much on markers, how far.
 
@@ -120,7 +124,7 @@ def head_stats(
         ``special_share``, the mean weight on special key tokens; ``diagonal_distance``, the mean
         over rows of ``sum_j a_ij |i - j|`` in positions (NaN for cross-attention).
     """
-    _check(arr)
+    arr = _whole(arr)
     n_layers, n_heads, q, k = arr.shape
     if len(key_tokens) != k:
         raise ValueError(

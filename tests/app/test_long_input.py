@@ -83,3 +83,12 @@ def test_summaries_over_every_head_say_why_they_are_off(at, tab):
     at.run()
     assert not at.exception
     assert any("one head at a time" in i.value for i in at.info)
+
+
+def test_summaries_of_a_lazy_trace_that_fits_are_computed(at, eager, monkeypatch):
+    monkeypatch.setattr(settings, "MAX_MATERIALISE", 10**9)
+    at.session_state["attn_tab"] = "Mean / max / rollout"
+    at.run()
+    assert not at.exception
+    z = decode_array(figures(at)[0]["data"][0]["z"])
+    np.testing.assert_allclose(z, eager[0].mean(0), atol=1e-5)  # layer 0, head mean
