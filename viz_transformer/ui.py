@@ -226,17 +226,28 @@ def chart(fig: go.Figure, name: str = "figure", key: str | None = None) -> None:
 
 
 def downloads(stem: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
-    """JSON and NPZ downloads of exactly the data behind the current view."""
+    """JSON and NPZ downloads of exactly the data behind the current view.
+
+    The files are written when a button is clicked (deferred data), not on every rerun: the
+    JSON of a view's arrays took more time than drawing the view.
+    """
+    arrays, meta = dict(arrays), dict(meta)
     left, right = st.columns(2)
     left.download_button(
-        "Data as JSON", to_json(arrays, meta), f"{stem}.json", "application/json", key=f"{stem}-j"
+        "Data as JSON",
+        lambda: to_json(arrays, meta),
+        f"{stem}.json",
+        "application/json",
+        key=f"{stem}-j",
+        on_click="ignore",
     )
     right.download_button(
         "Data as NPZ",
-        to_npz(arrays, meta),
+        lambda: to_npz(arrays, meta),
         f"{stem}.npz",
         "application/octet-stream",
         key=f"{stem}-n",
+        on_click="ignore",
     )
 
 

@@ -59,4 +59,5 @@ def test_json_and_npz_downloads_are_offered():
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     buttons = [b.proto for b in at.get("download_button")]
     assert [b.label for b in buttons] == ["Data as JSON", "Data as NPZ"]
-    assert buttons[0].url.endswith(".json") and buttons[1].url != buttons[0].url
+    # written on click (tests/e2e checks the file), not on every rerun
+    assert all(b.deferred_file_id for b in buttons) and not any(b.url for b in buttons)

@@ -5,9 +5,11 @@ Screenshots go to ``artifacts/screenshots/`` (kept out of git) for a person to l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
@@ -101,6 +103,19 @@ def test_uploading_a_file_and_picking_a_line(page: Page):
     _charts_with(page, "tea")
     assert page.locator("textarea").first.input_value() == "I drink green tea every morning."
     _shot(page, "3-attention-uploaded")
+
+
+def test_the_json_download_is_written_on_click_and_holds_the_view(page: Page):
+    """Downloads are deferred (built on click, not on every rerun): the file must still come."""
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Data as JSON").click()
+    data = json.loads(Path(info.value.path()).read_text())
+    tokens = data["src_tokens"]
+    assert any("tea" in t for t in tokens) and data["kind"] == "encoder"
+    arr = np.array(data["encoder"], dtype=float)
+    assert arr.shape[2:] == (len(tokens), len(tokens))
+    np.testing.assert_allclose(arr.sum(-1), 1.0, atol=1e-5)
 
 
 def test_positional_encoding_page(page: Page):
