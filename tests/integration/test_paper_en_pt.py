@@ -43,13 +43,15 @@ def test_recorded_scores_are_measured_on_the_whole_held_out_set(model):
     assert 0 < recorded["chrf"] <= 100 and 0 <= recorded["identical"] <= 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 7 open: the shipped model reaches chrF 47.2 < 50 after a 23-minute run; "
-    "`python -m viz_transformer.distill train` for longer, then remove this marker",
-)
 def test_recorded_chrf_reaches_the_target(model):
     assert model.meta["held_out"]["chrf"] >= TARGET_CHRF
+
+
+def test_weights_and_training_time_fit_the_budget(model):
+    """At most 25 MB of weights, trained in under an hour on the 2-core CPU (resumed runs
+    count every run's seconds)."""
+    assert (OUT_DIR / "model.safetensors").stat().st_size <= 25 * 2**20
+    assert model.meta["seconds"] < 3600 and model.meta["train"]["threads"] <= 2
 
 
 @pytest.mark.slow
