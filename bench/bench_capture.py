@@ -192,7 +192,8 @@ def paper_cases(model: PaperModel, label: str, lengths: tuple[int, ...]) -> list
 
 
 def time_interleaved(fns: dict[str, Callable[[], object]], runs: int, device: str) -> dict:
-    """Median ms of each callable, the callables taking turns within each run (one warm-up)."""
+    """Median ms of each callable, the callables taking turns within each run (one warm-up), and
+    ``spread``: the largest interquartile range over median among them."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for rep in range(runs + 1):
         for key, fn in fns.items():
@@ -202,7 +203,10 @@ def time_interleaved(fns: dict[str, Callable[[], object]], runs: int, device: st
             sync(device)
             if rep:
                 times[key].append((time.perf_counter() - t0) * 1000)
-    return {k: statistics.median(v) for k, v in times.items()}
+    out = {k: statistics.median(v) for k, v in times.items()}
+    quartiles = {k: statistics.quantiles(v, n=4) for k, v in times.items() if len(v) > 1}
+    out["spread"] = max(((q[2] - q[0]) / out[k] for k, q in quartiles.items()), default=0.0)
+    return out
 
 
 def measure(case: Case, runs: int, device: str) -> dict[str, float]:
@@ -300,12 +304,12 @@ def report(results: list[tuple[Case, dict[str, float]]], profiles: dict, args, d
             "-" if eager is None else f"{eager:.1f}", f"{ms['trace']:.1f}",
             "-" if full is None else f"{full:.1f}", f"{ms['trace'] / ms['plain']:.2f}",
             "-" if eager is None else f"{ms['trace'] / eager:.2f}",
-            "-" if full is None else f"{full / ms['plain']:.2f}",
+            "-" if full is None else f"{full / ms['plain']:.2f}", f"{100 * ms['spread']:.0f}%",
         ])  # fmt: skip
     measured = table(
         ["model", "tokens (src + tgt)", "(a) plain ms", "(a') capture path, no copies ms",
          "(b) eager + output_attentions ms", "(c) vt.trace ms", "(c+) + every head ms",
-         "(c)/(a)", "(c)/(b)", "(c+)/(a)"],
+         "(c)/(a)", "(c)/(b)", "(c+)/(a)", "spread"],
         rows,
     )  # fmt: skip
     targets = []
@@ -346,10 +350,22 @@ def report(results: list[tuple[Case, dict[str, float]]], profiles: dict, args, d
         f"Medians of {args.runs} interleaved runs; code at {git_state()}. " + "; ".join(notes)
         + ".",
         table(["target", "measured", "verdict"], targets),
+        COLUMNS,
         measured,
         f"Where one {PROFILE_AT}-token trace goes (cProfile, ms per trace):",
         table(["model", "part", "ms", "share"], prof_rows),
     ])  # fmt: skip
+
+
+COLUMNS = """Columns: (a) the module called directly with no hook active (Hugging Face: a copy \
+loaded with `attn_implementation="sdpa"`); (a') the handle's module on the capture path (a \
+do-nothing hook at every `hook_pattern`: every weight computed, none copied); (b) a copy loaded \
+with `attn_implementation="eager"` called with `output_attentions=True`; (c) `vt.trace(model, \
+text, target=text)`, which also tokenises, takes the argmax over the vocabulary at every decoder \
+row (`pred_tokens`), builds the record and validates it, none of which (b) does; (c+) (c) with \
+every head computed, where the trace keeps a long input's queries and keys instead of its \
+weights. Spread: the largest interquartile range / median of the row's columns, the noise to \
+read the ratios against."""
 
 
 def main() -> None:
