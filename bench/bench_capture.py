@@ -379,6 +379,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     device = pick_device(args.device)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error(f"--device {device}: this machine has no CUDA device; use --device cpu.")
     print(f"device {device}; torch threads {torch.get_num_threads()}", flush=True)
     lengths = tuple(args.lengths)
     with tempfile.TemporaryDirectory() as tmp:
