@@ -161,7 +161,7 @@ def main() -> None:
         f"Bergamot greedy translation + full trace of the 20-word sentence against the native "
         f"engine (`bench_bergamot.measure`, {args.bergamot_runs} interleaved runs; "
         f"translation equal to the native engine's: {berg.equal}):\n\n"
-        f"{bench_bergamot.report(berg, args.bergamot_runs)}\n"
+        f"{bench_bergamot.report(berg, args.bergamot_runs)}\n\n{bench_bergamot.LIMIT}\n"
     )
     if args.no_write:
         print(body)
