@@ -160,17 +160,19 @@ def draw_bertviz(browser: Browser, html: str, libs: dict[str, Path], timeout_s: 
 
         context.route("**/*", serve)
         page = context.new_page()
-        crashed: list[str] = []
+        crashed: list[str] = []  # a crash, an uncaught error or a console error, first first
         page.on("crash", lambda _: crashed.append("the tab crashed"))
+        page.on("pageerror", lambda e: crashed.append(f"page error: {e}"))
+        page.on("console", lambda m: m.type == "error" and crashed.append(f"console: {m.text}"))
         try:
             page.goto(page_file.as_uri(), wait_until="commit", timeout=timeout_s * 1000)
             page.wait_for_function("() => window.__drawn", timeout=timeout_s * 1000)
             return f"{page.evaluate('() => window.__drawn'):.0f} ms"
         except PlaywrightError as exc:
-            why = crashed[0] if crashed else str(exc).splitlines()[0]
+            why = str(exc).splitlines()[0]
             if "Timeout" in type(exc).__name__ or "Timeout" in why:
-                why = f"not drawn within {timeout_s:.0f} s"
-            return f"not drawn ({why})"
+                why = f"within {timeout_s:.0f} s"
+            return f"not drawn {why}" + (f" ({crashed[0][:120]})" if crashed else "")
         finally:
             context.close()
 
@@ -183,8 +185,8 @@ def draw_ours(browser: Browser, figure_json: str, runs: int, timeout_s: float) -
     except (PlaywrightError, RuntimeError) as exc:
         why = str(exc).splitlines()[0]
         if "Timeout" in type(exc).__name__ or "Timeout" in why:
-            why = f"not drawn within {timeout_s:.0f} s"
-        return f"not drawn ({why})"
+            why = f"within {timeout_s:.0f} s"
+        return f"not drawn {why}"
     return f"{statistics.median(total):.0f} ms (newPlot {statistics.median(newplot):.0f} ms)"
 
 
@@ -197,7 +199,8 @@ def measure(n: int, runs: int, browser: Browser, libs: dict[str, Path], timeout_
     trace = Trace(model_name=f"synthetic {LAYERS}x{HEADS}", src_tokens=tuple(toks),
                   tgt_tokens=(), pred_tokens=(), encoder=arr, decoder=None,
                   cross=None).validate()  # fmt: skip
-    per_layer = tuple(torch.from_numpy(arr[layer][None]) for layer in range(LAYERS))
+    # bertviz's input: one [1, heads, n, n] tensor per layer (copies: the trace's are read-only)
+    per_layer = tuple(torch.tensor(arr[layer][None]) for layer in range(LAYERS))
     runs = runs if n < 512 else 1  # a 512-token bertviz page takes tens of seconds to build
     ours_ms, figure_json = timed(lambda: overview_figure(trace, "encoder").to_json(), runs)
     bv_ms, html = timed(lambda: model_view(per_layer, toks, html_action="return").data, runs)

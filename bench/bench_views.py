@@ -56,6 +56,11 @@ RERUN_MS, DRAW_MS = 150.0, 300.0  # the targets of issue 5
 BUILDERS = ("overview_figure", "head_figure", "head_view_figure", "aggregate_figure")
 # Streamlit's frames around the page script: left out of the profile table
 WRAPPERS = ("script_runner.py", "exec_code.py", "builtins.exec", "<frozen", "threading.py")
+UNCACHED = (
+    " The overview's inputs (model, text, kind, hidden specials) did not change, yet the page"
+    " rebuilt it on every rerun: no cache holds the figures, so every rerun pays for building"
+    " them as well as for serialising them."
+)
 # a static page: parse the figure, then time Plotly.newPlot until drawn and one frame painted
 PLOTLY_HTML = """<!doctype html><html><head><meta charset="utf-8">
 <script src="plotly.min.js"></script></head><body style="margin:0"><div id="fig"></div>
@@ -322,7 +327,7 @@ painted, median of {args.runs} (navigation start -> painted, incl. parsing plotl
 
 {table(["target", "limit", "measured", "verdict"], rows)}
 
-Figure builds per rerun: {builds}.
+Figure builds per rerun: {builds}.{UNCACHED if overview_calls else ""}
 
 Where a rerun's time goes (cProfile over {res["profile_reruns"]} reruns, per rerun; profiling
 slows Python code down):
