@@ -34,9 +34,17 @@ def head_stats(name: str, text: str, kind: str) -> dict:
     return aggregate.head_stats(trace.get(kind), trace.tokens_for(kind)[1], kind != "cross")
 
 
-@st.cache_data(max_entries=8, show_spinner="Computing every head (downsampled)…")
-def long_overview(name: str, text: str, kind: str, hide: bool) -> go.Figure:
+# Figures shared by every session and never changed (ui.chart draws presenter mode on a copy);
+# st.cache_resource, because unpickling a figure from st.cache_data costs more than building it
+@st.cache_resource(max_entries=16, show_spinner="Drawing every head…")
+def overview(name: str, text: str, kind: str, hide: bool) -> go.Figure:
     return figures.overview_figure(ui.cached_trace(name, text), kind, hide)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def one_head(name: str, text: str, kind: str, layer: int, head: int, hide: bool,
+             window: tuple[int, int, int] | None) -> go.Figure:  # fmt: skip
+    return figures.head_figure(ui.cached_trace(name, text), kind, layer, head, hide, window)
 
 
 def zoom_window(n_rows: int, n_cols: int) -> tuple[int, int, int] | None:
@@ -89,13 +97,12 @@ maps, view, agg, stats = st.tabs(TABS, key="attn_tab", on_change="rerun")
 n_tokens = max(arr.shape[2:])
 if maps.open:
     with maps:
-        if not is_lazy(arr):
-            ui.chart(figures.overview_figure(trace, kind, hide), f"{kind}-overview")
-        elif st.toggle("Overview of every head (downsampled; computes each head once)", key="ov"):
-            ui.chart(long_overview(name, text, kind, hide), f"{kind}-overview")
+        ask = "Overview of every head (downsampled; computes each head once)"
+        if not is_lazy(arr) or st.toggle(ask, key="ov"):
+            ui.chart(overview(name, text, kind, hide), f"{kind}-overview")
         head = st.selectbox("Head", range(n_heads), key="head")
         window = zoom_window(*arr.shape[2:]) if figures.is_large(trace, kind) else None
-        fig = figures.head_figure(trace, kind, layer, head, hide, window)
+        fig = one_head(name, text, kind, layer, head, hide, window)
         ui.chart(fig, f"{kind}-L{layer}-H{head}")
         shown = (
             {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}

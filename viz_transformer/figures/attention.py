@@ -262,8 +262,9 @@ def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = Fals
     gap = max(1, round(0.15 * max(q, k)))
     tiled = np.full((n_layers * (q + gap) - gap, n_heads * (k + gap) - gap), np.nan, np.float32)
     small = np.int8 if max(n_layers, n_heads) < 128 else np.int16  # hover data: half the bytes
-    layer_of = np.full(tiled.shape, -1, dtype=small)
-    head_of = np.full(tiled.shape, -1, dtype=small)
+    # gaps hold 0, not -1: "/" runs in the base64 would be written escaped (\u002f), 1.5x the bytes
+    layer_of = np.zeros(tiled.shape, dtype=small)
+    head_of = np.zeros(tiled.shape, dtype=small)
     for layer in range(n_layers):
         for head in range(n_heads):
             r, c = layer * (q + gap), head * (k + gap)
