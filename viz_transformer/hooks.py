@@ -61,11 +61,18 @@ def name_hook_points(model: nn.Module) -> dict[str, HookPoint]:
     return points
 
 
-def hook_names(model: nn.Module) -> set[str]:
+def hook_names(model: nn.Module) -> frozenset[str]:
     """Every hook point of ``model``: its ``HookPoint`` modules and any names it declares in
     ``extra_hook_names`` (dispatch points of models whose code we do not own)."""
-    names = {p for p, m in model.named_modules() if isinstance(m, HookPoint)}
-    return names | set(getattr(model, "extra_hook_names", ()))
+    extra = tuple(getattr(model, "extra_hook_names", ()))
+    cached = model.__dict__.get("_vt_hook_names")  # walking every module costs ~0.3 ms a call
+    if cached is not None and cached[0] == extra:
+        return cached[1]
+    names = frozenset(
+        {p for p, m in model.named_modules() if isinstance(m, HookPoint)} | set(extra)
+    )
+    model.__dict__["_vt_hook_names"] = (extra, names)
+    return names
 
 
 def any_active() -> bool:

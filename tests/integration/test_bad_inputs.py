@@ -23,6 +23,7 @@ CATALOGUE: list[tuple[str, str, str, str | None, str]] = [
     ("only white space", "bergamot-en-pt", " \t\n  ", None, "is empty"),
     ("100,000 characters", "bergamot-en-pt", "a" * 100_000, None, "the limit is 40,000"),
     ("longer than the model's positions", "bergamot-en-pt", LONG, None, "were dropped"),
+    ("longer than the positions (paper)", "paper-en-pt", LONG, None, "were dropped"),
     ("emoji", "bergamot-en-pt", "I love 🍕 and 🎉!", None, "trace"),
     ("CJK", "bergamot-en-pt", "我爱你。東京は大きい。", None, "trace"),
     ("right-to-left", "bergamot-en-pt", "مرحبا بالعالم שלום עולם", None, "trace"),

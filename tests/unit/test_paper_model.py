@@ -118,6 +118,18 @@ def test_too_long_input_is_refused_with_the_limit():
         m.module.encode(torch.zeros(1, 9, dtype=torch.long))
 
 
+def test_a_long_input_or_target_is_cut_to_the_positions_with_a_note():
+    m = make_tiny(max_len=8)
+    text = " ".join(["alpha", "beta", "gamma"] * 4)  # 12 words + </s>
+    tr = m.trace(text)
+    assert len(tr.src_tokens) == 8 and tr.src_tokens[-1] == "</s>"
+    assert tr.src_tokens[:7] == tuple(text.split()[:7])
+    assert any("13 tokens" in msg and "5 were dropped" in msg for msg in tr.messages)
+    forced = m.trace("alpha beta", target=text)
+    assert len(forced.tgt_tokens) == 8 and forced.messages[0].startswith("Target:")
+    assert m.trace("alpha beta").messages == ()
+
+
 def test_positional_table_matches_closed_form():
     table = sinusoidal_table(50, 32)
     for pos in (0, 1, 17, 49):

@@ -24,7 +24,7 @@ from viz_transformer.models.base import (
 )
 from viz_transformer.models.paper import DecoderCache, Transformer
 from viz_transformer.models.prefix_states import PrefixStates
-from viz_transformer.record import Trace
+from viz_transformer.record import Trace, truncation_note
 from viz_transformer.sp_vocab import MODEL_FILE, SentencePieceVocab
 from viz_transformer.vocab import WordVocab
 
@@ -202,15 +202,23 @@ class PaperModel(LoadedModel):
             tokens=lambda ids: tuple(vocab.tokens[i] for i in ids),
         )
 
-    def _source_ids(self, text: str) -> list[int]:
+    def _source_ids(self, text: str, messages: list[str] | None = None) -> list[int]:
+        """Source ids ending in ``</s>``, cut to the model's positions (``messages`` says so)."""
         try:
-            return self.vocab.encode(text)
+            ids = self.vocab.encode(text)
         except ValueError as exc:  # say what this model's input looks like
             raise ValueError(f"{exc} A sentence it can read: “{self.spec.example}”.") from None
+        limit = self.module.cfg.max_len
+        if len(ids) > limit:
+            if messages is not None:
+                messages.append(truncation_note(len(ids), limit))
+            ids = [*ids[: limit - 1], self.vocab.eos_id]
+        return ids
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         vocab, module = self.vocab, self.module
-        src_ids = self._source_ids(text)
+        messages: list[str] = []
+        src_ids = self._source_ids(text, messages)
         if target is None:
             src = torch.tensor([src_ids], device=self.device)
             max_new = module.cfg.max_len - 1
@@ -218,6 +226,9 @@ class PaperModel(LoadedModel):
             out_ids = [i for i in out if i != vocab.eos_id]
         else:
             out_ids = vocab.encode(target, add_eos=False)
+            if len(out_ids) >= module.cfg.max_len:  # the decoder input adds <s>
+                messages.append("Target: " + truncation_note(len(out_ids) + 1, module.cfg.max_len))
+                out_ids = out_ids[: module.cfg.max_len - 1]
         tgt_in = [vocab.bos_id, *out_ids]
         names = module.pattern_hook_names()
         flat = [n for layer_names in names.values() for n in layer_names]
@@ -234,4 +245,5 @@ class PaperModel(LoadedModel):
             output_text=vocab.decode(out_ids),
             forced=target is not None,
             scaled=module.cfg.scale_scores,
+            messages=tuple(messages),
         )
