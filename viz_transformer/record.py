@@ -89,16 +89,18 @@ class Trace:
                 arr = np.stack([arr[0, 0], arr[max(arr.fetched_layers()), -1]])[None]
             if arr.dtype != np.float32:
                 raise ValueError(f"{where} is {arr.dtype}; convert with .astype(np.float32).")
-            if not np.isfinite(arr).all():
+            sums = arr.sum(-1)  # one pass: a NaN or inf anywhere makes its row's sum non-finite
+            if not np.isfinite(sums).all():
                 raise ValueError(
                     f"{where} holds NaN or inf: a row was masked entirely; check the masks."
                 )
-            worst = float(np.abs(arr.sum(-1, dtype=np.float64) - 1.0).max()) if arr.size else 0.0
+            worst = float(np.abs(sums - 1.0).max()) if sums.size else 0.0
             if worst > 1e-5:
                 raise ValueError(
                     f"{where}: a row sums to 1 +- {worst:.2e}; pass softmax outputs, not scores."
                 )
-            if kind == "decoder" and np.triu(arr, k=1).any():
+            future = np.triu(np.ones(arr.shape[-2:], dtype=bool), k=1)
+            if kind == "decoder" and arr[..., future].any():
                 raise ValueError(
                     f"{where} attends to future positions; the causal mask was not applied."
                 )
