@@ -112,6 +112,15 @@ class LoadedModel(ABC):
         """
 
 
+def row_argmax(logits: torch.Tensor) -> list[int]:
+    """The most likely id at every row of ``logits`` ``(T, vocab)``; numpy's argmax on the CPU,
+    which is ~5x faster than torch's there (the first maximum wins in both)."""
+    logits = logits.detach()
+    if logits.device.type == "cpu":
+        return logits.float().numpy().argmax(-1).tolist()
+    return logits.argmax(-1).tolist()
+
+
 def default_device() -> torch.device:
     """``cuda`` when present, else ``mps``, else ``cpu``."""
     if torch.cuda.is_available():

@@ -26,6 +26,7 @@ from viz_transformer.models.base import (
     ModelSpec,
     StepScores,
     newest_rows,
+    row_argmax,
 )
 from viz_transformer.models.bergamot_net import BergamotTransformer, DecoderState
 from viz_transformer.models.marian_binary import (
@@ -349,7 +350,7 @@ class BergamotModel(LoadedModel):
                 with collect(module, names["cross"]) as cross_cache:
                     logits = module.decode(memory, outputs, vocab)[0]  # (T, vocab), T = n + 1
                 cross = np.stack([cross_cache[n] for n in names["cross"]])
-                preds = logits.argmax(-1).tolist()
+                preds = row_argmax(logits)
         return Trace(
             model_name=self.name,
             src_tokens=self.pieces(src_ids),

@@ -21,6 +21,7 @@ from viz_transformer.models.base import (
     ModelSpec,
     StepScores,
     newest_rows,
+    row_argmax,
 )
 from viz_transformer.models.paper import DecoderCache, Transformer
 from viz_transformer.models.prefix_states import PrefixStates
@@ -238,7 +239,7 @@ class PaperModel(LoadedModel):
             model_name=self.name,
             src_tokens=tuple(vocab.tokens[i] for i in src_ids),
             tgt_tokens=tuple(vocab.tokens[i] for i in tgt_in),
-            pred_tokens=tuple(vocab.tokens[i] for i in logits.argmax(-1).tolist()),
+            pred_tokens=tuple(vocab.tokens[i] for i in row_argmax(logits)),
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],

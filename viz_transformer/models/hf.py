@@ -34,6 +34,7 @@ from viz_transformer.models.base import (
     LoadedModel,
     ModelSpec,
     default_device,
+    row_argmax,
 )
 from viz_transformer.models.hf_names import (
     T5_TYPES,
@@ -250,7 +251,7 @@ class HFModel(LoadedModel):
         if arch == "encoder":
             preds, output = (), ""
         else:
-            preds = self.token_labels(logits.argmax(-1).tolist())
+            preds = self.token_labels(row_argmax(logits))
             output = target if target is not None else self._decode([int(logits[-1].argmax())])
         return Trace(
             model_name=self.name,
@@ -293,7 +294,7 @@ class HFModel(LoadedModel):
             model_name=self.name,
             src_tokens=self.token_labels(src_ids),
             tgt_tokens=self.token_labels(tgt_in),
-            pred_tokens=self.token_labels(logits.argmax(-1).tolist()),
+            pred_tokens=self.token_labels(row_argmax(logits)),
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],
