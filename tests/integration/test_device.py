@@ -106,3 +106,12 @@ def test_the_default_device_is_cuda_when_present(monkeypatch):
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     assert vt.default_device() == torch.device("cpu")
     assert pick_device() == "cpu"
+
+
+def test_cuda_with_and_without_its_index_is_one_device(monkeypatch):
+    from viz_transformer.models.registry import canonical_device
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    assert canonical_device(torch.device("cuda")) == torch.device("cuda:0")
+    assert canonical_device(torch.device("cuda:1")) == torch.device("cuda:1")
+    assert canonical_device(torch.device("cpu")) == torch.device("cpu")

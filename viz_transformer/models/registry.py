@@ -83,6 +83,13 @@ _CACHE: dict[tuple[str, str], LoadedModel] = {}
 _LOCK = threading.Lock()
 
 
+def canonical_device(dev: torch.device) -> torch.device:
+    """``cuda`` spelled with its index (``cuda:0``), so both spellings share one loaded model."""
+    if dev.type == "cuda" and dev.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return dev
+
+
 def load_model(name: str, device: str | torch.device | None = None) -> LoadedModel:
     """Load (once per name and device) and return a handle shared by every caller.
 
@@ -91,7 +98,7 @@ def load_model(name: str, device: str | torch.device | None = None) -> LoadedMod
         device: ``"cpu"``, ``"cuda"``, ...; default ``default_device()``.
     """
     spec = model_info(name)
-    dev = torch.device(device) if device is not None else default_device()
+    dev = canonical_device(torch.device(device) if device is not None else default_device())
     key = (spec.name, str(dev))
     with _LOCK:
         if key not in _CACHE:
