@@ -163,3 +163,14 @@ SHOWS = {"marian": ALL, "t5": ALL, "bart": ALL, "bert": ("encoder",), "gpt2": ("
          "llama": ("decoder",)}  # fmt: skip
 POSITIONS = {"marian": "sinusoidal", "t5": "relative", "bart": "learned", "bert": "learned",
              "gpt2": "learned", "llama": "rotary"}  # fmt: skip
+
+
+def load_tiny(root: Path, family: str) -> object:
+    """The tiny ``family`` model built once under ``root`` and loaded through the registry
+    (``hf:<folder>``; Marian keeps its model in a subfolder)."""
+    import viz_transformer as vt
+
+    path = root / family
+    if not path.exists():
+        BUILDERS[family](path)
+    return vt.load_model(f"hf:{path / 'model' if family == 'marian' else path}")

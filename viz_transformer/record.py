@@ -99,8 +99,7 @@ class Trace:
                 raise ValueError(
                     f"{where}: a row sums to 1 +- {worst:.2e}; pass softmax outputs, not scores."
                 )
-            future = np.triu(np.ones(arr.shape[-2:], dtype=bool), k=1)
-            if kind == "decoder" and arr[..., future].any():
+            if kind == "decoder" and arr[..., np.triu(np.ones(arr.shape[-2:], bool), 1)].any():
                 raise ValueError(
                     f"{where} attends to future positions; the causal mask was not applied."
                 )

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from tests.tiny_hf import BUILDERS
+from tests.tiny_hf import load_tiny
 from viz_transformer.decoding import decode_steps
 from viz_transformer.models.bergamot import DECODER_NOTE
 
@@ -22,13 +22,6 @@ def bergamot() -> vt.LoadedModel:
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("tiny-hf")
-
-
-def _hf(tiny_dir: Path, family: str) -> vt.LoadedModel:
-    path = tiny_dir / family
-    if not path.exists():
-        BUILDERS[family](path)
-    return vt.load_model(f"hf:{path / 'model' if family == 'marian' else path}")
 
 
 def _check_rows(dec, trace, first: int = 0) -> None:
@@ -69,7 +62,7 @@ def test_bergamot_beam_equals_the_models_own_beam_search(bergamot):
 
 @pytest.mark.parametrize("family", ["marian", "bart", "t5"])
 def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(tiny_dir, family):
-    model = _hf(tiny_dir, family)
+    model = load_tiny(tiny_dir, family)
     text = model.spec.example
     trace = vt.trace(model, text)
     dec = decode_steps(model, text, max_steps=64)
@@ -82,7 +75,7 @@ def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(tiny_dir, family)
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_hf_decoder_only_steps_continue_the_prompt(tiny_dir, family):
-    model = _hf(tiny_dir, family)
+    model = load_tiny(tiny_dir, family)
     prompt = model.spec.example
     dec = decode_steps(model, prompt, max_steps=6)
     assert len(dec.steps) == 6 and dec.src_tokens == () and "cross" in dec.notes

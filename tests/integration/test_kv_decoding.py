@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from tests.tiny_hf import BUILDERS
+from tests.tiny_hf import load_tiny
 from viz_transformer.decoding import _search
 from viz_transformer.hooks import collect
 from viz_transformer.models import bergamot as bergamot_module
@@ -25,13 +25,6 @@ Scored = dict[tuple[int, ...], StepScores]
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("tiny-hf-kv")
-
-
-def _hf(tiny_dir: Path, family: str) -> vt.LoadedModel:
-    path = tiny_dir / family
-    if not path.exists():
-        BUILDERS[family](path)
-    return vt.load_model(f"hf:{path / 'model' if family == 'marian' else path}")
 
 
 def _sessions(model: LoadedModel, text: str) -> tuple[DecoderSession, DecoderSession]:
@@ -81,7 +74,7 @@ def _count_inputs(model: vt.LoadedModel, monkeypatch: pytest.MonkeyPatch) -> lis
 @pytest.mark.parametrize("family", ["marian", "t5", "gpt2", "llama"])
 @pytest.mark.parametrize("width", [1, 3])
 def test_hf_cached_steps_equal_decoding_every_prefix_whole(tiny_dir, family, width, monkeypatch):
-    model = _hf(tiny_dir, family)
+    model = load_tiny(tiny_dir, family)
     text = model.spec.example
     start = len(hf_steps.decoder_session(model, text).start_tokens)
     seen = _count_inputs(model, monkeypatch)
@@ -95,7 +88,7 @@ def test_hf_cache_branches_stay_apart(tiny_dir):
     """Scoring two children of one prefix must not let the first child's token leak into the
     second's keys and values (transformers caches grow in place); a prefix whose parent was
     not scored (the first one here) runs whole."""
-    model = _hf(tiny_dir, "marian")
+    model = load_tiny(tiny_dir, "marian")
     session, reference = _sessions(model, model.spec.example)
     for prefix in [(4, 6), (), (5,), (5, 7), (5, 9), (5, 7, 3), (5, 9, 3)]:
         got, exp = session.score(prefix), reference.score(prefix)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.tiny_hf import BUILDERS, TARGET, TEXT
 from viz_transformer import settings
-from viz_transformer.hooks import active_hook_names
+from viz_transformer.hooks import active_hook_names, hooks
 from viz_transformer.models.hf import HFModel, hf_spec
 from viz_transformer.patterns import LazyPatterns
 
@@ -57,19 +57,29 @@ def test_t5_keeps_whole_arrays_even_when_long(models, monkeypatch):
     assert all(isinstance(trace.get(k), np.ndarray) for k in ("encoder", "decoder", "cross"))
 
 
-def test_no_capture_runs_the_fused_kernel(models):
-    """Outside a capture the attention function returns no weights (SDPA); inside, eager."""
+def test_no_capture_runs_the_fused_kernel(models, monkeypatch):
+    """Outside a capture the attention function takes SDPA; capturing weights takes eager;
+    both give the same hidden states."""
     import torch
 
+    from viz_transformer.models import hf_attention
+
+    fused = []
+    real = hf_attention.sdpa_attention_forward
+    monkeypatch.setattr(
+        hf_attention, "sdpa_attention_forward", lambda *a, **k: fused.append(1) or real(*a, **k)
+    )
     model = models["bert"]
     ids = torch.tensor([model.tokenizer(TEXT)["input_ids"]])
     with torch.no_grad():
         plain = model.module(input_ids=ids).last_hidden_state
+    assert len(fused) == 2  # one per layer
     trace = model.trace(TEXT)  # eager inside the hooks block
-    with torch.no_grad():
-        again = model.module(input_ids=ids).last_hidden_state
-    np.testing.assert_allclose(plain.numpy(), again.numpy(), atol=1e-5)
-    assert trace.encoder.shape[0] == 2
+    assert len(fused) == 2 and isinstance(trace.encoder, np.ndarray)
+    with torch.no_grad(), hooks(model.module, {model.names["encoder"][0]: lambda x, n: None}):
+        captured = model.module(input_ids=ids).last_hidden_state
+    assert len(fused) == 3  # layer 0 eager (its weights are asked), layer 1 fused
+    np.testing.assert_allclose(plain.numpy(), captured.numpy(), atol=1e-5)
 
 
 def test_an_encoder_runs_only_as_far_as_the_layer_asked(models, monkeypatch):
