@@ -49,7 +49,7 @@ from playwright.sync_api import Error as PlaywrightError
 from bench.bench_views import draw_plotly, launch
 from bench.common import ROOT, environment, pick_device, table, verdict, write_section
 from viz_transformer.figures.attention import overview_figure
-from viz_transformer.record import Trace
+from viz_transformer.records.trace import Trace
 
 LAYERS, HEADS = 6, 12
 RATIO = 1 / 3  # target: our payload <= 1/3 of bertviz's at the longest length

@@ -55,9 +55,9 @@ import torch
 import viz_transformer as vt
 from bench.common import ROOT, pick_device, sync, table, verdict, write_section
 from bench.models import build_marian_base, paper_model, text_of
-from viz_transformer.hooks import hooks
-from viz_transformer.models.builtin import PaperModel
-from viz_transformer.record import KINDS, Trace
+from viz_transformer.models.paper import PaperModel
+from viz_transformer.networks.hooks import hooks
+from viz_transformer.records.trace import KINDS, Trace
 
 LENGTHS = (32, 128, 512)
 TARGET_RATIO = 1.3  # trace / plain forward at 128 tokens

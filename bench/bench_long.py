@@ -57,7 +57,8 @@ def run_case(case: str, device: str, folder: Path) -> dict:
 
     from viz_transformer import settings
     from viz_transformer.figures.attention import head_figure, overview_figure
-    from viz_transformer.models.hf import HFModel, hf_spec, hf_specs
+    from viz_transformer.models.hf.model import HFModel
+    from viz_transformer.models.hf.spec import hf_spec, hf_specs
 
     family, n, lazy = CASES[case]
     if not lazy:

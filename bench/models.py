@@ -6,7 +6,7 @@
   ``hf:<folder>``.
 - ``build_bert_long(folder)``: a BERT encoder (d 384, 6 layers, 12 heads, intermediate 1536,
   4,096 positions, 30,522 tokens) saved the same way with a WordPiece ``BertTokenizer``.
-- ``paper_model(...)``: the paper's Transformer (``viz_transformer.models.paper``) with random
+- ``paper_model(...)``: the paper's Transformer (``viz_transformer.networks.paper``) with random
   weights at the base size, wrapped in ``PaperModel`` with a word vocabulary (for ``vt.trace``).
 - ``text_of(count, n)``: a text of exactly ``n`` tokens by a model's own count.
 
@@ -23,11 +23,11 @@ from pathlib import Path
 import sentencepiece as spm
 import torch
 
-from viz_transformer.config import TransformerConfig
 from viz_transformer.models.base import ModelSpec
-from viz_transformer.models.builtin import PaperModel
-from viz_transformer.models.paper import Transformer
-from viz_transformer.vocab import WordVocab
+from viz_transformer.models.paper import PaperModel
+from viz_transformer.networks.config import TransformerConfig
+from viz_transformer.networks.paper import Transformer
+from viz_transformer.text.vocab import WordVocab
 
 WORDS = (
     "the", "cat", "sat", "on", "mat", "dog", "ran", "to", "red", "house", "a", "small", "bird",

@@ -4,10 +4,11 @@ as maps, bertviz's head view, head mean / max / rollout, and per-head statistics
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz_transformer import aggregate, ui
-from viz_transformer.export import trace_meta
+from viz_transformer import ui
+from viz_transformer.analysis import aggregate
 from viz_transformer.figures import attention as figures
-from viz_transformer.patterns import fits_in_memory, is_lazy
+from viz_transformer.records.export import trace_meta
+from viz_transformer.records.lazy import fits_in_memory, is_lazy
 
 TABS = ["Maps", "Head view", "Mean / max / rollout", "Statistics"]
 SUMMARIES = {"mean": aggregate.head_mean, "max": aggregate.head_max, "rollout": aggregate.rollout}

@@ -4,7 +4,8 @@ import time
 
 import streamlit as st
 
-from viz_transformer import decoding, ui
+from viz_transformer import ui
+from viz_transformer.analysis import decoding
 from viz_transformer.figures import attention
 from viz_transformer.figures import decoder as figures
 

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import streamlit as st
 
-from viz_transformer import pe_analysis as pa
 from viz_transformer import ui
+from viz_transformer.analysis import positional as pa
 from viz_transformer.figures import positional as figs
-from viz_transformer.positional import sinusoidal_table
+from viz_transformer.networks.positional import sinusoidal_table
 
 LAYOUTS = {
     "interleaved": "Interleaved (paper): sin and cos of one frequency sit side by side, 2i, 2i+1.",

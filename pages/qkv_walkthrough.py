@@ -4,7 +4,8 @@ import math
 
 import streamlit as st
 
-from viz_transformer import ui, walkthrough
+from viz_transformer import ui
+from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.attention import KIND_TITLES
 

@@ -8,8 +8,8 @@ import numpy as np
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer import softmax as sm
 from viz_transformer import ui
+from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
 from viz_transformer.figures.attention import KIND_TITLES
 

@@ -11,11 +11,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest
 import torch
 
-from viz_transformer.config import TransformerConfig
 from viz_transformer.models.base import ModelSpec
-from viz_transformer.models.builtin import PaperModel
-from viz_transformer.models.paper import Transformer
-from viz_transformer.vocab import WordVocab
+from viz_transformer.models.paper import PaperModel
+from viz_transformer.networks.config import TransformerConfig
+from viz_transformer.networks.paper import Transformer
+from viz_transformer.text.vocab import WordVocab
 
 torch.set_num_threads(1)
 

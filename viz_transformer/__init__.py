@@ -8,8 +8,8 @@ Public API::
     tr = vt.trace(m, "happy king red ship", target=None)
 """
 
-from viz_transformer.capture import trace
 from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
+from viz_transformer.models.capture import trace
 from viz_transformer.models.registry import (
     DEFAULT_MODEL,
     available_models,
@@ -17,7 +17,7 @@ from viz_transformer.models.registry import (
     load_model,
     model_info,
 )
-from viz_transformer.record import Trace
+from viz_transformer.records.trace import Trace
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -34,3 +34,7 @@ MODEL_ROOT: Path | None = Path(_root).resolve() if _root else None
 # head's map when asked (BERT-size at 512 tokens: 19 M); nothing holds more than MAX_MATERIALISE
 LAZY_ABOVE = _int("LAZY_ABOVE", 8_000_000)
 MAX_MATERIALISE = _int("MAX_MATERIALISE", 64_000_000)  # 256 MB of float32
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
+ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from tests.tiny_hf import BUILDERS
-from viz_transformer import aggregate
+from viz_transformer.analysis import aggregate
 from viz_transformer.figures.attention import KIND_TITLES
 from viz_transformer.figures.common import labels
 

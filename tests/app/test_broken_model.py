@@ -43,7 +43,7 @@ def test_the_page_shows_a_message_and_other_models_still_work(broken):
 
 
 def test_a_missing_package_leaves_the_other_families(monkeypatch):
-    monkeypatch.setitem(sys.modules, "viz_transformer.models.hf", None)
+    monkeypatch.setitem(sys.modules, "viz_transformer.models.hf.model", None)
     specs = registry._installed_specs.__wrapped__()
     assert "minilm" not in specs
     assert {"paper-sov", "bergamot-en-pt"} <= set(specs)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from tests.app.test_attention_page import ROOT, decode_array, figures
 from tests.tiny_hf import BUILDERS
-from viz_transformer.decoding import decode_steps
+from viz_transformer.analysis.decoding import decode_steps
 
 PAGE = str(ROOT / "pages" / "decoder_steps.py")
 REVERSE = "paper-reverse"  # happy king red ship blue sea -> sea blue ship red king happy

@@ -14,8 +14,9 @@ from tests.app.test_attention_page import PAGE, decode_array, figures
 from tests.tiny_hf import BUILDERS
 from viz_transformer import settings
 from viz_transformer.figures import attention
-from viz_transformer.models.hf import HFModel, hf_spec
-from viz_transformer.patterns import block_reduce
+from viz_transformer.models.hf.model import HFModel
+from viz_transformer.models.hf.spec import hf_spec
+from viz_transformer.records.lazy import block_reduce
 
 TEXT = " ".join(["the cat sat on the mat and the dog ran to the red house"] * 2)  # 28 words
 

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from tests.app.test_attention_page import decode_array, figures
 from tests.tiny_hf import BUILDERS
-from viz_transformer import pe_analysis as pa
-from viz_transformer.positional import sinusoidal_table
+from viz_transformer.analysis import positional as pa
+from viz_transformer.networks.positional import sinusoidal_table
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "positional_encoding.py")
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from tests.app.test_attention_page import decode_array, figures
-from viz_transformer import walkthrough as wt
+from viz_transformer.analysis import walkthrough as wt
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "qkv_walkthrough.py")
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from tests.app.test_attention_page import decode_array, figures
 from tests.tiny_hf import BUILDERS
-from viz_transformer import softmax as sm
+from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures.softmax import histogram
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "softmax_saturation.py")

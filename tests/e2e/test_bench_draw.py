@@ -8,7 +8,7 @@ from playwright.sync_api import sync_playwright
 from bench.bench_bertviz import attention, tokens
 from bench.bench_views import draw_plotly, launch
 from viz_transformer.figures.attention import overview_figure
-from viz_transformer.record import Trace
+from viz_transformer.records.trace import Trace
 
 
 def test_the_overview_page_draws_and_reports_each_run():

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 import viz_transformer as vt
-from viz_transformer import settings, uploads
+from viz_transformer import settings
 from viz_transformer.figures.common import labels
-from viz_transformer.models.hf import HFModel, hf_spec
+from viz_transformer.models.hf.model import HFModel
+from viz_transformer.models.hf.spec import hf_spec
+from viz_transformer.text import uploads
 
 LONG = " ".join(["The committee discussed the report on energy and water."] * 30)  # > 256 pieces
 # (what, model, text, target, expected: "trace" or a fragment of the message)

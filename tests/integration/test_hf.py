@@ -23,8 +23,9 @@ from transformers import (
 )
 
 from tests.tiny_hf import BUILDERS, LINES, POSITIONS, SHOWS, TARGET, TEXT, _sharpen
-from viz_transformer.hooks import active_hook_names
-from viz_transformer.models.hf import HFModel, hf_spec, hf_specs
+from viz_transformer.models.hf.model import HFModel
+from viz_transformer.models.hf.spec import hf_spec, hf_specs
+from viz_transformer.networks.hooks import active_hook_names
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ import torch
 
 import viz_transformer as vt
 from tests.tiny_hf import load_tiny
-from viz_transformer.decoding import _search
-from viz_transformer.hooks import collect
+from viz_transformer.analysis.decoding import _search
 from viz_transformer.models import bergamot as bergamot_module
-from viz_transformer.models import hf_steps
 from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
+from viz_transformer.models.hf import steps as hf_steps
+from viz_transformer.networks.hooks import collect
 
 Scored = dict[tuple[int, ...], StepScores]
 

@@ -8,9 +8,10 @@ import pytest
 
 from tests.tiny_hf import BUILDERS, TARGET, TEXT
 from viz_transformer import settings
-from viz_transformer.hooks import active_hook_names, hooks
-from viz_transformer.models.hf import HFModel, hf_spec
-from viz_transformer.patterns import LazyPatterns
+from viz_transformer.models.hf.model import HFModel
+from viz_transformer.models.hf.spec import hf_spec
+from viz_transformer.networks.hooks import active_hook_names, hooks
+from viz_transformer.records.lazy import LazyPatterns
 
 LAZY = ["marian", "bart", "bert", "gpt2", "llama"]  # plain softmax(q k^T * scale) attention
 
@@ -62,7 +63,7 @@ def test_no_capture_runs_the_fused_kernel(models, monkeypatch):
     both give the same hidden states."""
     import torch
 
-    from viz_transformer.models import hf_attention
+    from viz_transformer.models.hf import attention as hf_attention
 
     fused = []
     real = hf_attention.sdpa_attention_forward

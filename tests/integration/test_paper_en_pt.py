@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.corpus_en_pt import held_out, teacher_translate
-from viz_transformer.decoding import decode_steps
-from viz_transformer.distill import OUT_DIR, scores, translate
+from viz_transformer.analysis.decoding import decode_steps
+from viz_transformer.training.corpus_en_pt import held_out, teacher_translate
+from viz_transformer.training.distill import OUT_DIR, scores, translate
 
 NAME = "paper-en-pt"
 TARGET_CHRF = 50.0  # the bar against the teacher

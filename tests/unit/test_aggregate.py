@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viz_transformer import aggregate
+from viz_transformer.analysis import aggregate
 
 # two layers, two heads, three tokens; every row sums to 1
 A0 = np.array(

@@ -1,4 +1,9 @@
-"""Imports point one way: pages -> ui -> figures -> capture -> models -> hooks/config (ast)."""
+"""The folders show the architecture and imports point one way (parsed with ``ast``).
+
+pages -> ui -> figures -> analysis -> models -> {networks, records, text} -> settings; training
+sits beside analysis. A module's rank comes from its folder, so a new module needs no edit here.
+Every import counts, also those inside functions or under ``TYPE_CHECKING``.
+"""
 
 from __future__ import annotations
 
@@ -8,66 +13,158 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RANK = {  # a module may import only modules of the same or a lower rank
-    "viz_transformer.config": 0, "viz_transformer.hooks": 0, "viz_transformer.positional": 0,
-    "viz_transformer.vocab": 0, "viz_transformer.tasks": 0, "viz_transformer.record": 0,
-    "viz_transformer.sp_vocab": 0, "viz_transformer.distill": 2, "viz_transformer.corpus_en_pt": 2,
-    "viz_transformer.settings": 0, "viz_transformer.patterns": 0,
-    "viz_transformer.models": 1,
-    "viz_transformer.capture": 2, "viz_transformer.train": 2, "viz_transformer.export": 2,
-    "viz_transformer.walkthrough": 2,
-    "viz_transformer.decoding": 2, "viz_transformer.aggregate": 2, "viz_transformer.uploads": 2,
-    "viz_transformer.softmax": 2, "viz_transformer.pe_analysis": 2,
-    "viz_transformer": 3, "viz_transformer.figures": 3,
-    "viz_transformer.ui": 4,
-    "app": 5, "pages": 5,
+PACKAGE = "viz_transformer"
+# folder (or module) directly under viz_transformer/ -> rank; a module may import only modules of
+# the same or a lower rank, and never one that imports it back
+RANK = {
+    "settings": 0,
+    "networks": 1, "records": 1, "text": 1,
+    "models": 2,
+    "analysis": 3, "training": 3,
+    "": 4,  # viz_transformer/__init__.py: the public API (vt.load_model, vt.trace, ...)
+    "figures": 5,
+    "ui": 6,
 }  # fmt: skip
-STREAMLIT_OK = {"viz_transformer.ui", "app", "pages"}  # pages.* by prefix
+APP_RANK = 7  # app.py and pages/
+ONLY_SETTINGS = {"networks"}  # torch modules with hook points import nothing else of ours
+STREAMLIT_OK = ("viz_transformer.ui", "app", "pages")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(p for p in parts if p != "__init__")
+
+
+def _sources() -> dict[str, Path]:
+    files = [*ROOT.glob(f"{PACKAGE}/**/*.py"), ROOT / "app.py", *ROOT.glob("pages/*.py")]
+    return {_module_name(f): f for f in files}
+
+
+SOURCES = _sources()
+
+
+def _folder(module: str) -> str:
+    """The folder (or top-level module) under viz_transformer/ that ranks ``module``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
 
 
 def _rank(module: str) -> int:
-    while module not in RANK:
-        module = module.rpartition(".")[0]
-        if not module:
-            raise AssertionError("module outside the known layers")
-    return RANK[module]
+    if module == "app" or module.startswith("pages"):
+        return APP_RANK
+    folder = _folder(module)
+    if folder not in RANK:
+        raise AssertionError(
+            f"{module} lies in no known layer: put it in one of the folders of "
+            f"{PACKAGE}/ ({', '.join(sorted(k for k in RANK if k))})."
+        )
+    return RANK[folder]
 
 
-def _sources() -> list[tuple[str, Path]]:
-    files = [*ROOT.glob("viz_transformer/**/*.py"), ROOT / "app.py", *ROOT.glob("pages/*.py")]
-    out = []
-    for f in files:
-        parts = f.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(p for p in parts if p != "__init__")
-        out.append((name, f))
-    return out
+def _resolve(module: str, name: str) -> str:
+    """``from module import name`` imports the submodule ``module.name`` when there is one."""
+    full = f"{module}.{name}"
+    return full if full in SOURCES else module
 
 
 def _imports(path: Path) -> set[str]:
-    found = set()
+    """Every module this file imports, at any depth of the syntax tree."""
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module == "viz_transformer":
-            # `from viz_transformer import settings` imports the submodule, not the package API
-            found |= {f"viz_transformer.{a.name}" for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path}: use absolute imports (from {PACKAGE}....)")
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
+            if node.module.split(".")[0] == PACKAGE:
+                found |= {_resolve(node.module, a.name) for a in node.names}
+            else:
+                found.add(node.module)
     return found
 
 
-@pytest.mark.parametrize(("name", "path"), _sources(), ids=[n for n, _ in _sources()])
-def test_imports_point_down_the_layers(name, path):
+def _own(imported: str) -> str | None:
+    """The module of ours that ``imported`` names (a package import names its __init__)."""
+    while imported and imported not in SOURCES:
+        imported = imported.rpartition(".")[0]
+    return imported or None
+
+
+GRAPH = {
+    name: {o for i in _imports(path) if (o := _own(i)) and o != name}
+    for name, path in SOURCES.items()
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_imports_point_down_the_layers(name):
     own = _rank(name)
-    for imported in _imports(path):
+    for imported in _imports(SOURCES[name]):
         top = imported.split(".")[0]
         if top == "streamlit":
-            assert name in STREAMLIT_OK or name.startswith("pages."), (
-                f"{name} imports streamlit; only viz_transformer/ui.py, app.py and pages/ may."
+            assert name.startswith(STREAMLIT_OK), (
+                f"{name} imports streamlit; only viz_transformer/ui/, app.py and pages/ may."
             )
-        if top == "viz_transformer":
-            assert _rank(imported) <= own, f"{name} (layer {own}) imports {imported}"
+    for target in GRAPH[name]:
+        assert _rank(target) <= own, f"{name} (rank {own}) imports {target} ({_rank(target)})"
+        if _folder(name) in ONLY_SETTINGS and name.startswith(PACKAGE):
+            assert _folder(target) in {_folder(name), "settings"}, (
+                f"{name} is a network: it may import only networks and settings, not {target}"
+            )
 
 
-def test_the_check_knows_every_module():
-    assert len(_sources()) >= 12
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_library_has_no_loose_modules():
+    loose = {n for n in SOURCES if n.startswith(PACKAGE) and _folder(n) not in RANK}
+    assert not loose, f"put these in a folder of {PACKAGE}/: {sorted(loose)}"
+    assert len(SOURCES) >= 40
+
+
+def test_tests_import_no_other_test_file_or_bench():
+    """Shared helpers are fixtures in a tier's conftest.py; shared builders are library code."""
+    for path in ROOT.glob("tests/**/*.py"):
+        for imported in _imports(path):
+            top = imported.split(".")[0]
+            assert top not in {"tests", "bench", "conftest"}, f"{path.name} imports {imported}"

@@ -10,7 +10,7 @@ import numpy as np
 from bench.bench_bertviz import HEADS, LAYERS, attention, tokens
 from bench.bench_views import PLOTLY_JS, counting, plotly_page
 from viz_transformer.figures.attention import overview_figure
-from viz_transformer.record import Trace
+from viz_transformer.records.trace import Trace
 
 
 def test_synthetic_attention_is_softmax_rows_with_one_pattern_per_head():

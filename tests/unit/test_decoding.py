@@ -11,7 +11,13 @@ import torch
 
 import viz_transformer as vt
 from tests.conftest import make_tiny
-from viz_transformer.decoding import align, decode_steps, reference_tokens, step_arrays, step_meta
+from viz_transformer.analysis.decoding import (
+    align,
+    decode_steps,
+    reference_tokens,
+    step_arrays,
+    step_meta,
+)
 from viz_transformer.models.base import DecoderSession, LoadedModel, ModelSpec, StepScores
 
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 import viz_transformer as vt
-from viz_transformer.export import to_json, to_npz, trace_arrays, trace_meta
+from viz_transformer.records.export import to_json, to_npz, trace_arrays, trace_meta
 
 
 def test_json_and_npz_round_trip_a_trace(tiny):

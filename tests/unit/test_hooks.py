@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tests.conftest import make_tiny
-from viz_transformer.hooks import active_hook_names, hooks
+from viz_transformer.networks.hooks import active_hook_names, hooks
 
 ATTN = ["hook_q", "hook_k", "hook_v", "hook_scores", "hook_pattern", "hook_z"]
 

@@ -8,10 +8,10 @@ import torch
 
 import viz_transformer as vt
 from tests.conftest import make_tiny
-from viz_transformer.decoding import _search
-from viz_transformer.hooks import collect, hooks
-from viz_transformer.models.builtin import PaperModel, greedy_decode, pad_batch, source_mask
+from viz_transformer.analysis.decoding import _search
+from viz_transformer.models.paper import PaperModel, greedy_decode, pad_batch, source_mask
 from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.networks.hooks import collect, hooks
 
 SRC = [4, 5, 6, 7, 2]
 TGT = [1, 8, 9, 10, 3, 5, 11]  # <s> then six outputs

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from viz_transformer.figures import attention
-from viz_transformer.patterns import LazyPatterns
-from viz_transformer.record import Trace
+from viz_transformer.records.lazy import LazyPatterns
+from viz_transformer.records.trace import Trace
 
 N = 20
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from tests.conftest import make_tiny
-from viz_transformer.models.builtin import greedy_decode
-from viz_transformer.positional import sinusoidal_table
+from viz_transformer.models.paper import greedy_decode
+from viz_transformer.networks.positional import sinusoidal_table
 
 SRC = [4, 5, 6, 7, 2]  # four words then </s>
 TGT = [1, 8, 9, 10]  # <s> then three outputs

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from viz_transformer import settings
-from viz_transformer.patterns import LazyPatterns, block_reduce, fits_in_memory, is_lazy
-from viz_transformer.record import Trace
+from viz_transformer.records.lazy import LazyPatterns, block_reduce, fits_in_memory, is_lazy
+from viz_transformer.records.trace import Trace
 
 
 def _eager(q: np.ndarray, k: np.ndarray, causal: bool) -> np.ndarray:

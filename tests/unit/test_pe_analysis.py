@@ -9,8 +9,8 @@ import pytest
 
 import viz_transformer as vt
 from tests.tiny_hf import BUILDERS
-from viz_transformer import pe_analysis as pa
-from viz_transformer.positional import sinusoidal_table
+from viz_transformer.analysis import positional as pa
+from viz_transformer.networks.positional import sinusoidal_table
 
 
 def test_marian_table_uses_its_own_frequencies_in_split_layout():

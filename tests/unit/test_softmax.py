@@ -10,8 +10,8 @@ import pytest
 from transformers import BertConfig, GPT2Config, LlamaConfig, T5Config
 
 from tests.conftest import make_tiny
-from viz_transformer import softmax as sm
-from viz_transformer.models.bergamot_net import BergamotConfig
+from viz_transformer.analysis import softmax as sm
+from viz_transformer.networks.marian import BergamotConfig
 
 SRC = [3, 4, 5, 6, 2]  # word ids of the tiny vocabulary, "</s>" last
 TGT = [1, 7, 8, 9]  # "<s>" first

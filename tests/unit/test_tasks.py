@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from viz_transformer import tasks
-from viz_transformer.vocab import WordVocab, split_words
+from viz_transformer.text.vocab import WordVocab, split_words
+from viz_transformer.training import tasks
 
 
 @pytest.mark.parametrize("task", list(tasks.TASKS.values()), ids=list(tasks.TASKS))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.record import Trace
+from viz_transformer.records.trace import Trace
 
 
 def _uniform(layers: int, heads: int, q: int, k: int, causal: bool = False) -> np.ndarray:

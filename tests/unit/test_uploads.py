@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
-from viz_transformer.capture import MAX_CHARS
-from viz_transformer.uploads import MAX_BYTES, MAX_LINES, read_lines
+from viz_transformer.settings import MAX_CHARS
+from viz_transformer.text.uploads import MAX_BYTES, MAX_LINES, read_lines
 
 TEXT = "The café is open.\n\n  Über alles, naïve!  \r\nÚltima linha\n"
 LINES = ("The café is open.", "Über alles, naïve!", "Última linha")

@@ -18,10 +18,10 @@ import torch
 
 import viz_transformer as vt
 from tests.conftest import make_tiny
-from viz_transformer import walkthrough as wt
-from viz_transformer.hooks import collect
+from viz_transformer.analysis import walkthrough as wt
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.paper import subsequent_mask
+from viz_transformer.networks.hooks import collect
+from viz_transformer.networks.paper import subsequent_mask
 
 TINY_TEXT = "alpha beta gamma delta"
 FLOAT32 = {"atol": 2e-5, "rtol": 1e-4}  # the model computes in float32, the walkthrough float64
@@ -139,7 +139,7 @@ def test_layer_zero_input_is_scaled_embedding_plus_sinusoid(kind):
 
 
 def test_bergamot_layer_zero_uses_marian_positions():
-    from viz_transformer.models.bergamot_net import marian_positions
+    from viz_transformer.networks.marian import marian_positions
 
     model = model_named("bergamot-en-pt")
     cap = wt.capture(model, model.spec.example, "encoder")

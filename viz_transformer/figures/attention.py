@@ -12,10 +12,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import hex_to_rgb, qualitative
 
-from viz_transformer.aggregate import head_max, head_mean, kept_positions, rollout
+from viz_transformer.analysis.aggregate import head_max, head_mean, kept_positions, rollout
 from viz_transformer.figures.common import COLORSCALE, labels
-from viz_transformer.patterns import block_reduce
-from viz_transformer.record import AttentionKind, Trace
+from viz_transformer.records.lazy import block_reduce
+from viz_transformer.records.trace import AttentionKind, Trace
 
 KIND_TITLES: dict[str, str] = {
     "encoder": "Encoder self-attention",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz_transformer.decoding import Alignment, Step
+from viz_transformer.analysis.decoding import Alignment, Step
 from viz_transformer.figures.common import COLORSCALE, labels
 
 FUTURE = "·"  # label of a decoder position not generated yet

@@ -10,9 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz_transformer.analysis.walkthrough import Walkthrough
 from viz_transformer.figures.attention import KIND_TITLES
 from viz_transformer.figures.common import labels
-from viz_transformer.walkthrough import Walkthrough
 
 DIVERGING = "RdBu_r"  # red positive, blue negative, white 0
 MAX_TEXT_COLUMNS = 32  # wider strips show values on hover only

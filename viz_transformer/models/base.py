@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from viz_transformer.record import AttentionKind, Trace
+from viz_transformer.records.trace import AttentionKind, Trace
 
 Family = Literal["paper", "bergamot", "hf"]
 

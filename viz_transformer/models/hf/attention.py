@@ -12,7 +12,7 @@ transformers 5 routes a model's attention through ``ALL_ATTENTION_FUNCTIONS[impl
   embeddings, before grouped-query repetition) go to ``dispatch``; ``LazyPatterns`` computes each
   head from them when asked.
 
-The choice reads the per-thread hook context (``viz_transformer.hooks``), never a module flag.
+The choice reads the per-thread hook context (``networks.hooks``), never a module flag.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from transformers import AttentionInterface, PretrainedConfig
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
-from viz_transformer.hooks import dispatch, is_active
+from viz_transformer.networks.hooks import dispatch, is_active
 
 IMPLEMENTATION = "vt"
 # config keys of attention that is not softmax(q k^T * scale + causal mask): such models keep

@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from transformers import Cache, EncoderDecoderCache
 
-from viz_transformer.hooks import collect_calls
-from viz_transformer.models.base import DecoderSession, StepScores
-from viz_transformer.models.hf import MAX_NEW_TOKENS, NOTES
+from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
+from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.prefix_states import PrefixStates
-from viz_transformer.record import AttentionKind
-
-if TYPE_CHECKING:
-    from viz_transformer.models.hf import HFModel
+from viz_transformer.networks.hooks import collect_calls
+from viz_transformer.records.trace import AttentionKind
 
 
-def decoder_session(model: HFModel, text: str, use_cache: bool = True) -> DecoderSession:
+def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> DecoderSession:
     """Encode ``text`` once and score output prefixes step by step.
 
     Encoder-decoder: each step runs the decoder on ``decoder_start + outputs`` against the
@@ -102,7 +99,7 @@ def _fork(cache: Cache) -> Cache:
 
 
 def _newest(
-    model: HFModel, kinds: list[AttentionKind], batch: dict[str, Any]
+    model: LoadedModel, kinds: list[AttentionKind], batch: dict[str, Any]
 ) -> tuple[torch.Tensor, dict[AttentionKind, np.ndarray], Cache | None]:
     """One forward pass: the last position's logits ``(vocab,)``, per kind the newest query
     row of every layer and head ``[L, H, K]`` (every call kept, in order), and the
@@ -118,7 +115,7 @@ def _last_row(x: torch.Tensor) -> torch.Tensor:
     return x[0, :, -1]  # (B, H, q, k) -> the newest query row (H, K)
 
 
-def _constrain(model: HFModel, logits: torch.Tensor, n_out: int, first: bool) -> torch.Tensor:
+def _constrain(model: LoadedModel, logits: torch.Tensor, n_out: int, first: bool) -> torch.Tensor:
     """Apply the generation config's token rules to next-token ``logits`` ``(vocab,)``:
     banned and suppressed ids, a forced first token (``first``: encoder-decoder models) and
     the forced end at the length limit, as ``generate`` does."""
@@ -138,7 +135,7 @@ def _constrain(model: HFModel, logits: torch.Tensor, n_out: int, first: bool) ->
     return out
 
 
-def _decoder_start(model: HFModel) -> int:
+def _decoder_start(model: LoadedModel) -> int:
     start = model.module.config.decoder_start_token_id
     if start is None:
         start = model.module.generation_config.decoder_start_token_id

@@ -1,6 +1,6 @@
 """A shared SentencePiece vocabulary for paper models that read real language (``paper-en-pt``).
 
-It offers what the paper models use of :class:`viz_transformer.vocab.WordVocab`: ``encode``,
+It offers what the paper models use of :class:`viz_transformer.text.vocab.WordVocab`: ``encode``,
 ``decode``, display ``tokens``, ``index`` and the ids of ``<pad> <s> </s> <unk>`` (0-3 in both).
 """
 

@@ -21,9 +21,9 @@ from transformers.models.auto.modeling_auto import (
 from transformers.utils.output_capturing import OutputRecorder
 
 from viz_transformer import settings
-from viz_transformer.hooks import dispatch
-from viz_transformer.models.hf_attention import name_modules
-from viz_transformer.record import AttentionKind
+from viz_transformer.models.hf.attention import name_modules
+from viz_transformer.networks.hooks import dispatch
+from viz_transformer.records.trace import AttentionKind
 
 T = TypeVar("T")
 Positions = Literal["sinusoidal", "learned", "relative", "rotary"]

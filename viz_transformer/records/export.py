@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from viz_transformer.record import KINDS, Trace
+from viz_transformer.records.trace import KINDS, Trace
 
 
 def trace_arrays(trace: Trace) -> dict[str, np.ndarray]:

@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer import uploads
-from viz_transformer.export import to_json, to_npz
+from viz_transformer.records.export import to_json, to_npz
 from viz_transformer.settings import MAX_CHARS, TRACE_CACHE_ENTRIES
+from viz_transformer.text import uploads
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
 PRESENTER_KEY = "presenter"
@@ -127,7 +127,7 @@ def _model_picker() -> str:
     if not names:
         st.error(
             "No model is installed: the weights under viz_transformer/weights/ are missing. "
-            "Retrain them with `python -m viz_transformer.train`."
+            "Retrain them with `python -m viz_transformer.training.train`."
         )
         st.stop()
     wanted = st.session_state.get(MODEL_KEY)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.bergamot_net import marian_positions
+from viz_transformer.networks.marian import marian_positions
 
 Layout = Literal["interleaved", "split"]
 BERGAMOT_POSITIONS = 256  # Bergamot computes positions on the fly; its inputs stop at 256 tokens

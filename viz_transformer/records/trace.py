@@ -3,7 +3,7 @@
 Every model family fills it; figures and analysis read only it. ``validate()`` is the boundary
 check every capture path runs (shapes against tokens, rows summing to 1, causal triangle, finite).
 For long inputs a kind's array is a ``LazyPatterns``, which indexes the same way and computes a
-head when asked (see ``viz_transformer.patterns``).
+head when asked (see ``viz_transformer.records.lazy``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from viz_transformer.patterns import LazyPatterns
+from viz_transformer.records.lazy import LazyPatterns
 
 AttentionKind = Literal["encoder", "decoder", "cross"]
 KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")

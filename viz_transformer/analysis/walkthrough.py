@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from viz_transformer.capture import check_text
-from viz_transformer.hooks import collect
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.builtin import PaperModel, greedy_decode
-from viz_transformer.record import KINDS, AttentionKind
+from viz_transformer.models.paper import PaperModel, greedy_decode
+from viz_transformer.networks.hooks import collect
+from viz_transformer.records.trace import KINDS, AttentionKind
+from viz_transformer.text.checks import check_text
 
 if TYPE_CHECKING:
     from viz_transformer.models.bergamot import BergamotModel

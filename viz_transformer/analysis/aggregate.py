@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from viz_transformer.record import Patterns
+from viz_transformer.records.trace import Patterns
 
 SPECIAL_TOKENS = frozenset(
     {"<s>", "</s>", "<pad>", "<unk>", "<mask>", "<bos>", "<eos>"}

@@ -1,0 +1,1 @@
+"""Text coming in: word and SentencePiece vocabularies, uploaded files and input checks."""
