@@ -57,7 +57,8 @@ from bench.common import ROOT, pick_device, sync, table, verdict, write_section
 from bench.models import build_marian_base, paper_model, text_of
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.networks.hooks import hooks
-from viz_transformer.records.trace import KINDS, Trace
+from viz_transformer.records.kinds import KINDS
+from viz_transformer.records.trace import Trace
 
 LENGTHS = (32, 128, 512)
 TARGET_RATIO = 1.3  # trace / plain forward at 128 tokens

@@ -7,7 +7,7 @@ import streamlit as st
 from viz_transformer import ui
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
-from viz_transformer.figures.attention import KIND_TITLES
+from viz_transformer.records.kinds import KIND_TITLES
 
 
 @st.cache_data(max_entries=16, show_spinner="Capturing q, k and v…")

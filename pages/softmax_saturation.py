@@ -11,7 +11,7 @@ import viz_transformer as vt
 from viz_transformer import ui
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
-from viz_transformer.figures.attention import KIND_TITLES
+from viz_transformer.records.kinds import KIND_TITLES
 
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)
 SHOWN = 256  # a long input's maps show this corner (a 4,096-token map would not draw)

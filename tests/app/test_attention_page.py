@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from tests.tiny_hf import BUILDERS
 from viz_transformer.analysis import aggregate
-from viz_transformer.figures.attention import KIND_TITLES
 from viz_transformer.figures.common import labels
+from viz_transformer.records.kinds import KIND_TITLES
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

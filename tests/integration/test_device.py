@@ -17,7 +17,8 @@ import torch
 import viz_transformer as vt
 from bench.common import pick_device
 from tests.tiny_hf import BUILDERS, TARGET, TEXT
-from viz_transformer.records.trace import KINDS, Trace
+from viz_transformer.records.kinds import KINDS
+from viz_transformer.records.trace import Trace
 
 DEVICES = ["cpu", torch.device("cpu")]
 HF = ("marian", "bert")

@@ -18,7 +18,7 @@ import torch
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.paper import PaperModel, greedy_decode
 from viz_transformer.networks.hooks import collect
-from viz_transformer.records.trace import KINDS, AttentionKind
+from viz_transformer.records.kinds import KINDS, AttentionKind
 from viz_transformer.text.checks import check_text
 
 if TYPE_CHECKING:

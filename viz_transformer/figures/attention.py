@@ -14,14 +14,10 @@ from plotly.colors import hex_to_rgb, qualitative
 
 from viz_transformer.analysis.aggregate import head_max, head_mean, kept_positions, rollout
 from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
 from viz_transformer.records.lazy import block_reduce
-from viz_transformer.records.trace import AttentionKind, Trace
+from viz_transformer.records.trace import Trace
 
-KIND_TITLES: dict[str, str] = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Encoder-decoder (cross) attention",
-}
 HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
 HEAD_MAX = 256  # a head map larger than this per side is drawn as block maxima (or a window)
 OVERVIEW_MAX = 128  # per head in the overview (a tile is ~70-140 px wide on screen)

@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz_transformer.analysis.walkthrough import Walkthrough
-from viz_transformer.figures.attention import KIND_TITLES
 from viz_transformer.figures.common import labels
+from viz_transformer.records.kinds import KIND_TITLES
 
 DIVERGING = "RdBu_r"  # red positive, blue negative, white 0
 MAX_TEXT_COLUMNS = 32  # wider strips show values on hover only

@@ -11,7 +11,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from viz_transformer.records.trace import AttentionKind, Trace
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.trace import Trace
 
 Family = Literal["paper", "bergamot", "hf"]
 
@@ -27,6 +28,34 @@ class ModelSpec:
     shows: tuple[AttentionKind, ...]  # attention kinds with a map
     positions: Literal["sinusoidal", "learned", "relative", "rotary"]
     path: Path | str  # weights folder, or a Hugging Face id
+
+
+@dataclass(frozen=True)
+class HeadScale:
+    """How a model scales its scores: the head width d_k and whether it divides by sqrt(d_k)."""
+
+    d_k: int
+    scaled: bool
+
+
+@dataclass(frozen=True)
+class InputEmbedding:
+    """What a model adds at its input (section 3.4): scale * token embedding + position vector.
+
+    Attributes:
+        weight: the token-embedding matrix ``(vocab, d_model)`` on the model's device.
+        scale: its multiplier: sqrt(d_model), a Hugging Face ``embed_scale``, or 1.
+        positions: float32 ``[P, d_model]`` position vectors added to it, None when positions
+            enter otherwise (rotary, relative biases).
+        source: how the positions were made, for captions.
+        note: a caption the positional page shows for this model, or None.
+    """
+
+    weight: torch.Tensor
+    scale: float
+    positions: np.ndarray | None
+    source: str
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +122,32 @@ class LoadedModel(ABC):
     def position_table(self) -> np.ndarray | None:
         """The position vectors added to the source embeddings, float32 ``[positions, d_model]``,
         or None when positions enter otherwise (relative biases, rotary) or are not exposed."""
+        return None
+
+    def head_scale(self) -> HeadScale:
+        """d_k and whether scores are divided by sqrt(d_k), read from the config (section 3.2.1)."""
+        raise NotImplementedError
+
+    def input_embedding(self) -> InputEmbedding:
+        """The token embeddings, their scale and the position table added to them (section 3.4)."""
+        raise NotImplementedError
+
+    def source_ids(self, text: str) -> tuple[list[int], tuple[str, ...]]:
+        """The source ids of ``text`` as the model reads them, and their display tokens.
+
+        Raises:
+            ValueError: text the model cannot read (unknown word, too long), with the fix.
+        """
+        raise NotImplementedError
+
+    def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
+        """The hook-point name of ``point`` (``"hook_q"``, ``"hook_pattern"``, ...) in the
+        attention sub-layer of ``kind`` at ``layer``: ``decoder.layers.1.cross_attn.hook_q``."""
+        raise NotImplementedError
+
+    def training_curves(self) -> dict[str, dict[str, list[float]]] | None:
+        """Loss and gradient-norm curves of this model trained with (``"scaled"``) and without
+        (``"unscaled"``) 1/sqrt(d_k), when they were recorded; None otherwise."""
         return None
 
     def decoder_session(self, text: str) -> DecoderSession:

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from viz_transformer.records.trace import KINDS, Trace
+from viz_transformer.records.kinds import KINDS
+from viz_transformer.records.trace import Trace
 
 
 def trace_arrays(trace: Trace) -> dict[str, np.ndarray]:

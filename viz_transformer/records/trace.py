@@ -9,14 +9,12 @@ head when asked (see ``viz_transformer.records.lazy``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
+from viz_transformer.records.kinds import KINDS, AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
 
-AttentionKind = Literal["encoder", "decoder", "cross"]
-KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
 Patterns = np.ndarray | LazyPatterns  # [layers, heads, q, k]; lazy for long inputs
 
 

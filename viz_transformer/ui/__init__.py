@@ -17,12 +17,12 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.records.export import to_json, to_npz
+from viz_transformer.records.kinds import KIND_SHORT
 from viz_transformer.settings import MAX_CHARS, TRACE_CACHE_ENTRIES
 from viz_transformer.text import uploads
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
 PRESENTER_KEY = "presenter"
-SHOWN = {"encoder": "encoder self", "decoder": "decoder masked self", "cross": "cross attention"}
 # session-state key -> how to read it from the URL; pages use these keys for their widgets
 URL_KEYS: dict[str, Callable[[str], Any]] = {
     MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
@@ -181,7 +181,7 @@ def sidebar() -> tuple[str, str]:
         spec = cached_spec(name)
         st.session_state.setdefault(TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=TEXT_KEY, height=90, max_chars=MAX_CHARS)
-        shows = ", ".join(SHOWN[k] for k in spec.shows)
+        shows = ", ".join(KIND_SHORT[k] for k in spec.shows)
         st.caption(f"{spec.description} Shows {shows}; {spec.positions} positions.")
         st.button("Use the example", help=spec.example, on_click=_use_example, args=(spec.example,))
         with st.expander("Another Hugging Face model"):

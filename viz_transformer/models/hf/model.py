@@ -45,8 +45,9 @@ from viz_transformer.models.hf.names import (
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES, POSITION_TABLES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.networks.hooks import collect_calls, hooks
+from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
-from viz_transformer.records.trace import AttentionKind, Patterns, Trace, truncation_note
+from viz_transformer.records.trace import Patterns, Trace, truncation_note
 
 
 class _Enough(Exception):

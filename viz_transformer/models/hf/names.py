@@ -23,7 +23,7 @@ from transformers.utils.output_capturing import OutputRecorder
 from viz_transformer import settings
 from viz_transformer.models.hf.attention import name_modules
 from viz_transformer.networks.hooks import dispatch
-from viz_transformer.records.trace import AttentionKind
+from viz_transformer.records.kinds import AttentionKind
 
 T = TypeVar("T")
 Positions = Literal["sinusoidal", "learned", "relative", "rotary"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from viz_transformer import settings
 from viz_transformer.models.base import ModelSpec
 from viz_transformer.models.hf.names import check_hf_id, model_positions, model_shows, read_config
+from viz_transformer.records.kinds import ARCHITECTURES
 
 MAX_NEW_TOKENS = 64  # greedy output cap: maps stay readable and generation stays fast on a CPU
 EXAMPLES = {
@@ -28,7 +29,6 @@ NOTES = {
     },
 }
 POSITION_TABLES = ("position_embeddings", "wpe", "embed_positions")
-ARCHITECTURES = {"encoder": "encoder-only", "decoder": "decoder-only", "cross": "encoder-decoder"}
 
 
 def hf_spec(name: str) -> ModelSpec:

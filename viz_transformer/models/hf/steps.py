@@ -21,7 +21,7 @@ from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.networks.hooks import collect_calls
-from viz_transformer.records.trace import AttentionKind
+from viz_transformer.records.kinds import AttentionKind
 
 
 def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> DecoderSession:

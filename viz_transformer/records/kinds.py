@@ -1,0 +1,25 @@
+"""The one vocabulary of attention kinds (section 3.2.3), used by the library, figures, pages and
+the URL (``?kind=cross``): the keys never change, the titles are what a reader sees."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+AttentionKind = Literal["encoder", "decoder", "cross"]
+KINDS: tuple[AttentionKind, ...] = ("encoder", "decoder", "cross")
+KIND_TITLES: dict[AttentionKind, str] = {  # figure titles, page headings, radio labels
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Encoder-decoder (cross) attention",
+}
+KIND_SHORT: dict[AttentionKind, str] = {  # in lists: "shows encoder self, cross attention"
+    "encoder": "encoder self",
+    "decoder": "decoder masked self",
+    "cross": "cross attention",
+}
+# the architecture a model has, named by the last kind it shows (an encoder-decoder shows cross)
+ARCHITECTURES: dict[AttentionKind, str] = {
+    "encoder": "encoder-only",
+    "decoder": "decoder-only",
+    "cross": "encoder-decoder",
+}
