@@ -92,7 +92,7 @@ def measure(name: str, runs: int, device: str = "cpu") -> Result:
     )
     return Result(
         ms,
-        len(ours.source_ids(SENTENCE)),
+        len(ours.encode_text(SENTENCE)),
         len(ours.output_ids(SENTENCE)),
         translation,
         translation == native.translate(SENTENCE),

@@ -8,12 +8,15 @@ presses Ctrl+Enter in each, then waits for each tab's chart to show a token of i
 A tab's time runs in the page's own clock from its Enter to its chart, so waiting on the tabs one
 after another does not add to it. An error is a traceback in the page, a timeout, or a chart that
 shows another tab's sentence. Prints the machine, versions, p50/p95 and errors, then a Markdown
-table. Tests call ``serve`` and ``run_classroom`` (tests/e2e/test_classroom.py).
+table; ``--json PATH`` also writes the tabs' outcome there (tests/e2e/test_classroom.py runs
+the script with 10 tabs and checks that file; bench/test_in_browser.py checks the checks).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import os
 import platform
@@ -259,12 +262,19 @@ def main() -> None:
     parser.add_argument("--tabs", type=int, default=10, help=f"1 to {len(MARKERS)}")
     parser.add_argument("--timeout", type=float, default=300, help="seconds for the browser part")
     parser.add_argument("--log", type=Path, default=ROOT / "artifacts" / "classroom-server.log")
+    parser.add_argument("--json", type=Path, help="also write the outcome of every tab here")
     args = parser.parse_args()
     sentences(args.tabs)  # refuse a bad --tabs before starting anything
     start = time.monotonic()
     with serve(args.log) as url:
         room = run_classroom(url, args.tabs, args.timeout)
-    print(report(room, time.monotonic() - start))
+    elapsed = time.monotonic() - start
+    print(report(room, elapsed))
+    if args.json:
+        outcome = {"url": url, "elapsed": elapsed, "errors": room.errors,
+                   "p50": room.percentile(50), "p95": room.percentile(95),
+                   "tabs": [dataclasses.asdict(t) for t in room.tabs]}  # fmt: skip
+        args.json.write_text(json.dumps(outcome))
     sys.exit(1 if room.errors else 0)
 
 

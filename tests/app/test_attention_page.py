@@ -2,47 +2,25 @@
 
 from __future__ import annotations
 
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from tests.tiny_hf import BUILDERS
 from viz_transformer.analysis import aggregate
 from viz_transformer.figures.common import labels
+from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.records.kinds import KIND_TITLES
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-PAGE = str(ROOT / "pages" / "attention_maps.py")
-
-
-def decode_array(spec_array: dict | list) -> np.ndarray:
-    """plotly 7 writes arrays as {"dtype", "bdata", "shape"}."""
-    if isinstance(spec_array, list):
-        return np.array(spec_array, dtype=float)
-    raw = np.frombuffer(base64.b64decode(spec_array["bdata"]), dtype=spec_array["dtype"])
-    shape = spec_array.get("shape")
-    return raw.reshape([int(s) for s in str(shape).split(",")]) if shape else raw
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+PAGE = "pages/attention_maps.py"
 
 
 @pytest.fixture
-def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=60)
-    app.run()
-    assert not app.exception, app.exception
-    return app
+def at(open_page) -> AppTest:
+    return open_page(PAGE)
 
 
-def test_default_render_shows_output_overview_and_one_head(at):
+def test_default_render_shows_output_overview_and_one_head(at, decode_array, figures):
     default = vt.model_info(vt.default_model())
     assert at.selectbox(key="model").value == default.name
     assert at.text_area(key="sentence").value == default.example
@@ -61,7 +39,7 @@ def test_a_model_without_decoder_self_attention_says_why(at):
     assert any("recurrent" in info.value for info in at.info)
 
 
-def test_every_widget_changes_the_view_without_exception(at):
+def test_every_widget_changes_the_view_without_exception(at, decode_array, figures):
     at.selectbox(key="model").set_value("paper-sov").run()
     assert at.text_area(key="sentence").value == vt.model_info("paper-sov").example
     at.radio(key="kind").set_value("cross").run()
@@ -121,7 +99,7 @@ def head_groups(fig: dict) -> dict[str, list[dict]]:
     return groups
 
 
-def test_the_page_has_four_tabs_and_only_the_open_one_is_drawn(at):
+def test_the_page_has_four_tabs_and_only_the_open_one_is_drawn(at, figures):
     assert [t.label for t in at.tabs] == TABS
     for label, n_figures in zip(TABS, (2, 1, 1, 0), strict=True):
         open_tab(at, label)
@@ -129,7 +107,7 @@ def test_the_page_has_four_tabs_and_only_the_open_one_is_drawn(at):
     assert len(at.dataframe) == 1  # the statistics table
 
 
-def test_uploaded_utf8_file_fills_the_sentence_from_the_picked_line(at):
+def test_uploaded_utf8_file_fills_the_sentence_from_the_picked_line(at, decode_array, figures):
     data = "\ufeffThe cat sleeps.\n\n   \nThe dog is running in the park.\n".encode()
     at.file_uploader(key="upload").set_value(("sentences.txt", data, "text/plain")).run()
     assert not at.exception and not at.error
@@ -144,7 +122,7 @@ def test_uploaded_utf8_file_fills_the_sentence_from_the_picked_line(at):
     np.testing.assert_allclose(decode_array(head["data"][0]["z"]), tr.encoder[0, 0], atol=1e-6)
 
 
-def test_uploaded_utf16_file_is_decoded_and_binary_or_empty_files_are_refused(at):
+def test_uploaded_utf16_file_is_decoded_and_binary_or_empty_files_are_refused(at, figures):
     data = "Olá mundo.\r\nUma frase em português.\r\n".encode("utf-16")
     at.file_uploader(key="upload").set_value(("pt.txt", data, "text/plain")).run()
     assert not at.exception and not at.error
@@ -158,7 +136,7 @@ def test_uploaded_utf16_file_is_decoded_and_binary_or_empty_files_are_refused(at
     assert "empty" in at.error[0].value
 
 
-def test_head_view_draws_one_legend_group_per_chosen_head(at):
+def test_head_view_draws_one_legend_group_per_chosen_head(at, figures):
     at.selectbox(key="model").set_value("paper-sov").run()
     at.radio(key="kind").set_value("decoder").run()
     at.selectbox(key="layer").set_value(1).run()
@@ -188,7 +166,9 @@ def test_head_view_draws_one_legend_group_per_chosen_head(at):
     assert not at.exception and "at least one head" in at.info[-1].value
 
 
-def test_hide_special_tokens_drops_rows_and_columns_without_renormalising(at):
+def test_hide_special_tokens_drops_rows_and_columns_without_renormalising(
+    at, decode_array, figures
+):
     tr = vt.trace(vt.load_model(vt.default_model()), vt.model_info(vt.default_model()).example)
     assert tr.src_tokens[-1] == "</s>"
     at.toggle(key="hide_special").set_value(True).run()
@@ -207,7 +187,7 @@ def test_hide_special_tokens_drops_rows_and_columns_without_renormalising(at):
     assert "sum to 1" in fig["layout"]["title"]["text"]
 
 
-def test_mean_max_and_rollout_figures_equal_the_library(at):
+def test_mean_max_and_rollout_figures_equal_the_library(at, decode_array, figures):
     at.selectbox(key="model").set_value("paper-sov").run()
     at.selectbox(key="layer").set_value(1).run()
     open_tab(at, "Mean / max / rollout")
@@ -247,7 +227,7 @@ def test_statistics_table_equals_the_library_and_is_downloadable(at):
 
 
 @pytest.mark.parametrize("model", ["minilm", "paper-dates"])
-def test_every_tab_renders_for_other_models(at, model):
+def test_every_tab_renders_for_other_models(at, model, figures):
     at.selectbox(key="model").set_value(model).run()
     shown = at.radio(key="kind").options
     for kind in [k for k, title in KIND_TITLES.items() if title in shown]:
@@ -264,7 +244,7 @@ def test_every_tab_renders_for_other_models(at, model):
         assert "[CLS]" not in ticks and "[SEP]" not in ticks and "cat" in ticks
 
 
-def test_every_tab_renders_for_a_tiny_hf_decoder(at, tmp_path):
+def test_every_tab_renders_for_a_tiny_hf_decoder(at, tmp_path, decode_array, figures):
     path = BUILDERS["gpt2"](tmp_path / "gpt2")
     at.text_input(key="hf_id").set_value(str(path))
     at.button[1].click().run()  # "Add model"

@@ -5,13 +5,15 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from tests.app.test_attention_page import PAGE
 from viz_transformer.models import registry
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "attention_maps.py")
 
 
 @pytest.fixture
@@ -43,7 +45,8 @@ def test_the_page_shows_a_message_and_other_models_still_work(broken):
 
 
 def test_a_missing_package_leaves_the_other_families(monkeypatch):
-    monkeypatch.setitem(sys.modules, "viz_transformer.models.hf.model", None)
+    # as if transformers were missing: the spec module cannot be imported
+    monkeypatch.setitem(sys.modules, "viz_transformer.models.hf.spec", None)
     specs = registry._installed_specs.__wrapped__()
     assert "minilm" not in specs
     assert {"paper-sov", "bergamot-en-pt"} <= set(specs)

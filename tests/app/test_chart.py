@@ -1,4 +1,4 @@
-"""``ui.chart`` never changes the figure it draws (pages may pass one cached for every session)."""
+"""``widgets.chart`` never changes the figure it draws (pages may pass one cached for all)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ def _page() -> None:
     import plotly.graph_objects as go
     import streamlit as st
 
-    from viz_transformer import ui
+    from viz_transformer.ui import widgets
 
     fig = st.session_state.setdefault("fig", go.Figure(go.Heatmap(z=[[0.25, 0.75]])))
-    ui.chart(fig, "shared")
+    widgets.chart(fig, "shared")
 
 
 def test_presenter_mode_enlarges_a_copy_and_leaves_the_figure_as_it_was():

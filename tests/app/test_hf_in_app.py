@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_attention_page import PAGE, figures
-from tests.tiny_hf import BUILDERS
+from viz_transformer.models.random_init.hf import BUILDERS
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "attention_maps.py")
 
 
 @pytest.fixture
@@ -17,7 +20,7 @@ def at() -> AppTest:
 
 
 @pytest.mark.parametrize("family", ["gpt2", "marian"])
-def test_a_local_hf_model_is_added_selected_and_drawn(at, tmp_path, family):
+def test_a_local_hf_model_is_added_selected_and_drawn(at, tmp_path, family, figures):
     path = BUILDERS[family](tmp_path / family)
     at.text_input(key="hf_id").set_value(str(path))
     at.button[1].click().run()  # "Add model"

@@ -6,18 +6,20 @@ The limits are lowered so a tiny BERT exercises the same paths as a 4,096-token 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_attention_page import PAGE, decode_array, figures
-from tests.tiny_hf import BUILDERS
 from viz_transformer import settings
 from viz_transformer.figures import attention
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
+from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.records.lazy import block_reduce
 
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "attention_maps.py")
 TEXT = " ".join(["the cat sat on the mat and the dog ran to the red house"] * 2)  # 28 words
 
 
@@ -49,7 +51,9 @@ def eager(bert) -> np.ndarray:
     return trace.encoder
 
 
-def test_a_long_map_is_drawn_as_block_maxima_and_the_overview_waits(at, eager):
+def test_a_long_map_is_drawn_as_block_maxima_and_the_overview_waits(
+    at, eager, decode_array, figures
+):
     figs = figures(at)
     assert len(figs) == 1  # no overview until asked: it computes every head
     z = decode_array(figs[0]["data"][0]["z"])
@@ -64,7 +68,7 @@ def test_a_long_map_is_drawn_as_block_maxima_and_the_overview_waits(at, eager):
     assert np.nanmax(tiles) <= 1.0 and tiles.shape[0] < 2 * 10  # 2 layers of <= 8 rows + gap
 
 
-def test_the_zoom_window_shows_full_resolution_with_token_labels(at, eager):
+def test_the_zoom_window_shows_full_resolution_with_token_labels(at, eager, decode_array, figures):
     at.selectbox(key="layer").set_value(1).run()
     at.selectbox(key="head").set_value(1).run()
     at.toggle(key="zoom").set_value(True).run()
@@ -86,7 +90,9 @@ def test_summaries_over_every_head_say_why_they_are_off(at, tab):
     assert any("one head at a time" in i.value for i in at.info)
 
 
-def test_summaries_of_a_lazy_trace_that_fits_are_computed(at, eager, monkeypatch):
+def test_summaries_of_a_lazy_trace_that_fits_are_computed(
+    at, eager, monkeypatch, decode_array, figures
+):
     monkeypatch.setattr(settings, "MAX_MATERIALISE", 10**9)
     at.session_state["attn_tab"] = "Mean / max / rollout"
     at.run()

@@ -2,75 +2,73 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from tests.app.test_attention_page import decode_array, figures
-from tests.tiny_hf import BUILDERS
 from viz_transformer.analysis import positional as pa
+from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.networks.positional import sinusoidal_table
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "positional_encoding.py")
+PAGE = "pages/positional_encoding.py"
 
 
-def _page(model: str | None = None) -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=60)
-    if model:
-        app.session_state["model"] = model
-    app.run()
-    assert not app.exception, app.exception
-    return app
+@pytest.fixture
+def by_title(figures) -> Callable[[AppTest, str], dict]:
+    """``by_title(at, words)``: the first figure whose title holds ``words``."""
+
+    def find(at: AppTest, words: str) -> dict:
+        found = [
+            f for f in figures(at) if words in str(f["layout"].get("title", {}).get("text", ""))
+        ]
+        assert found, f"no figure titled with {words!r}"
+        return found[0]
+
+    return find
 
 
-def _by_title(at: AppTest, words: str) -> dict:
-    found = [f for f in figures(at) if words in str(f["layout"].get("title", {}).get("text", ""))]
-    assert found, f"no figure titled with {words!r}"
-    return found[0]
-
-
-def test_default_render_shows_the_sinusoid_and_bergamots_numbers():
-    at = _page()
+def test_default_render_shows_the_sinusoid_and_bergamots_numbers(decode_array, by_title, open_page):
+    at = open_page(PAGE)
     assert at.selectbox(key="model").value == "bergamot-en-pt"
     table = sinusoidal_table(100, 128, "interleaved")
-    z = decode_array(_by_title(at, "PE table")["data"][0]["z"])
+    z = decode_array(by_title(at, "PE table")["data"][0]["z"])
     np.testing.assert_allclose(z, table, atol=1e-6)
-    dots = decode_array(_by_title(at, "dot products")["data"][0]["z"])
+    dots = decode_array(by_title(at, "dot products")["data"][0]["z"])
     np.testing.assert_allclose(dots, pa.similarity(table), rtol=1e-5, atol=1e-4)
-    offsets = [decode_array(t["y"]) for t in _by_title(at, "offset k")["data"]]
+    offsets = [decode_array(t["y"]) for t in by_title(at, "offset k")["data"]]
     for line in offsets[1:]:  # every start gives the same curve
         np.testing.assert_allclose(line, offsets[0], atol=1e-3)
     parts = pa.input_vectors(vt.load_model("bergamot-en-pt"))
     text = " ".join(m.value for m in at.markdown)
     assert f"{np.median(parts.token_norms):.2f}" in text and "11.31" in text  # sqrt(256 / 2)
     assert any("exp(−i·log 10000" in c.value for c in at.caption)
-    hist = _by_title(at, "Norms of what is added")["data"]
+    hist = by_title(at, "Norms of what is added")["data"]
     np.testing.assert_allclose(decode_array(hist[0]["x"]), parts.token_norms, rtol=1e-6)
     assert len(at.get("download_button")) == 2
 
 
-def test_every_widget_changes_the_view():
-    at = _page("paper-reverse")
+def test_every_widget_changes_the_view(decode_array, figures, by_title, open_page):
+    at = open_page(PAGE, "paper-reverse")
     at.slider[0].set_value(64).run()  # d_model
     at.slider[1].set_value(50).run()  # positions
     at.radio[0].set_value("split").run()
     assert not at.exception
     table = sinusoidal_table(50, 64, "split")
-    z = decode_array(_by_title(at, "PE table")["data"][0]["z"])
+    z = decode_array(by_title(at, "PE table")["data"][0]["z"])
     np.testing.assert_allclose(z, table, atol=1e-6)
     assert "all sines first" in at.caption[0].value
     at.multiselect[0].set_value([3, 40]).run()
-    curves = _by_title(at, "Chosen dimensions")["data"]
+    curves = by_title(at, "Chosen dimensions")["data"]
     assert [c["name"].split(",")[0] for c in curves] == ["dim 3", "dim 40"]
     np.testing.assert_allclose(decode_array(curves[1]["y"]), table[:, 40], atol=1e-6)
     assert f"{pa.wavelength(40, 64, 'split'):,.1f}" in curves[1]["name"]
 
     at.radio[1].set_value("the sentence").run()
     assert not at.exception
-    bars = _by_title(at, "per token")["data"]
+    bars = by_title(at, "per token")["data"]
     model = vt.load_model("paper-reverse")
     per = pa.sentence_norms(model, model.spec.example)
     np.testing.assert_allclose(decode_array(bars[0]["y"]), per["token_norm"], rtol=1e-6)
@@ -81,20 +79,24 @@ def test_every_widget_changes_the_view():
     assert len(figures(at)) >= 4  # the sinusoid's views stay
 
 
-def test_learned_positions_beside_the_sinusoid_and_their_cosine_similarity():
-    at = _page("minilm")
+def test_learned_positions_beside_the_sinusoid_and_their_cosine_similarity(
+    decode_array, figures, by_title, open_page
+):
+    at = open_page(PAGE, "minilm")
     table = vt.load_model("minilm").position_table()[:100]
     pair = next(f for f in figures(at) if "learned table" in str(f["layout"].get("annotations")))
     np.testing.assert_allclose(decode_array(pair["data"][0]["z"]), table, atol=1e-6)
     np.testing.assert_allclose(
         decode_array(pair["data"][1]["z"]), sinusoidal_table(100, 384), atol=1e-6
     )
-    cos = decode_array(_by_title(at, "cosine similarity")["data"][0]["z"])
+    cos = decode_array(by_title(at, "cosine similarity")["data"][0]["z"])
     np.testing.assert_allclose(cos, pa.similarity(table, cosine=True), atol=1e-5)
 
 
 @pytest.mark.parametrize(("family", "words"), [("llama", "rotates"), ("t5", "bias")])
-def test_rotary_and_relative_models_say_nothing_is_added(tmp_path, family, words):
-    at = _page(f"hf:{BUILDERS[family](tmp_path / family)}")
+def test_rotary_and_relative_models_say_nothing_is_added(
+    tmp_path, family, words, figures, open_page
+):
+    at = open_page(PAGE, f"hf:{BUILDERS[family](tmp_path / family)}")
     assert any(words in i.value and "nothing is added" in i.value for i in at.info)
     assert len(figures(at)) == 4  # the sinusoid's four views only

@@ -2,58 +2,68 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from tests.app.test_attention_page import decode_array, figures
 from viz_transformer.analysis import walkthrough as wt
+from viz_transformer.models.base import QKV_NOTE
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "qkv_walkthrough.py")
-
-
-def numbers(fig: dict) -> dict[str, np.ndarray]:
-    """The arrays a figure draws, by the name of the step they show."""
-    return {f"{i}": decode_array(d["z"]) for i, d in enumerate(fig["data"]) if "z" in d}
-
-
-def check_figures(at: AppTest, expected: wt.Walkthrough, trace: vt.Trace) -> None:
-    """Every figure of the page shows the library's numbers for this walkthrough."""
-    inp, vectors, table, weighted, output = figures(at)
-    parts = (
-        [expected.embed, expected.pos, expected.x] if expected.embed is not None else [expected.x]
-    )
-    np.testing.assert_allclose(numbers(inp)["0"], np.stack(parts), atol=1e-6)
-    got = numbers(vectors)
-    np.testing.assert_allclose(got["0"][0], expected.q, atol=1e-6)
-    np.testing.assert_allclose(got["1"], expected.k, atol=1e-6)
-    np.testing.assert_allclose(got["2"], expected.v, atol=1e-6)
-    cells = table["data"][0]["cells"]["values"]
-    shown = np.array([float(c) for c in cells[4]])  # the softmax column, 4 decimals
-    row = trace.get(expected.kind)[expected.layer, expected.head, expected.position]
-    np.testing.assert_allclose(shown, row, atol=5e-5 + 1e-6)
-    finite = np.isfinite(expected.scaled)
-    assert all(c == "−∞ (masked)" for c, f in zip(cells[3], finite, strict=True) if not f)
-    got = numbers(weighted)
-    np.testing.assert_allclose(got["0"], expected.weights[:, None] * expected.v, atol=1e-6)
-    np.testing.assert_allclose(got["1"][0], expected.z, atol=1e-6)
-    got = numbers(output)
-    np.testing.assert_allclose(got["0"][0], expected.concat, atol=1e-6)
-    np.testing.assert_allclose(got["1"][0], expected.out, atol=1e-6)
+PAGE = "pages/qkv_walkthrough.py"
 
 
 @pytest.fixture
-def at() -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=60)
-    app.run()
-    assert not app.exception, app.exception
-    return app
+def numbers(decode_array) -> Callable[[dict], dict[str, np.ndarray]]:
+    """``numbers(fig)``: the arrays a figure draws, by the name of the step they show."""
+
+    def numbers_of(fig: dict) -> dict[str, np.ndarray]:
+        return {f"{i}": decode_array(d["z"]) for i, d in enumerate(fig["data"]) if "z" in d}
+
+    return numbers_of
 
 
-def test_default_view_is_the_second_source_token_of_the_example(at):
+@pytest.fixture
+def check_figures(figures, numbers) -> Callable[[AppTest, wt.Walkthrough, vt.Trace], None]:
+    """``check_figures(at, expected, trace)``: every figure of the page shows the library's
+    numbers for this walkthrough."""
+
+    def check(at: AppTest, expected: wt.Walkthrough, trace: vt.Trace) -> None:
+        inp, vectors, table, weighted, output = figures(at)
+        parts = (
+            [expected.embed, expected.pos, expected.x]
+            if expected.embed is not None
+            else [expected.x]
+        )
+        np.testing.assert_allclose(numbers(inp)["0"], np.stack(parts), atol=1e-6)
+        got = numbers(vectors)
+        np.testing.assert_allclose(got["0"][0], expected.q, atol=1e-6)
+        np.testing.assert_allclose(got["1"], expected.k, atol=1e-6)
+        np.testing.assert_allclose(got["2"], expected.v, atol=1e-6)
+        cells = table["data"][0]["cells"]["values"]
+        shown = np.array([float(c) for c in cells[4]])  # the softmax column, 4 decimals
+        row = trace.get(expected.kind)[expected.layer, expected.head, expected.position]
+        np.testing.assert_allclose(shown, row, atol=5e-5 + 1e-6)
+        finite = np.isfinite(expected.scaled)
+        assert all(c == "−∞ (masked)" for c, f in zip(cells[3], finite, strict=True) if not f)
+        got = numbers(weighted)
+        np.testing.assert_allclose(got["0"], expected.weights[:, None] * expected.v, atol=1e-6)
+        np.testing.assert_allclose(got["1"][0], expected.z, atol=1e-6)
+        got = numbers(output)
+        np.testing.assert_allclose(got["0"][0], expected.concat, atol=1e-6)
+        np.testing.assert_allclose(got["1"][0], expected.out, atol=1e-6)
+
+    return check
+
+
+@pytest.fixture
+def at(open_page) -> AppTest:
+    return open_page(PAGE)
+
+
+def test_default_view_is_the_second_source_token_of_the_example(at, check_figures):
     name = vt.default_model()
     model, text = vt.load_model(name), vt.model_info(name).example
     assert at.text_area(key="sentence").value == text
@@ -69,7 +79,7 @@ def test_default_view_is_the_second_source_token_of_the_example(at):
     assert len(at.latex) == 6  # the header's MultiHead and one equation per step
 
 
-def test_bergamot_cross_attention_and_every_widget(at):
+def test_bergamot_cross_attention_and_every_widget(at, check_figures):
     name = vt.default_model()
     model, text = vt.load_model(name), vt.model_info(name).example
     at.radio(key="kind").set_value("cross").run()
@@ -81,7 +91,9 @@ def test_bergamot_cross_attention_and_every_widget(at):
     check_figures(at, wt.walkthrough(model, text, "cross", 1, 5, 3), vt.trace(model, text))
 
 
-def test_paper_model_decoder_masks_the_future_and_text_changes_keep_a_valid_token(at):
+def test_paper_model_decoder_masks_the_future_and_text_changes_keep_a_valid_token(
+    at, check_figures
+):
     at.selectbox(key="model").set_value("paper-sov").run()
     at.radio(key="kind").set_value("decoder").run()
     at.selectbox(key="layer").set_value(1).run()
@@ -100,7 +112,9 @@ def test_paper_model_decoder_masks_the_future_and_text_changes_keep_a_valid_toke
     assert last == 8 and at.selectbox(key="token").value == 1  # 4 tokens now: the default
 
 
-def test_layer_zero_shows_embedding_and_position_deeper_layers_only_the_stream(at):
+def test_layer_zero_shows_embedding_and_position_deeper_layers_only_the_stream(
+    at, decode_array, figures
+):
     at.selectbox(key="model").set_value("paper-dates").run()
     assert len(decode_array(figures(at)[0]["data"][0]["z"])) == 3
     at.selectbox(key="layer").set_value(1).run()
@@ -108,19 +122,17 @@ def test_layer_zero_shows_embedding_and_position_deeper_layers_only_the_stream(a
     assert "output of layer 0" in at.latex[1].value
 
 
-def test_url_restores_the_view():
-    app = AppTest.from_file(PAGE, default_timeout=60)
-    app.query_params.update({"model": "paper-reverse", "kind": "cross", "layer": "1", "head": "2"})
-    app.run()
-    assert not app.exception
+def test_url_restores_the_view(check_figures, open_page):
+    params = {"model": "paper-reverse", "kind": "cross", "layer": "1", "head": "2"}
+    app = open_page(PAGE, params=params)
     model, text = vt.load_model("paper-reverse"), vt.model_info("paper-reverse").example
     check_figures(app, wt.walkthrough(model, text, "cross", 1, 2, 1), vt.trace(model, text))
 
 
-def test_hugging_face_models_and_bad_input_get_one_sentence_not_a_traceback(at):
+def test_hugging_face_models_and_bad_input_get_one_sentence_not_a_traceback(at, figures):
     at.selectbox(key="model").set_value("minilm").run()
     assert not at.exception and not figures(at)
-    assert at.info[0].value == wt.HF_NOTE
+    assert at.info[0].value == QKV_NOTE
     at.selectbox(key="model").set_value("paper-sov").run()
     at.text_area(key="sentence").set_value("the old farmers feed a purple cat").run()
     assert not at.exception and "'purple'" in at.error[0].value

@@ -4,37 +4,34 @@ and the training curves, for every model family."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from tests.app.test_attention_page import decode_array, figures
-from tests.tiny_hf import BUILDERS
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures.softmax import histogram
+from viz_transformer.models.random_init.hf import BUILDERS
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "softmax_saturation.py")
+PAGE = "pages/softmax_saturation.py"
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)
 
 
-def _page(model: str | None = None) -> AppTest:
-    app = AppTest.from_file(PAGE, default_timeout=60)
-    if model:
-        app.session_state["model"] = model
-    app.run()
-    assert not app.exception, app.exception
-    return app
+@pytest.fixture
+def pair(decode_array, figures) -> Callable[[AppTest], list[np.ndarray]]:
+    """``pair(at)``: the real head's maps with and without the scale."""
+
+    def pair_of(at: AppTest) -> list[np.ndarray]:
+        fig = next(f for f in figures(at) if "without scale" in str(f["layout"].get("annotations")))
+        return [decode_array(t["z"]) for t in fig["data"]]
+
+    return pair_of
 
 
-def _pair(at: AppTest) -> list[np.ndarray]:
-    fig = next(f for f in figures(at) if "without scale" in str(f["layout"].get("annotations")))
-    return [decode_array(t["z"]) for t in fig["data"]]
-
-
-def test_default_render_synthetic_views_match_the_library():
-    at = _page()
+def test_default_render_synthetic_views_match_the_library(decode_array, figures, open_page):
+    at = open_page(PAGE)
     figs = figures(at)
     assert len(figs) == 5
     raw = sm.dot_products(64, 20_000)
@@ -51,11 +48,11 @@ def test_default_render_synthetic_views_match_the_library():
     assert len(at.get("download_button")) == 6  # synthetic, head, training
 
 
-def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation():
-    at = _page()  # bergamot-en-pt: d_k = 32
+def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation(open_page, pair):
+    at = open_page(PAGE)  # bergamot-en-pt: d_k = 32
     model = vt.load_model("bergamot-en-pt")
     trace = vt.trace(model, model.spec.example)
-    left, right = _pair(at)
+    left, right = pair(at)
     np.testing.assert_allclose(left, trace.encoder[0, 0], atol=1e-6)
     np.testing.assert_allclose(right, sm.rescale(trace.encoder[0, 0], math.sqrt(32)), atol=1e-6)
     assert len(at.radio(key="kind").options) == 2
@@ -63,7 +60,7 @@ def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation():
     at.selectbox(key="layer").set_value(1).run()
     at.selectbox(key="head").set_value(5).run()
     assert not at.exception
-    left, right = _pair(at)
+    left, right = pair(at)
     np.testing.assert_allclose(left, trace.cross[1, 5], atol=1e-6)
     np.testing.assert_allclose(right, sm.rescale(trace.cross[1, 5], math.sqrt(32)), atol=1e-6)
     table = at.table[0].value
@@ -72,8 +69,8 @@ def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation():
     assert table["saturated rows (max > 0.99)"].iloc[1] == f"{stats['saturated']:.0%}"
 
 
-def test_every_synthetic_widget_changes_the_view():
-    at = _page("paper-sov")
+def test_every_synthetic_widget_changes_the_view(decode_array, figures, open_page):
+    at = open_page(PAGE, "paper-sov")
     at.select_slider[0].set_value(256).run()
     at.slider[0].set_value(8).run()  # keys
     at.slider[1].set_value(0.5).run()  # temperature
@@ -88,13 +85,13 @@ def test_every_synthetic_widget_changes_the_view():
     assert "T = 0.5" in figs[2]["layout"]["title"]["text"]
 
 
-def test_paper_model_decoder_head_and_its_training_curves():
-    at = _page("paper-sov")
+def test_paper_model_decoder_head_and_its_training_curves(decode_array, figures, open_page, pair):
+    at = open_page(PAGE, "paper-sov")
     at.radio(key="kind").set_value("decoder").run()
     at.selectbox(key="head").set_value(3).run()
     model = vt.load_model("paper-sov")
     trace = vt.trace(model, model.spec.example)
-    left, right = _pair(at)
+    left, right = pair(at)
     np.testing.assert_allclose(left, trace.decoder[0, 3], atol=1e-6)
     assert (np.triu(right, k=1) == 0).all()  # masked stays masked
     np.testing.assert_allclose(right, sm.rescale(trace.decoder[0, 3], math.sqrt(32)), atol=1e-6)
@@ -106,8 +103,10 @@ def test_paper_model_decoder_head_and_its_training_curves():
     assert not at.selectbox(key="model").value.startswith("bergamot")
 
 
-def test_non_paper_model_picks_training_curves_from_a_select_box():
-    at = _page("minilm")
+def test_non_paper_model_picks_training_curves_from_a_select_box(
+    decode_array, figures, open_page, pair
+):
+    at = open_page(PAGE, "minilm")
     picker = at.selectbox(key="train_model")
     assert picker.label == "Paper model" and "paper-dates" in picker.options
     picker.set_value("paper-dates").run()
@@ -116,23 +115,23 @@ def test_non_paper_model_picks_training_curves_from_a_select_box():
     assert "paper-dates" in train["layout"]["title"]["text"]
     curves = vt.load_model("paper-dates").meta["curves"]
     np.testing.assert_allclose(decode_array(train["data"][0]["y"]), curves["scaled"]["loss"])
-    left, _ = _pair(at)
+    left, _ = pair(at)
     trace = vt.trace(vt.load_model("minilm"), vt.model_info("minilm").example)
     np.testing.assert_allclose(left, trace.encoder[0, 0], atol=1e-6)
 
 
-def test_t5_does_not_scale_so_its_pattern_is_the_unscaled_one(tmp_path):
+def test_t5_does_not_scale_so_its_pattern_is_the_unscaled_one(tmp_path, open_page, pair):
     path = BUILDERS["t5"](tmp_path / "t5")
-    at = _page(f"hf:{path}")
+    at = open_page(PAGE, f"hf:{path}")
     assert any("does not divide" in i.value for i in at.info)
     trace = vt.trace(vt.load_model(f"hf:{path}"), at.text_area(key="sentence").value)
-    left, right = _pair(at)
+    left, right = pair(at)
     np.testing.assert_allclose(right, trace.encoder[0, 0], atol=1e-6)
     np.testing.assert_allclose(left, sm.rescale(trace.encoder[0, 0], 1 / math.sqrt(8)), atol=1e-6)
 
 
-def test_bad_input_keeps_the_other_sections():
-    at = _page("paper-sov")
+def test_bad_input_keeps_the_other_sections(figures, open_page):
+    at = open_page(PAGE, "paper-sov")
     at.text_area(key="sentence").set_value("the purple cat").run()
     assert not at.exception
     assert "'purple'" in at.error[0].value

@@ -11,34 +11,24 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import Page, sync_playwright
-
-from bench.classroom_load import CHART, CHROMIUM, CHROMIUM_ARGS, serve
+from playwright.sync_api import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
+CHART = ".js-plotly-plot .hm image"  # a heatmap drawn by plotly.js
 
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    with serve(ROOT / "artifacts" / "browser-test-server.log") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def page(server: str) -> Iterator[Page]:
-    assert Path(CHROMIUM).exists(), "install Debian's chromium: apt-get install chromium"
+def page(server: str, browser: Browser) -> Iterator[Page]:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 2400})
-        pg.set_default_timeout(60_000)
-        pg.goto(server)
-        yield pg
-        browser.close()
+    pg = browser.new_page(viewport={"width": 1400, "height": 2400})
+    pg.set_default_timeout(60_000)
+    pg.goto(server)
+    yield pg
+    pg.close()
 
 
 def _no_exception(page: Page) -> None:

@@ -14,13 +14,12 @@ import torch
 from viz_transformer.models.bergamot import (
     DECODER_NOTE,
     BergamotModel,
-    beam_search,
     bergamot_specs,
     display_piece,
-    greedy_decode,
 )
 from viz_transformer.models.marian_binary import read_marian
 from viz_transformer.networks.hooks import collect, hook_names
+from viz_transformer.networks.marian_decode import beam_search, greedy_decode
 from viz_transformer.records.trace import Trace
 
 pytestmark = pytest.mark.skipif(
@@ -149,7 +148,7 @@ def test_reader_dequantises_every_weight():
 
 def test_shortlist_is_padded_to_a_multiple_of_eight(en_pt: BergamotModel):
     assert en_pt.shortlist is not None
-    src = en_pt.source_ids(EN[0])
+    src = en_pt.encode_text(EN[0])
     allowed = en_pt.shortlist.allowed(src, 32000)
     assert len(allowed) % 8 == 0 and np.all(np.diff(allowed) > 0)
     assert set(range(en_pt.shortlist.first)) <= set(allowed.tolist())
@@ -225,9 +224,9 @@ def test_empty_text_is_refused(en_pt: BergamotModel):
 
 def test_beam_width_one_is_greedy(model: BergamotModel):
     for text in SENTENCES[model.name][:6]:
-        memory, vocab, max_new = model._prepare(model.source_ids(text))
-        greedy = greedy_decode(model.module, memory, max_new, vocab)
-        (best,) = beam_search(model.module, memory, 1, max_new, vocab)
+        memory, vocab, max_new = model._prepare(model.encode_text(text))
+        (greedy,) = greedy_decode(model.module, memory, max_new, vocab=vocab)
+        (best,) = beam_search(model.module, memory, max_new, width=1, vocab=vocab)
         assert list(best.ids) == greedy
 
 
@@ -251,11 +250,11 @@ def test_stepwise_decoding_equals_teacher_forcing(
     # float64 shows that the two paths compute the same function to within 1e-5
     module = copy.deepcopy(en_pt.module).to(dtype)
     cross = module.pattern_hook_names()["cross"]
-    src_ids = en_pt.source_ids(EN[6])
+    src_ids = en_pt.encode_text(EN[6])
     vocab = torch.from_numpy(en_pt.shortlist.allowed(src_ids, 32000))  # type: ignore[union-attr]
     with torch.no_grad():
         memory = module.encode(torch.tensor([src_ids]))
-        out = greedy_decode(module, memory, 60, vocab)  # ends with </s>
+        (out,) = greedy_decode(module, memory, 60, vocab=vocab)  # ends with </s>
         with collect(module, cross) as cache:
             forced = module.decode(memory, torch.tensor([out[:-1]]), vocab)[0]  # (T, vocab)
         forced_cross = np.stack([cache[n] for n in cross])  # (2, 8, T, S)

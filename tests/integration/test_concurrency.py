@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
 
 import viz_transformer as vt
@@ -13,27 +12,19 @@ from viz_transformer.networks.hooks import active_hook_names, hooks
 from viz_transformer.training.tasks import TASKS
 
 
-def _same(a: vt.Trace, b: vt.Trace) -> bool:
-    return (
-        a.src_tokens == b.src_tokens
-        and a.tgt_tokens == b.tgt_tokens
-        and all(np.array_equal(a.get(k), b.get(k)) for k in ("encoder", "decoder", "cross"))
-    )
-
-
-def test_eight_threads_on_one_model_equal_the_sequential_results():
+def test_eight_threads_on_one_model_equal_the_sequential_results(same_trace):
     model = vt.load_model("paper-reverse")
     rng = random.Random(3)
     texts = [TASKS["reverse"].sample(rng)[0] for _ in range(32)]
     sequential = [vt.trace(model, t) for t in texts]
     with ThreadPoolExecutor(max_workers=8) as pool:
         parallel = list(pool.map(lambda t: vt.trace(model, t), texts))
-    assert all(_same(a, b) for a, b in zip(sequential, parallel, strict=True))
+    assert all(same_trace(a, b) for a, b in zip(sequential, parallel, strict=True))
     assert active_hook_names() == []
     assert not any(m._forward_hooks for m in model.module.modules())
 
 
-def test_an_exception_inside_one_capture_leaves_no_hook_and_spares_the_others():
+def test_an_exception_inside_one_capture_leaves_no_hook_and_spares_the_others(same_trace):
     model = vt.load_model("paper-reverse")
     texts = ["sun moon star", "red ship blue sea", "cat dog", "king queen tree river"]
     expected = {t: vt.trace(model, t) for t in texts}
@@ -48,7 +39,7 @@ def test_an_exception_inside_one_capture_leaves_no_hook_and_spares_the_others():
             with pytest.raises(RuntimeError, match="hook"), hooks(model.module, {name: boom}):
                 vt.trace(model, text)
             return active_hook_names() == []
-        return _same(vt.trace(model, text), expected[text]) and active_hook_names() == []
+        return same_trace(vt.trace(model, text), expected[text]) and active_hook_names() == []
 
     jobs = [(i % 3 == 0, t) for i, t in enumerate(texts * 6)]  # failing and working interleaved
     with ThreadPoolExecutor(max_workers=8) as pool:

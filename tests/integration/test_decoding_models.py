@@ -3,13 +3,10 @@ against their teacher-forced traces, their own beam search and ``generate``."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import viz_transformer as vt
-from tests.tiny_hf import load_tiny
 from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.models.bergamot import DECODER_NOTE
 
@@ -17,11 +14,6 @@ from viz_transformer.models.bergamot import DECODER_NOTE
 @pytest.fixture(scope="module")
 def bergamot() -> vt.LoadedModel:
     return vt.load_model("bergamot-en-pt")
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("tiny-hf")
 
 
 def _check_rows(dec, trace, first: int = 0) -> None:
@@ -61,8 +53,8 @@ def test_bergamot_beam_equals_the_models_own_beam_search(bergamot):
 
 
 @pytest.mark.parametrize("family", ["marian", "bart", "t5"])
-def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(tiny_dir, family):
-    model = load_tiny(tiny_dir, family)
+def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(load_tiny, family):
+    model = load_tiny(family)
     text = model.spec.example
     trace = vt.trace(model, text)
     dec = decode_steps(model, text, max_steps=64)
@@ -74,8 +66,8 @@ def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(tiny_dir, family)
 
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
-def test_hf_decoder_only_steps_continue_the_prompt(tiny_dir, family):
-    model = load_tiny(tiny_dir, family)
+def test_hf_decoder_only_steps_continue_the_prompt(load_tiny, family):
+    model = load_tiny(family)
     prompt = model.spec.example
     dec = decode_steps(model, prompt, max_steps=6)
     assert len(dec.steps) == 6 and dec.src_tokens == () and "cross" in dec.notes

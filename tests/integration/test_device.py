@@ -15,8 +15,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from bench.common import pick_device
-from tests.tiny_hf import BUILDERS, TARGET, TEXT
+from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.trace import Trace
 
@@ -102,11 +101,9 @@ def test_a_cuda_trace_equals_the_cpu_trace(name, hf_dirs):
 def test_the_default_device_is_cuda_when_present(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert vt.default_device() == torch.device("cuda")
-    assert pick_device() == "cuda" and pick_device("cpu") == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     assert vt.default_device() == torch.device("cpu")
-    assert pick_device() == "cpu"
 
 
 def test_cuda_with_and_without_its_index_is_one_device(monkeypatch):

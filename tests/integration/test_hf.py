@@ -22,9 +22,17 @@ from transformers import (
     AutoModelForSeq2SeqLM,
 )
 
-from tests.tiny_hf import BUILDERS, LINES, POSITIONS, SHOWS, TARGET, TEXT, _sharpen
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec, hf_specs
+from viz_transformer.models.random_init.hf import (
+    BUILDERS,
+    LINES,
+    POSITIONS,
+    SHOWS,
+    TARGET,
+    TEXT,
+    sharpen,
+)
 from viz_transformer.networks.hooks import active_hook_names
 
 
@@ -125,7 +133,7 @@ def test_a_shared_attention_module_gives_one_map_per_layer(tiny_dirs, tmp_path):
         vocab_size=vocab_size, embedding_size=16, hidden_size=16, num_hidden_layers=3,
         num_hidden_groups=1, num_attention_heads=2, intermediate_size=32,
     )  # fmt: skip
-    _sharpen(AlbertModel(cfg)).save_pretrained(tmp_path)
+    sharpen(AlbertModel(cfg)).save_pretrained(tmp_path)
     model = HFModel.load(hf_spec(f"hf:{tmp_path}"), "cpu")
     assert len(model.names["encoder"]) == 1
     trace = model.trace(TEXT)
@@ -257,20 +265,8 @@ def test_a_folder_without_config_is_refused(tmp_path):
         hf_spec(f"hf:{tmp_path}")
 
 
-def _same(a, b) -> bool:
-    kinds = ("encoder", "decoder", "cross")
-    arrays = all(
-        (a.get(k) is None and b.get(k) is None) or np.array_equal(a.get(k), b.get(k)) for k in kinds
-    )
-    return arrays and (a.src_tokens, a.tgt_tokens, a.pred_tokens) == (
-        b.src_tokens,
-        b.tgt_tokens,
-        b.pred_tokens,
-    )
-
-
 @pytest.mark.parametrize("name", ["marian", "gpt2"])
-def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded):
+def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded, same_trace):
     model = loaded[name]
     texts = [" ".join(LINES[i % 4].split()[: 2 + i % 5]) for i in range(12)]
     sequential = [model.trace(t) for t in texts]
@@ -280,7 +276,7 @@ def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded):
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         parallel, left = zip(*pool.map(run, texts), strict=True)
-    assert all(_same(a, b) for a, b in zip(sequential, parallel, strict=True))
+    assert all(same_trace(a, b) for a, b in zip(sequential, parallel, strict=True))
     assert active_hook_names() == [] and all(names == [] for names in left)
 
 

@@ -4,7 +4,6 @@ Bergamot's trace, whose rows come from its greedy steps, against a teacher-force
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,6 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from tests.tiny_hf import load_tiny
 from viz_transformer.analysis.decoding import _search
 from viz_transformer.models import bergamot as bergamot_module
 from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
@@ -20,11 +18,6 @@ from viz_transformer.models.hf import steps as hf_steps
 from viz_transformer.networks.hooks import collect
 
 Scored = dict[tuple[int, ...], StepScores]
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("tiny-hf-kv")
 
 
 def _sessions(model: LoadedModel, text: str) -> tuple[DecoderSession, DecoderSession]:
@@ -73,8 +66,8 @@ def _count_inputs(model: vt.LoadedModel, monkeypatch: pytest.MonkeyPatch) -> lis
 
 @pytest.mark.parametrize("family", ["marian", "t5", "gpt2", "llama"])
 @pytest.mark.parametrize("width", [1, 3])
-def test_hf_cached_steps_equal_decoding_every_prefix_whole(tiny_dir, family, width, monkeypatch):
-    model = load_tiny(tiny_dir, family)
+def test_hf_cached_steps_equal_decoding_every_prefix_whole(load_tiny, family, width, monkeypatch):
+    model = load_tiny(family)
     text = model.spec.example
     start = len(hf_steps.decoder_session(model, text).start_tokens)
     seen = _count_inputs(model, monkeypatch)
@@ -84,11 +77,11 @@ def test_hf_cached_steps_equal_decoding_every_prefix_whole(tiny_dir, family, wid
     assert seen[len(scored) :] == [start + len(p) for p in scored]  # uncached: whole prefixes
 
 
-def test_hf_cache_branches_stay_apart(tiny_dir):
+def test_hf_cache_branches_stay_apart(load_tiny):
     """Scoring two children of one prefix must not let the first child's token leak into the
     second's keys and values (transformers caches grow in place); a prefix whose parent was
     not scored (the first one here) runs whole."""
-    model = load_tiny(tiny_dir, "marian")
+    model = load_tiny("marian")
     session, reference = _sessions(model, model.spec.example)
     for prefix in [(4, 6), (), (5,), (5, 7), (5, 9), (5, 7, 3), (5, 9, 3)]:
         got, exp = session.score(prefix), reference.score(prefix)
@@ -112,7 +105,7 @@ def test_bergamot_cached_steps_equal_decoding_every_prefix_whole(bergamot, width
 def test_bergamot_trace_rows_from_the_greedy_steps_equal_a_teacher_forced_pass(bergamot):
     text = "The committee will publish its final report next Tuesday."
     trace = bergamot.trace(text)
-    src_ids = bergamot.source_ids(text)
+    src_ids = bergamot.encode_text(text)
     out_ids = bergamot.sp.encode(trace.output_text)
     assert trace.tgt_tokens[1:] == bergamot.pieces(out_ids)
     names = bergamot.module.pattern_hook_names()["cross"]

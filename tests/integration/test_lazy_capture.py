@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.tiny_hf import BUILDERS, TARGET, TEXT
 from viz_transformer import settings
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
+from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT
 from viz_transformer.networks.hooks import active_hook_names, hooks
 from viz_transformer.records.lazy import LazyPatterns
 

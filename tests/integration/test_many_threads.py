@@ -7,9 +7,9 @@ from __future__ import annotations
 import gc
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
 from torch import nn
 from torch.nn.modules import module as torch_module
@@ -31,16 +31,6 @@ ENGLISH = [  # short, plain sentences: the Bergamot translator decodes each in ~
     "They climbed the mountain in two days.",
     "I wrote a letter to my brother.",
 ]
-
-
-def _same(a: vt.Trace, b: vt.Trace) -> bool:
-    """Bit-for-bit equality of every token list and attention array."""
-    return (
-        (a.src_tokens, a.tgt_tokens, a.pred_tokens, a.output_text)
-        == (b.src_tokens, b.tgt_tokens, b.pred_tokens, b.output_text)
-        and all(np.array_equal(a.get(k), b.get(k)) for k in ("encoder", "decoder", "cross"))
-        and all((a.get(k) is None) == (b.get(k) is None) for k in ("encoder", "decoder", "cross"))
-    )
 
 
 def _torch_hooks(module: nn.Module) -> list[int]:
@@ -66,14 +56,16 @@ def _in_threads(model: vt.LoadedModel, chunks: list[list[str]]) -> list[tuple[li
         return list(pool.map(work, chunks))
 
 
-def _check_parallel_equals_sequential(model: vt.LoadedModel, texts: list[str], n: int) -> None:
+def _check_parallel_equals_sequential(
+    model: vt.LoadedModel, texts: list[str], n: int, same: Callable[[vt.Trace, vt.Trace], bool]
+) -> None:
     hooks_before = _torch_hooks(model.module)
     sequential = [vt.trace(model, t) for t in texts]
     size = len(texts) // n
     results = _in_threads(model, [texts[i * size : (i + 1) * size] for i in range(n)])
     parallel = [tr for traces, _ in results for tr in traces]
     assert len(parallel) == len(sequential) == len(texts)
-    mismatched = [t for t, a, b in zip(texts, sequential, parallel, strict=True) if not _same(a, b)]
+    mismatched = [t for t, a, b in zip(texts, sequential, parallel, strict=True) if not same(a, b)]
     assert mismatched == [], f"{len(mismatched)} traces differ from the sequential ones"
     assert [names for _, names in results] == [[]] * n  # nothing left active in any worker
     assert active_hook_names() == []
@@ -85,18 +77,21 @@ def sov() -> vt.LoadedModel:
     return vt.load_model("paper-sov")
 
 
-def test_sixteen_threads_of_fifty_sentences_equal_the_sequential_results(sov: vt.LoadedModel):
+def test_sixteen_threads_of_fifty_sentences_equal_the_sequential_results(
+    sov: vt.LoadedModel, same_trace
+):
     model = sov
     texts = [src for src, _ in pairs(TASKS["sov"], N_THREADS * PER_THREAD, 61, "train")]
     assert len(set(texts)) == len(texts) == 800
-    _check_parallel_equals_sequential(model, texts, N_THREADS)
+    _check_parallel_equals_sequential(model, texts, N_THREADS, same_trace)
     # the paper model captures through HookPoints only: no torch hook at all, before or after
     assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.module.modules())
 
 
-def test_the_bergamot_translator_shared_by_four_threads_equals_the_sequential_results():
+def test_the_bergamot_translator_shared_by_four_threads_equals_the_sequential_results(same_trace):
     model = vt.load_model("bergamot-en-pt")
-    _check_parallel_equals_sequential(model, ENGLISH * 2, 4)  # each thread gets 4 sentences
+    # each thread gets 4 sentences
+    _check_parallel_equals_sequential(model, ENGLISH * 2, 4, same_trace)
 
 
 def _rss_bytes() -> int:

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from tests.conftest import make_tiny
 from viz_transformer.analysis.decoding import (
     align,
     decode_steps,
@@ -19,6 +18,7 @@ from viz_transformer.analysis.decoding import (
     step_meta,
 )
 from viz_transformer.models.base import DecoderSession, LoadedModel, ModelSpec, StepScores
+from viz_transformer.models.random_init.paper import tiny_paper_model
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def reverse() -> LoadedModel:
 
 @pytest.mark.parametrize("which", ["tiny", "paper-reverse"])
 def test_greedy_steps_are_the_trace_rows_and_predictions(which, reverse):
-    model = make_tiny() if which == "tiny" else reverse
+    model = tiny_paper_model() if which == "tiny" else reverse
     text = model.spec.example
     trace = vt.trace(model, text)
     dec = decode_steps(model, text, max_steps=100)

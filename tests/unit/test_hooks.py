@@ -7,14 +7,14 @@ import threading
 import pytest
 import torch
 
-from tests.conftest import make_tiny
+from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.hooks import active_hook_names, hooks
 
 ATTN = ["hook_q", "hook_k", "hook_v", "hook_scores", "hook_pattern", "hook_z"]
 
 
 def test_hook_names_are_pinned():
-    module = make_tiny(n_encoder_layers=1, n_decoder_layers=1).module
+    module = tiny_paper_model(n_encoder_layers=1, n_decoder_layers=1).module
     expected = {"hook_src_embed", "hook_tgt_embed", "hook_src_pos", "hook_tgt_pos"}
     expected |= {f"encoder.layers.0.self_attn.{h}" for h in ATTN}
     expected |= {f"decoder.layers.0.{a}.{h}" for a in ("self_attn", "cross_attn") for h in ATTN}

@@ -7,11 +7,12 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from tests.conftest import make_tiny
 from viz_transformer.analysis.decoding import _search
-from viz_transformer.models.paper import PaperModel, greedy_decode, pad_batch, source_mask
+from viz_transformer.models.paper import PaperModel
 from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.hooks import collect, hooks
+from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
 
 SRC = [4, 5, 6, 7, 2]
 TGT = [1, 8, 9, 10, 3, 5, 11]  # <s> then six outputs
@@ -111,19 +112,22 @@ def test_a_prefix_without_a_kept_parent_is_decoded_whole(tiny):
 
 @pytest.mark.parametrize("which", ["tiny", "paper-reverse"])
 def test_greedy_decode_gives_the_same_ids_with_and_without_the_cache(which, reverse):
-    model = make_tiny(seed=3) if which == "tiny" else reverse
+    model = tiny_paper_model(seed=3) if which == "tiny" else reverse
     vocab = model.vocab
     texts = [model.spec.example, vocab.tokens[4], " ".join(model.spec.example.split()[::-1])]
     src = pad_batch([vocab.encode(t) for t in texts], vocab.pad_id, "cpu")
-    args = (model.module, src, source_mask(src, vocab.pad_id), vocab.bos_id, vocab.eos_id, 20)
-    cached = greedy_decode(*args)
-    assert cached == greedy_decode(*args, use_cache=False)
+    mask = source_mask(src, vocab.pad_id)
+    with torch.no_grad():
+        memory = model.module.encode(src, mask)
+    ids = {"bos_id": vocab.bos_id, "eos_id": vocab.eos_id, "src_mask": mask}
+    cached = greedy_decode(model.module, memory, 20, **ids)
+    assert cached == greedy_decode(model.module, memory, 20, **ids, use_cache=False)
     assert len(cached) == 3 and all(0 < len(ids) <= 20 for ids in cached)
 
 
 @pytest.mark.parametrize("scale", [True, False])
 def test_fused_attention_without_hooks_equals_the_explicit_softmax(scale, monkeypatch):
-    model = make_tiny(seed=1, scale_scores=scale)
+    model = tiny_paper_model(seed=1, scale_scores=scale)
     module = model.module
     calls = []
     sdpa = torch.nn.functional.scaled_dot_product_attention

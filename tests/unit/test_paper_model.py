@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conftest import make_tiny
-from viz_transformer.models.paper import greedy_decode
+from viz_transformer.models.random_init.paper import tiny_paper_model
+from viz_transformer.networks.paper_decode import greedy_decode
 from viz_transformer.networks.positional import sinusoidal_table
 
 SRC = [4, 5, 6, 7, 2]  # four words then </s>
@@ -40,7 +40,7 @@ def test_pattern_equals_softmax_of_scaled_scores_from_captured_q_k(tiny, kind, l
 
 
 def test_unscaled_scores_are_exactly_sqrt_dk_times_larger():
-    scaled, unscaled = make_tiny(seed=3), make_tiny(seed=3, scale_scores=False)
+    scaled, unscaled = tiny_paper_model(seed=3), tiny_paper_model(seed=3, scale_scores=False)
     unscaled.module.load_state_dict(scaled.module.state_dict())
     name = _names("encoder", 0, "scores")
     _, a = scaled.run_with_cache(SRC, TGT, [name])
@@ -80,8 +80,8 @@ def test_teacher_forced_prefix_equals_stepwise_decoding_at_every_position(tiny):
 def test_greedy_decode_feeds_outputs_shifted_right(tiny):
     module = tiny.module
     src = torch.tensor([SRC])
-    out = greedy_decode(module, src, None, bos_id=1, eos_id=2, max_new=6)[0]
     with torch.no_grad():
+        (out,) = greedy_decode(module, module.encode(src), 6, bos_id=1, eos_id=2)
         logits = module(src, torch.tensor([[1, *out[:-1]]]))[0]
     assert logits.argmax(-1).tolist() == out
 
@@ -108,18 +108,18 @@ def test_post_norm_every_sublayer_output_is_layer_normalised(tiny):
 def test_tied_embeddings_share_one_matrix(tiny):
     m = tiny.module
     assert m.src_embed.weight is m.tgt_embed.weight is m.generator.weight
-    untied = make_tiny(tie_embeddings=False).module
+    untied = tiny_paper_model(tie_embeddings=False).module
     assert untied.generator.weight is not untied.src_embed.weight
 
 
 def test_too_long_input_is_refused_with_the_limit():
-    m = make_tiny(max_len=8)
+    m = tiny_paper_model(max_len=8)
     with pytest.raises(ValueError, match="exceed this model's 8 positions"):
         m.module.encode(torch.zeros(1, 9, dtype=torch.long))
 
 
 def test_a_long_input_or_target_is_cut_to_the_positions_with_a_note():
-    m = make_tiny(max_len=8)
+    m = tiny_paper_model(max_len=8)
     text = " ".join(["alpha", "beta", "gamma"] * 4)  # 12 words + </s>
     tr = m.trace(text)
     assert len(tr.src_tokens) == 8 and tr.src_tokens[-1] == "</s>"

@@ -6,16 +6,18 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 import viz_transformer as vt
-from tests.tiny_hf import BUILDERS
 from viz_transformer.analysis import positional as pa
+from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.networks.marian import marian_positions
 from viz_transformer.networks.positional import sinusoidal_table
 
 
 def test_marian_table_uses_its_own_frequencies_in_split_layout():
     d = 16
-    t = pa.marian_table(50, d)
+    t = marian_positions(0, 50, d, torch.device("cpu")).numpy()
     inv = np.exp(-np.arange(d // 2) * math.log(10000.0) / (d // 2 - 1))
     angles = np.arange(50)[:, None] * inv
     np.testing.assert_allclose(t, np.concatenate([np.sin(angles), np.cos(angles)], 1), atol=2e-5)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 from transformers import BertConfig, GPT2Config, LlamaConfig, T5Config
 
-from tests.conftest import make_tiny
 from viz_transformer.analysis import softmax as sm
-from viz_transformer.networks.marian import BergamotConfig
+from viz_transformer.models.base import HeadScale
+from viz_transformer.models.bergamot import BergamotModel
+from viz_transformer.models.hf.inputs import head_scale as hf_head_scale
+from viz_transformer.models.random_init.paper import tiny_paper_model
+from viz_transformer.networks.marian import BergamotConfig, BergamotTransformer
 
 SRC = [3, 4, 5, 6, 2]  # word ids of the tiny vocabulary, "</s>" last
 TGT = [1, 7, 8, 9]  # "<s>" first
@@ -92,22 +95,22 @@ def test_rescale_equals_softmax_of_multiplied_scores_and_keeps_masks():
 
 
 def test_removing_the_scale_from_a_captured_pattern_equals_an_unscaled_model():
-    scaled, unscaled = make_tiny(seed=3), make_tiny(seed=3, scale_scores=False)
+    scaled, unscaled = tiny_paper_model(seed=3), tiny_paper_model(seed=3, scale_scores=False)
     unscaled.module.load_state_dict(scaled.module.state_dict())
     # the first layers see identical inputs in both models; deeper layers and cross-attention
     # read outputs the scale already changed (they are checked against the scores below)
     names = ["encoder.layers.0.self_attn.hook_pattern", "decoder.layers.0.self_attn.hook_pattern"]
     _, a = scaled.run_with_cache(SRC, TGT, names)
     _, b = unscaled.run_with_cache(SRC, TGT, names)
-    assert sm.head_scale(scaled) == sm.HeadScale(8, True)
-    assert sm.head_scale(unscaled) == sm.HeadScale(8, False)
+    assert scaled.head_scale() == HeadScale(8, True)
+    assert unscaled.head_scale() == HeadScale(8, False)
     for name in a:
-        with_scale, without = sm.with_and_without_scale(a[name], sm.head_scale(scaled))
+        with_scale, without = sm.with_and_without_scale(a[name], scaled.head_scale())
         np.testing.assert_array_equal(with_scale, a[name])
         np.testing.assert_allclose(without, b[name], atol=2e-6)
         assert not np.allclose(a[name], b[name], atol=1e-3)
         # and back: an unscaled model's pattern is its "without"; the scaled one is derived
-        back, same = sm.with_and_without_scale(b[name], sm.head_scale(unscaled))
+        back, same = sm.with_and_without_scale(b[name], unscaled.head_scale())
         np.testing.assert_allclose(back, a[name], atol=2e-6)
         np.testing.assert_array_equal(same, b[name])
     causal = b["decoder.layers.0.self_attn.hook_pattern"]
@@ -124,21 +127,16 @@ def test_rescale_matches_the_captured_scores_at_every_layer_and_kind(tiny):
         np.testing.assert_allclose(sm.rescale(cache[p_name], math.sqrt(8)), expected, atol=2e-6)
 
 
-def _hf(config: object) -> SimpleNamespace:
-    return SimpleNamespace(spec=SimpleNamespace(family="hf"), module=SimpleNamespace(config=config))
-
-
 def test_head_scale_per_family():
-    bergamot = SimpleNamespace(
-        spec=SimpleNamespace(family="bergamot"), module=SimpleNamespace(cfg=BergamotConfig())
-    )
-    assert sm.head_scale(bergamot) == sm.HeadScale(32, True)
-    assert sm.head_scale(_hf(BertConfig(hidden_size=384, num_attention_heads=12))).d_k == 32
-    assert sm.head_scale(_hf(T5Config(d_model=64, d_kv=16, num_heads=8))) == sm.HeadScale(16, False)
+    cfg = BergamotConfig(vocab_size=8, n_encoder_layers=1, n_decoder_layers=1)  # d_model 256
+    bergamot = BergamotModel(None, torch.device("cpu"), BergamotTransformer(cfg), sp=None)
+    assert bergamot.head_scale() == HeadScale(32, True)
+    assert hf_head_scale(BertConfig(hidden_size=384, num_attention_heads=12)).d_k == 32
+    assert hf_head_scale(T5Config(d_model=64, d_kv=16, num_heads=8)) == HeadScale(16, False)
     llama = LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=32)
-    assert sm.head_scale(_hf(llama)) == sm.HeadScale(32, True)
+    assert hf_head_scale(llama) == HeadScale(32, True)
     gpt2 = GPT2Config(n_embd=64, n_head=4, scale_attn_weights=False)
-    assert sm.head_scale(_hf(gpt2)) == sm.HeadScale(16, False)
+    assert hf_head_scale(gpt2) == HeadScale(16, False)
 
 
 def test_pattern_stats():

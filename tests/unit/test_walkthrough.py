@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 from functools import cache
 
 import numpy as np
@@ -17,9 +16,10 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from tests.conftest import make_tiny
 from viz_transformer.analysis import walkthrough as wt
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.hooks import collect
 from viz_transformer.networks.paper import subsequent_mask
 
@@ -31,7 +31,7 @@ BERGAMOT = [("bergamot-en-pt", "encoder"), ("bergamot-en-pt", "cross")]
 
 @cache
 def model_named(name: str) -> LoadedModel:
-    return make_tiny() if name == "tiny" else vt.load_model(name)
+    return tiny_paper_model() if name == "tiny" else vt.load_model(name)
 
 
 def text_of(model: LoadedModel) -> str:
@@ -58,7 +58,7 @@ def reference(model: LoadedModel, kind: str, trace: vt.Trace) -> dict[str, np.nd
         eos = module.cfg.eos_id
         out = [i for i in model.output_ids(text_of(model)) if i != eos]
         with torch.no_grad(), collect(module, names) as got:
-            memory = module.encode(torch.tensor([model.source_ids(text_of(model))]))
+            memory = module.encode(torch.tensor([model.encode_text(text_of(model))]))
             module.decode(memory, torch.tensor([out], dtype=torch.long))
     ref = {c: np.stack([got[f"{attn[kind].format(i)}.hook_{c}"] for i in range(n)]) for c in "qkvz"}
     ref["scores"] = np.stack([got[f"{attn[kind].format(i)}.hook_scores"] for i in range(n)])
@@ -161,7 +161,7 @@ def test_decoder_masks_the_future_and_the_first_row_sees_only_itself():
 
 
 def test_forced_target_and_unscaled_scores():
-    model = make_tiny(seed=3, scale_scores=False)
+    model = tiny_paper_model(seed=3, scale_scores=False)
     w = wt.walkthrough(model, TINY_TEXT, "cross", 1, 1, 2, target="beta alpha")
     assert w.query_tokens == ("<s>", "beta", "alpha") and not w.divided
     np.testing.assert_array_equal(w.raw, w.scaled)  # no 1/sqrt(d_k): the score is q.k itself
@@ -180,11 +180,11 @@ def test_downloads_hold_every_step_as_json():
     assert meta["query_token"] == w.query_tokens[1] and meta["d_k"] == 8
 
 
-def test_models_and_inputs_it_cannot_walk_through_say_why():
+def test_models_and_inputs_it_cannot_walk_through_say_why(tmp_path):
     tiny = model_named("tiny")
-    hf_like = replace(tiny, spec=replace(tiny.spec, family="hf"))
+    bert = vt.load_model(f"hf:{BUILDERS['bert'](tmp_path / 'bert')}")
     with pytest.raises(ValueError, match="Attention maps page"):
-        wt.capture(hf_like, TINY_TEXT, "encoder")
+        wt.capture(bert, "the cat sat", "encoder")
     with pytest.raises(ValueError, match="'omega'"):
         wt.capture(tiny, "alpha omega", "encoder")
     with pytest.raises(ValueError, match="empty"):

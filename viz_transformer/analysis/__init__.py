@@ -1,3 +1,3 @@
 """The numbers the pages show, computed from records and ``LoadedModel`` methods (never by
-switching on a model family): aggregation, softmax saturation, positions, step-by-step
+switching on which adapter loaded a model): aggregation, softmax saturation, positions, step-by-step
 decoding, the Q/K/V walkthrough."""

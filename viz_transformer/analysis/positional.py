@@ -1,5 +1,5 @@
 """Positional-encoding analysis (section 3.5): the sinusoid's geometry, and what a loaded model
-actually adds to its token embeddings (paper and Bergamot sinusoids, learned tables).
+actually adds to its token embeddings (its ``input_embedding()``: sinusoids, learned tables).
 """
 
 from __future__ import annotations
@@ -12,19 +12,8 @@ import numpy as np
 import torch
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.networks.marian import marian_positions
 
 Layout = Literal["interleaved", "split"]
-BERGAMOT_POSITIONS = 256  # Bergamot computes positions on the fly; its inputs stop at 256 tokens
-
-
-def marian_table(n_positions: int, d_model: int) -> np.ndarray:
-    """Marian's (and Bergamot's) table: split layout, frequencies exp(-i log(10000) / (d/2 - 1)).
-
-    Returns:
-        float32 ``[n_positions, d_model]``.
-    """
-    return marian_positions(0, n_positions, d_model, torch.device("cpu")).numpy()
 
 
 def _pairs(d_model: int, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -84,67 +73,20 @@ def offset_dots(table: np.ndarray, starts: list[int], max_offset: int) -> np.nda
 class InputVectors:
     """What a model adds at its input: scale * token embedding + position vector (section 3.4)."""
 
-    scale: float  # multiplier of the token embedding: sqrt(d_model), or 1
+    scale: float  # multiplier of the token embedding: sqrt(d_model), an embed_scale, or 1
     token_norms: np.ndarray  # [vocab] norm of scale * embedding, every vocabulary entry
     positions: np.ndarray | None  # [P, d_model] position vectors added, None if none are added
     source: str  # how the positions were made, for captions
-
-
-def _hf_parts(model: LoadedModel) -> tuple[torch.Tensor, float, np.ndarray | None]:
-    """Embedding weight, its scale (BART/Marian ``embed_scale``) and the added position table."""
-    module = model.module
-    emb = module.get_input_embeddings()
-    scale = getattr(emb, "embed_scale", None)
-    if scale is None:
-        scale = next((m.embed_scale for m in module.modules() if hasattr(m, "embed_scale")), 1.0)
-    table = model.position_table()
-    if table is None and model.spec.positions == "sinusoidal":  # Marian keeps its sinusoid
-        found = [m for n, m in module.named_modules() if n.endswith("embed_positions")]
-        table = found[0].weight.detach().to("cpu", torch.float32).numpy() if found else None
-    return emb.weight, float(scale or 1.0), table
+    note: str | None = None  # what this model does differently, for a caption
 
 
 def input_vectors(model: LoadedModel) -> InputVectors:
-    """Token-embedding norms (times the model's scale) and the position table of ``model``.
-
-    Dispatches on ``spec.family``: paper (``src_embed``, sqrt(d_model), the paper's sinusoid),
-    Bergamot (``embed``, sqrt(d_model), Marian's sinusoid), Hugging Face (input embeddings,
-    their ``embed_scale`` if any, learned or sinusoidal table; None for rotary and relative).
-    """
-    family = model.spec.family
-    module = model.module
-    if family == "paper":
-        weight, scale = module.src_embed.weight, math.sqrt(module.cfg.d_model)
-        table, source = model.position_table(), "the paper's sinusoid (interleaved)"
-    elif family == "bergamot":
-        d = module.cfg.d_model
-        weight, scale = module.embed.weight, math.sqrt(d)
-        table = marian_table(BERGAMOT_POSITIONS, d)
-        source = "Marian's sinusoid (split, its own frequencies)"
-    else:
-        weight, scale, table = _hf_parts(model)
-        source = f"{model.spec.positions} positions"
+    """Token-embedding norms (times the model's scale) and the position table of ``model``
+    (``model.input_embedding()``; None for rotary and relative positions)."""
+    emb = model.input_embedding()
     with torch.no_grad():
-        norms = torch.linalg.vector_norm(weight.float(), dim=-1) * scale  # (vocab,)
-    return InputVectors(scale, norms.cpu().numpy(), table, source)
-
-
-def sentence_ids(model: LoadedModel, text: str) -> tuple[list[int], tuple[str, ...]]:
-    """The source ids of ``text`` as ``model`` reads them, and their display tokens.
-
-    Raises:
-        ValueError: text the model cannot read (unknown word, too long), with the fix.
-    """
-    family = model.spec.family
-    if family == "paper":
-        vocab = model.vocab
-        ids = vocab.encode(text)
-        return ids, tuple(vocab.tokens[i] for i in ids)
-    if family == "bergamot":
-        ids = model.source_ids(text)
-        return ids, model.pieces(ids)
-    ids = model.encode_text(text)
-    return ids, model.token_labels(ids)
+        norms = torch.linalg.vector_norm(emb.weight.float(), dim=-1) * emb.scale  # (vocab,)
+    return InputVectors(emb.scale, norms.cpu().numpy(), emb.positions, emb.source, emb.note)
 
 
 def sentence_norms(model: LoadedModel, text: str) -> dict[str, np.ndarray | tuple[str, ...]]:
@@ -153,8 +95,11 @@ def sentence_norms(model: LoadedModel, text: str) -> dict[str, np.ndarray | tupl
     Returns:
         ``"tokens"``, ``"token_norm"`` ``[S]`` and ``"position_norm"`` ``[S]`` (NaN when the
         model adds no position vector).
+
+    Raises:
+        ValueError: text the model cannot read, or more tokens than positions.
     """
-    ids, tokens = sentence_ids(model, text)
+    ids, tokens = model.source_ids(text)
     parts = input_vectors(model)
     pos = np.full(len(ids), np.nan, np.float32)
     if parts.positions is not None:

@@ -8,11 +8,10 @@ without the scale, because softmax ignores a constant per row (see ``rescale``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.base import HeadScale
 
 SATURATED = 0.99  # a row whose largest weight exceeds this is "saturated"
 _CHUNK = 2**22  # numbers drawn at once, so a large sample never holds gigabytes
@@ -149,41 +148,12 @@ def pattern_stats(p: np.ndarray) -> dict[str, float]:
     }
 
 
-@dataclass(frozen=True)
-class HeadScale:
-    """How a model scales its scores: the head width d_k and whether it divides by sqrt(d_k)."""
-
-    d_k: int
-    scaled: bool
-
-
-def head_scale(model: LoadedModel) -> HeadScale:
-    """d_k and the scaling of ``model``'s attention, read from its config (section 3.2.1).
-
-    Paper models: ``cfg.d_k`` and ``cfg.scale_scores``. Bergamot: d_model / heads (32).
-    Hugging Face: ``head_dim`` when present, T5's ``d_kv`` (T5 does not scale at all), else
-    hidden_size / num_attention_heads; GPT-2's ``scale_attn_weights`` is honoured.
-    """
-    family = model.spec.family
-    if family == "paper":
-        cfg = model.module.cfg  # type: ignore[attr-defined]
-        return HeadScale(cfg.d_k, cfg.scale_scores)
-    if family == "bergamot":
-        cfg = model.module.cfg  # type: ignore[attr-defined]
-        return HeadScale(cfg.d_model // cfg.n_heads, True)
-    config = model.module.config  # type: ignore[attr-defined]
-    if getattr(config, "d_kv", None) and "relative_attention_num_buckets" in config.to_dict():
-        return HeadScale(int(config.d_kv), False)  # T5 family: scores are never divided
-    d_k = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return HeadScale(int(d_k), bool(getattr(config, "scale_attn_weights", True)))
-
-
 def with_and_without_scale(p: np.ndarray, scale: HeadScale) -> tuple[np.ndarray, np.ndarray]:
     """(pattern with 1/sqrt(d_k), pattern without), whichever of the two the model computed.
 
     Args:
         p: a captured pattern ``[..., q, k]``.
-        scale: from ``head_scale``; an unscaled model's pattern is the "without" one.
+        scale: ``model.head_scale()``; an unscaled model's pattern is the "without" one.
 
     Returns:
         Two float32 arrays shaped like ``p``.

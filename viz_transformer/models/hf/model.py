@@ -7,33 +7,27 @@ in the calling thread, so one cached model serves every Streamlit session.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from transformers import (
-    AutoModel,
-    AutoModelForCausalLM,
-    AutoModelForSeq2SeqLM,
-    AutoTokenizer,
-    PretrainedConfig,
-    PreTrainedModel,
-)
+from transformers import AutoTokenizer, PreTrainedModel
 
-from viz_transformer import settings
 from viz_transformer.models.base import (
     DecoderSession,
+    HeadScale,
+    InputEmbedding,
     LoadedModel,
     ModelSpec,
     default_device,
     row_argmax,
 )
 from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf import inputs as hf_inputs
+from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
     T5_TYPES,
     check_hf_id,
@@ -44,52 +38,9 @@ from viz_transformer.models.hf.names import (
 )
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES, POSITION_TABLES
 from viz_transformer.models.hf.steps import decoder_session
-from viz_transformer.networks.hooks import collect_calls, hooks
+from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns, Trace, truncation_note
-
-
-class _Enough(Exception):
-    """Raised by a hook to end a forward pass once it has the layers it needs."""
-
-
-AUTO = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
-
-
-def attention_implementation(spec: ModelSpec, config: PretrainedConfig) -> str:
-    """``"vt"`` (see ``hf_attention``) when the model's code calls attention functions by name,
-    else ``"eager"`` (sdpa and flash return no weights)."""
-    try:
-        cls = AUTO[spec.shows[-1]]._model_mapping[type(config)]
-    except (KeyError, ValueError):
-        return "eager"
-    # the modeling file must call attention through ALL_ATTENTION_FUNCTIONS to reach ours
-    if not hasattr(sys.modules.get(cls.__module__), "ALL_ATTENTION_FUNCTIONS"):
-        return "eager"
-    return hf_attention.register()
-
-
-def _load_module(
-    spec: ModelSpec, config: PretrainedConfig, device_map: str | None
-) -> PreTrainedModel:
-    """The model through the Auto class of its architecture, float32, attention through
-    ``hf_attention`` (or eager for a model that takes no attention function)."""
-    ident = str(spec.path)
-    kwargs: dict[str, Any] = {
-        "config": config,
-        "attn_implementation": attention_implementation(spec, config),
-        "trust_remote_code": False,
-        "dtype": torch.float32,  # fp16 softmax rows sum to 1 only within ~1e-3
-    }
-    if device_map is not None:
-        kwargs["device_map"] = device_map
-    if Path(ident).is_absolute() and any(Path(ident).glob("*.safetensors")):
-        kwargs["use_safetensors"] = True
-    return offline_first(
-        ident,
-        lambda local: AUTO[spec.shows[-1]].from_pretrained(ident, local_files_only=local, **kwargs),
-    )
 
 
 @dataclass(eq=False)
@@ -131,7 +82,7 @@ class HFModel(LoadedModel):
                 ident, local_files_only=local, trust_remote_code=False
             ),
         )
-        module = _load_module(spec, config, device_map).eval()
+        module = load_module(spec, config, device_map).eval()
         if device_map is None:
             module = module.to(torch.device(device) if device else default_device())
         names = install_pattern_hooks(module, spec.shows)
@@ -166,8 +117,10 @@ class HFModel(LoadedModel):
         messages: list[str] = []
         ids = self.encode_text(text, messages)
         arch = self.spec.shows[-1]
-        if arch == "encoder" and self._lazy(input_ids=ids) and self._one_call_per_layer():
-            logits, arrays = None, {"encoder": self._deferred(ids)}  # nothing runs until asked
+        deferred = arch == "encoder" and hf_lazy.one_call_per_layer(self.names)
+        if deferred and self._lazy(input_ids=ids):  # nothing runs until a head is asked
+            encoder = hf_lazy.deferred_encoder(self.module, self.names["encoder"], ids)
+            logits, arrays = None, {"encoder": encoder}
         else:
             logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
         tokens = self.token_labels(ids)
@@ -249,50 +202,7 @@ class HFModel(LoadedModel):
     def _lazy(self, **inputs: list[int]) -> bool:
         """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when
         some kind would hold more than ``settings.LAZY_ABOVE`` weights and the model allows it."""
-        if not self.lazy_capable:
-            return False
-        config = self.module.config
-        heads = getattr(config, "num_attention_heads", None) or getattr(
-            config, "encoder_attention_heads", 1
-        )
-        n_src = len(inputs.get("input_ids", ()))
-        n_tgt = len(inputs.get("decoder_input_ids", ())) or n_src
-        biggest = max(n_src, n_tgt) ** 2 * heads * max(len(ns) for ns in self.names.values())
-        return biggest > settings.LAZY_ABOVE
-
-    def _one_call_per_layer(self) -> bool:
-        """False for ALBERT-like models that run one attention module in every layer."""
-        names = [n for ns in self.names.values() for n in ns]
-        return len(set(names)) == len(names)
-
-    def _deferred(self, ids: list[int]) -> LazyPatterns:
-        """Encoder patterns whose forward pass runs only when a head is asked, and only as far
-        as that head's layer (``LazyPatterns.deferred``)."""
-        bases = [n.removesuffix(".hook_pattern") for n in self.names["encoder"]]
-        heads = self.module.config.num_attention_heads
-        batch = {"input_ids": torch.tensor([ids], device=self.device)}
-        batch["attention_mask"] = torch.ones_like(batch["input_ids"])
-
-        def fetch(layer: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-            flat = [f"{b}.hook_{x}" for b in bases[: layer + 1] for x in "qk"]
-
-            def stop(x: torch.Tensor, name: str) -> None:
-                raise _Enough
-
-            last = {f"{bases[layer]}.hook_k": stop}
-            with (
-                torch.no_grad(),
-                collect_calls(self.module, flat) as calls,
-                hooks(self.module, last),
-                contextlib.suppress(_Enough),
-            ):
-                self.module(**batch)
-            return {
-                i: (calls[f"{b}.hook_q"][0], calls[f"{b}.hook_k"][0])
-                for i, b in enumerate(bases[: layer + 1])
-            }
-
-        return LazyPatterns.deferred((len(bases), heads, len(ids), len(ids)), False, fetch)
+        return self.lazy_capable and hf_lazy.too_big(self.module.config, self.names, **inputs)
 
     def _run(
         self, **inputs: list[int]
@@ -307,11 +217,9 @@ class HFModel(LoadedModel):
             logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
         """
         lazy = self._lazy(**inputs)
-        bases = {k: [n.removesuffix(".hook_pattern") for n in ns] for k, ns in self.names.items()}
+        flat = [n for ns in self.names.values() for n in ns]
         if lazy:
-            flat = [f"{b}.hook_{x}" for bs in bases.values() for b in bs for x in "qk"]
-        else:
-            flat = [n for ns in self.names.values() for n in ns]
+            flat = hf_lazy.qk_names(self.names)
         batch = {k: torch.tensor([v], device=self.device) for k, v in inputs.items()}
         with torch.no_grad(), collect_calls(self.module, flat) as calls:
             out = self.module(**batch)
@@ -321,20 +229,31 @@ class HFModel(LoadedModel):
                 f"{self.name} returned no attention weights at {missing[:2]}; it must run with "
                 "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
             )
-        arrays: dict[AttentionKind, Patterns] = {}
-        for kind, ns in self.names.items():
-            if lazy:
-                qs = [q for b in bases[kind] for q in calls[f"{b}.hook_q"]]
-                ks = [k for b in bases[kind] for k in calls[f"{b}.hook_k"]]
-                arrays[kind] = LazyPatterns(qs, ks, causal=kind == "decoder")
-            else:
-                arrays[kind] = np.stack([a for n in ns for a in calls[n]])
+        if lazy:
+            arrays = hf_lazy.lazy_patterns(calls, self.names)
+        else:
+            arrays = {
+                kind: np.stack([a for n in ns for a in calls[n]]) for kind, ns in self.names.items()
+            }
         logits = getattr(out, "logits", None)
         return (None if logits is None else logits[0].float()), arrays
 
     def decoder_session(self, text: str) -> DecoderSession:
         """Encode ``text`` once and score output prefixes step by step (see ``hf.steps``)."""
         return decoder_session(self, text)
+
+    def head_scale(self) -> HeadScale:
+        return hf_inputs.head_scale(self.module.config)
+
+    def input_embedding(self) -> InputEmbedding:
+        return hf_inputs.input_embedding(self.module, self.spec.positions, self.position_table())
+
+    def source_ids(self, text: str) -> tuple[list[int], tuple[str, ...]]:
+        ids = self.encode_text(text)
+        return ids, self.token_labels(ids)
+
+    def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
+        return hf_inputs.hook_name(self.module, self.names, kind, layer, point)
 
     def position_table(self) -> np.ndarray | None:
         """Learned position embeddings of the (encoder) input, ``[positions, d_model]``.

@@ -22,7 +22,7 @@ from transformers.utils.output_capturing import OutputRecorder
 
 from viz_transformer import settings
 from viz_transformer.models.hf.attention import name_modules
-from viz_transformer.networks.hooks import dispatch
+from viz_transformer.networks.hooks import dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 
 T = TypeVar("T")
@@ -268,7 +268,7 @@ def install_pattern_hooks(
             )
         names[kind] = []
         for path, attn, index in entries:
-            names[kind].append(f"{path}.hook_pattern")
+            names[kind].append(point_name(path, "hook_pattern"))
             attn.register_forward_hook(_weights_reader(names[kind][-1], index))
     module.extra_hook_names = [n for ns in names.values() for n in ns] + qk_names
     return names

@@ -1,4 +1,5 @@
-"""The helpers of bench/bench_views.py and bench/bench_bertviz.py (no browser, no bertviz)."""
+"""The helpers of the benchmark scripts, without a browser or bertviz: bench_views, bench_bertviz
+and common."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import json
 import types
 
 import numpy as np
+import torch
 
 from bench.bench_bertviz import HEADS, LAYERS, attention, tokens
 from bench.bench_views import PLOTLY_JS, counting, plotly_page
+from bench.common import pick_device
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 
@@ -52,3 +55,11 @@ def test_counting_counts_calls_and_restores_the_functions():
         assert module.f(1) == 2 and module.f(2) == 3
     assert calls == {"f": 2}
     assert module.f is original
+
+
+def test_pick_device_takes_the_argument_else_cuda_when_present(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert pick_device() == "cuda" and pick_device("cpu") == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert pick_device() == "cpu"

@@ -1,0 +1,57 @@
+"""Fixtures of the AppTest tier: open a page of the app, and read the plotly figures it drew."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _decode_array(spec_array: dict | list) -> np.ndarray:
+    if isinstance(spec_array, list):
+        return np.array(spec_array, dtype=float)
+    raw = np.frombuffer(base64.b64decode(spec_array["bdata"]), dtype=spec_array["dtype"])
+    shape = spec_array.get("shape")
+    return raw.reshape([int(s) for s in str(shape).split(",")]) if shape else raw
+
+
+def _figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+@pytest.fixture
+def decode_array() -> Callable[[dict | list], np.ndarray]:
+    """``decode_array(spec)``: a figure's array as numpy (plotly 7 writes arrays as
+    ``{"dtype", "bdata", "shape"}``, short ones as lists)."""
+    return _decode_array
+
+
+@pytest.fixture
+def figures() -> Callable[[AppTest], list[dict]]:
+    """``figures(at)``: the plotly figures the page drew, as JSON dicts, in page order."""
+    return _figures
+
+
+@pytest.fixture
+def open_page() -> Callable[..., AppTest]:
+    """``open_page(path, model=None, params=None)``: the app's file ``path`` (``app.py``,
+    ``pages/<name>.py``) in AppTest, with the URL's ``params`` and the sidebar's ``model`` set,
+    run once without an exception."""
+
+    def open_(path: str, model: str | None = None, params: dict[str, str] | None = None) -> AppTest:
+        app = AppTest.from_file(str(ROOT / path), default_timeout=60)
+        app.query_params.update(params or {})
+        if model:
+            app.session_state["model"] = model
+        app.run()
+        assert not app.exception, app.exception
+        return app
+
+    return open_

@@ -1,0 +1,178 @@
+"""What attention heatmaps share: the map as drawn (kept tokens, causal blanks, block maxima),
+its axis labels, and the plotly heatmaps at full resolution and downsampled.
+
+Token labels are HTML-escaped (plotly reads ``<s>`` as markup) and axes are numeric with
+``ticktext``, because categorical axes would merge repeated tokens into one row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz_transformer.analysis.aggregate import kept_positions
+from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.records.lazy import block_reduce
+from viz_transformer.records.trace import Trace
+
+HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
+MASKED_GREY = "#d9d9d9"  # masked (NaN) cells show grey, not as weight 0
+
+
+def shown(
+    z: np.ndarray, kind: AttentionKind, ri: np.ndarray, ci: np.ndarray, limit: int | None = None
+) -> tuple[np.ndarray, int, int]:
+    """One head's map as drawn: the kept rows ``ri`` and columns ``ci`` (positions in the full
+    map), cells the causal mask forbids blank (NaN), so the triangle shows rather than 0; block
+    maxima when a side is longer than ``limit`` (a block is blank only when all of it is).
+
+    Args:
+        z: ``[q, k]`` weights of one head (or an aggregate).
+
+    Returns:
+        the map and its block height and width (1, 1 at full resolution).
+    """
+    if len(ri) != z.shape[0] or len(ci) != z.shape[1]:
+        z = z[np.ix_(ri, ci)]
+    bq = bk = 1
+    if limit is not None and max(z.shape) > limit:
+        z, bq, bk = block_reduce(z, limit, "max")
+    if kind != "decoder":
+        return z, bq, bk
+    last_q = ri[np.minimum(np.arange(1, z.shape[0] + 1) * bq, len(ri)) - 1]
+    first_k = ci[np.arange(z.shape[1]) * bk]
+    return np.where(first_k[None, :] <= last_q[:, None], z, np.nan), bq, bk
+
+
+def require(trace: Trace, kind: AttentionKind) -> np.ndarray:
+    """The ``[layers, heads, q, k]`` weights of ``kind``.
+
+    Raises:
+        ValueError: the trace has none; the message is the model's note on why.
+    """
+    arr = trace.get(kind)
+    if arr is None:
+        reason = trace.notes.get(kind, f"{trace.model_name} has no {KIND_TITLES[kind].lower()}.")
+        raise ValueError(reason)
+    return arr
+
+
+def check_layer(arr: np.ndarray, kind: AttentionKind, layer: int, head: int = 0) -> None:
+    """Raise a ``ValueError`` naming the sizes when ``layer`` or ``head`` lies outside ``arr``."""
+    n_layers, n_heads = arr.shape[:2]
+    if not (0 <= layer < n_layers and 0 <= head < n_heads):
+        raise ValueError(
+            f"layer {layer}, head {head} does not exist: {kind} has {n_layers} layers and "
+            f"{n_heads} heads (counted from 0)."
+        )
+
+
+def axes(
+    trace: Trace, kind: AttentionKind, hide_special: bool
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray, str, str]:
+    """Labels of the rows and columns shown, their indices in the full map, the y-axis title,
+    and a subtitle when special tokens were hidden (empty otherwise)."""
+    rows, cols = trace.tokens_for(kind)
+    ylabel = "query (attending)"
+    if kind == "cross" and trace.pred_tokens:
+        # a cross-attention row gathers the source for the word it predicts: label it so
+        rows, ylabel = trace.pred_tokens, "output token being predicted (query)"
+    row_idx, col_idx = kept_positions(rows, hide_special), kept_positions(cols, hide_special)
+    note = ""
+    if len(col_idx) < len(cols):
+        note = HIDDEN_NOTE
+    elif len(row_idx) < len(rows):
+        note = "special-token rows hidden"
+    row_labels, col_labels = labels(rows), labels(cols)
+    return (
+        [row_labels[i] for i in row_idx],
+        [col_labels[i] for i in col_idx],
+        row_idx,
+        col_idx,
+        ylabel,
+        note,
+    )
+
+
+def with_subtitle(title: str, subtitle: str) -> str:
+    """A plotly title with ``subtitle`` in small type below it (when there is one)."""
+    return f"{title}<br><sup>{subtitle}</sup>" if subtitle else title
+
+
+def reduced_note(n_q: int, n_k: int, limit: int) -> str:
+    """The subtitle of an ``n_q x n_k`` map drawn as block maxima at most ``limit`` per side."""
+    bq, bk = -(-n_q // limit), -(-n_k // limit)
+    return f"{n_q} x {n_k} tokens: each cell is the max of a {bq} x {bk} block"
+
+
+def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel: str) -> go.Figure:
+    """One ``[q, k]`` map with token labels; NaN cells (masked) show grey."""
+    text = [[f"{r} → {c}" for c in cols] for r in rows]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            text=text,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale=COLORSCALE,
+            hovertemplate="%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>",
+            colorbar={"title": {"text": "weight"}},
+        )
+    )
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=list(range(len(cols))),
+        ticktext=cols,
+        tickangle=-60,
+        range=[-0.5, len(cols) - 0.5],
+    )
+    fig.update_yaxes(
+        tickmode="array",
+        tickvals=list(range(len(rows))),
+        ticktext=rows,
+        range=[len(rows) - 0.5, -0.5],  # first token on top
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="key (attended to)",
+        yaxis_title=ylabel,
+        height=max(360, 28 * len(rows) + 160),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        plot_bgcolor=MASKED_GREY,
+    )
+    return fig
+
+
+def downsampled(
+    small: np.ndarray, bq: int, bk: int, shape: tuple[int, int], title: str, ylabel: str
+) -> go.Figure:
+    """A long map as ``bq x bk`` block maxima on axes counted in token positions.
+
+    Args:
+        small: the block maxima from ``shown``; shape: ``(q, k)`` of the full map.
+    """
+    fig = go.Figure(
+        go.Heatmap(
+            z=small,
+            x0=(bk - 1) / 2,
+            dx=bk,
+            y0=(bq - 1) / 2,
+            dy=bq,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale=COLORSCALE,
+            hovertemplate=f"queries near %{{y:.0f}} (block of {bq}), keys near %{{x:.0f}} "
+            f"(block of {bk})<br>max weight %{{z:.3f}}<extra></extra>",
+            colorbar={"title": {"text": "block max"}},
+        )
+    )
+    fig.update_xaxes(title="key position (attended to)", range=[0, shape[1]])
+    fig.update_yaxes(title=f"{ylabel}, position", range=[shape[0], 0])
+    fig.update_layout(
+        title=title,
+        height=760,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        plot_bgcolor=MASKED_GREY,
+    )
+    return fig

@@ -1,0 +1,105 @@
+"""Long inputs of Hugging Face models: when a pass keeps each layer's queries and keys instead of
+every weight, and the ``LazyPatterns`` built from them (``settings.LAZY_ABOVE``)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import torch
+from transformers import PretrainedConfig, PreTrainedModel
+
+from viz_transformer import settings
+from viz_transformer.networks.hooks import collect_calls, hooks, point_name
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.lazy import LazyPatterns
+from viz_transformer.records.trace import Patterns
+
+QK = ("hook_q", "hook_k")
+
+
+class _Enough(Exception):
+    """Raised by a hook to end a forward pass once it has the layers it needs."""
+
+
+def _bases(pattern_names: list[str]) -> list[str]:
+    """The attention modules' paths of their ``hook_pattern`` names."""
+    return [n.removesuffix(".hook_pattern") for n in pattern_names]
+
+
+def too_big(
+    config: PretrainedConfig, names: dict[AttentionKind, list[str]], **inputs: list[int]
+) -> bool:
+    """Whether some attention kind of a pass over ``inputs`` would hold more than
+    ``settings.LAZY_ABOVE`` weights.
+
+    Args:
+        config: the model's; names: its hook-pattern names per kind (layers per kind).
+        inputs: ``input_ids`` and, for an encoder-decoder, ``decoder_input_ids``.
+    """
+    heads = getattr(config, "num_attention_heads", None) or getattr(
+        config, "encoder_attention_heads", 1
+    )
+    n_src = len(inputs.get("input_ids", ()))
+    n_tgt = len(inputs.get("decoder_input_ids", ())) or n_src
+    biggest = max(n_src, n_tgt) ** 2 * heads * max(len(ns) for ns in names.values())
+    return biggest > settings.LAZY_ABOVE
+
+
+def one_call_per_layer(names: dict[AttentionKind, list[str]]) -> bool:
+    """False for ALBERT-like models that run one attention module in every layer."""
+    flat = [n for ns in names.values() for n in ns]
+    return len(set(flat)) == len(flat)
+
+
+def qk_names(names: dict[AttentionKind, list[str]]) -> list[str]:
+    """The query and key hook points of every attention module in ``names``."""
+    return [point_name(b, p) for ns in names.values() for b in _bases(ns) for p in QK]
+
+
+def lazy_patterns(
+    calls: dict[str, list[np.ndarray]], names: dict[AttentionKind, list[str]]
+) -> dict[AttentionKind, Patterns]:
+    """Per kind, patterns that compute a head's ``[q, k]`` when indexed, from the captured calls
+    of ``qk_names(names)`` (``(H, n, d_k)`` each, in layer order)."""
+    out: dict[AttentionKind, Patterns] = {}
+    for kind, ns in names.items():
+        qs = [q for b in _bases(ns) for q in calls[point_name(b, "hook_q")]]
+        ks = [k for b in _bases(ns) for k in calls[point_name(b, "hook_k")]]
+        out[kind] = LazyPatterns(qs, ks, causal=kind == "decoder")
+    return out
+
+
+def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) -> LazyPatterns:
+    """Encoder patterns whose forward pass runs only when a head is asked, and only as far as
+    that head's layer (``LazyPatterns.deferred``).
+
+    Args:
+        module: an encoder-only model with one attention module per layer.
+        names: its encoder hook-pattern names, in layer order; ids: the input ids (S,).
+    """
+    bases = _bases(names)
+    batch = {"input_ids": torch.tensor([ids], device=module.device)}
+    batch["attention_mask"] = torch.ones_like(batch["input_ids"])
+
+    def fetch(layer: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        flat = [point_name(b, p) for b in bases[: layer + 1] for p in QK]
+
+        def stop(x: torch.Tensor, name: str) -> None:
+            raise _Enough
+
+        last = {point_name(bases[layer], "hook_k"): stop}
+        with (
+            torch.no_grad(),
+            collect_calls(module, flat) as calls,
+            hooks(module, last),
+            contextlib.suppress(_Enough),
+        ):
+            module(**batch)
+        return {
+            i: (calls[point_name(b, "hook_q")][0], calls[point_name(b, "hook_k")][0])
+            for i, b in enumerate(bases[: layer + 1])
+        }
+
+    shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))
+    return LazyPatterns.deferred(shape, False, fetch)

@@ -1,0 +1,58 @@
+"""Loading a Hugging Face model for capture: the Auto class of its architecture, float32, and an
+attention implementation that returns weights (ours, ``hf_attention``, or eager)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import (
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    PretrainedConfig,
+    PreTrainedModel,
+)
+
+from viz_transformer.models.base import ModelSpec
+from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf.names import offline_first
+
+AUTO = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
+
+
+def attention_implementation(spec: ModelSpec, config: PretrainedConfig) -> str:
+    """``"vt"`` (see ``hf_attention``) when the model's code calls attention functions by name,
+    else ``"eager"`` (sdpa and flash return no weights)."""
+    try:
+        cls = AUTO[spec.shows[-1]]._model_mapping[type(config)]
+    except (KeyError, ValueError):
+        return "eager"
+    # the modeling file must call attention through ALL_ATTENTION_FUNCTIONS to reach ours
+    if not hasattr(sys.modules.get(cls.__module__), "ALL_ATTENTION_FUNCTIONS"):
+        return "eager"
+    return hf_attention.register()
+
+
+def load_module(
+    spec: ModelSpec, config: PretrainedConfig, device_map: str | None
+) -> PreTrainedModel:
+    """The model through the Auto class of its architecture, float32, attention through
+    ``hf_attention`` (or eager for a model that takes no attention function)."""
+    ident = str(spec.path)
+    kwargs: dict[str, Any] = {
+        "config": config,
+        "attn_implementation": attention_implementation(spec, config),
+        "trust_remote_code": False,
+        "dtype": torch.float32,  # fp16 softmax rows sum to 1 only within ~1e-3
+    }
+    if device_map is not None:
+        kwargs["device_map"] = device_map
+    if Path(ident).is_absolute() and any(Path(ident).glob("*.safetensors")):
+        kwargs["use_safetensors"] = True
+    return offline_first(
+        ident,
+        lambda local: AUTO[spec.shows[-1]].from_pretrained(ident, local_files_only=local, **kwargs),
+    )

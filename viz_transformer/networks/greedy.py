@@ -1,0 +1,51 @@
+"""The greedy loop both networks decode with, so their outputs end by the same rule.
+
+A network supplies one ``step(prev, state) -> (logits, state)``; ``paper_decode`` and
+``marian_decode`` wrap this loop as ``greedy_decode(model, memory, max_new, *, ...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import torch
+
+State = TypeVar("State")
+# prev (B,) ids chosen at the previous step, None at the first; returns logits (B, vocab)
+Step = Callable[[torch.Tensor | None, State], tuple[torch.Tensor, State]]
+
+
+def greedy_loop(
+    step: Step[State],
+    state: State,
+    batch: int,
+    eos_id: int,
+    max_new: int,
+    device: torch.device,
+) -> list[list[int]]:
+    """Pick the most likely id at every step until each row has produced ``</s>``.
+
+    Args:
+        step: one decoder position for the whole batch (see ``Step``).
+        state: what ``step`` needs before the first position (a cache, or the inputs so far).
+        batch: B, the number of sequences decoded together.
+        eos_id: ``</s>``.
+        max_new: the most output ids per sequence (``</s>`` included).
+        device: the model's device, where the loop's own tensors live.
+
+    Returns:
+        For each sequence, its output ids, ending at ``</s>`` if it was produced.
+    """
+    out = torch.empty((batch, 0), dtype=torch.long, device=device)  # (B, steps so far)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)  # (B,)
+    prev: torch.Tensor | None = None
+    for _ in range(max_new):
+        logits, state = step(prev, state)  # (B, vocab)
+        # a finished row keeps emitting </s> so the batch steps on together; cut below
+        prev = logits.argmax(-1).masked_fill(done, eos_id)  # (B,)
+        out = torch.cat([out, prev[:, None]], dim=1)
+        done |= prev == eos_id
+        if bool(done.all()):
+            break
+    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in out.tolist()]

@@ -1,0 +1,147 @@
+"""The four tabs of the attention-maps page: maps, bertviz's head view, summaries, statistics.
+
+Each tab draws one ``MapView`` (a model's trace, one kind and layer); the page draws only the
+open tab, so a long input computes only what is looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from viz_transformer.analysis import aggregate
+from viz_transformer.figures import attention
+from viz_transformer.records.export import trace_meta
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.lazy import fits_in_memory, is_lazy
+from viz_transformer.records.trace import Patterns, Trace
+from viz_transformer.ui import caches, widgets
+
+TABS = ("Maps", "Head view", "Mean / max / rollout", "Statistics")
+SUMMARIES = {"mean": aggregate.head_mean, "max": aggregate.head_max, "rollout": aggregate.rollout}
+EXPLAIN = {
+    "mean": "The average of the layer's heads: rows still sum to 1.",
+    "max": "The largest weight any head of the layer gives: where some head looks.",
+    "rollout": "Rollout (Abnar & Zuidema 2020): per layer average the heads, add the identity "
+    "for the residual path, renormalise the rows, and multiply the layers up to this one.",
+    "stats": "Entropy in nats (low = focused); special share = weight on </s>, [CLS]... keys; "
+    "diagonal distance = mean |query - key| in positions (self-attention only).",
+}
+NO_ROLLOUT = (
+    "Rollout does not apply to cross-attention alone: it chains maps from a sequence to itself, "
+    "while cross-attention reads encoder outputs that encoder self-attention already mixed."
+)
+LONG = "{n:,} tokens: {what} needs every head at full size; the maps show one head at a time."
+
+
+@dataclass(frozen=True)
+class MapView:
+    """What the page's pickers chose: the model, its input and trace, one kind and layer."""
+
+    name: str
+    text: str
+    trace: Trace
+    kind: AttentionKind
+    layer: int
+    hide: bool  # hide special tokens (</s>, [CLS]...)
+
+    @property
+    def arr(self) -> Patterns:
+        """``[layers, heads, q, k]`` weights of the kind (a lazy view for long inputs)."""
+        return self.trace.get(self.kind)
+
+    @property
+    def n_tokens(self) -> int:
+        return max(self.arr.shape[2:])
+
+    def meta(self, **extra: Any) -> dict[str, Any]:
+        """What the downloads say about the view they come from."""
+        meta = {**trace_meta(self.trace), "kind": self.kind, "layer": self.layer}
+        return {**meta, "special_tokens_hidden_in_view": self.hide, **extra}
+
+
+def zoom_window(n_rows: int, n_cols: int) -> tuple[int, int, int] | None:
+    """Controls for a full-resolution window into a long map; None shows the whole map."""
+    if not st.toggle("Zoom to full resolution", key="zoom"):
+        return None
+    c1, c2, c3 = st.columns(3)
+    top = attention.HEAD_MAX
+    size = c3.number_input("Window size", 1, top, min(64, top), step=8, key="zoom_size")
+    q0 = c1.number_input("First query", 0, max(0, n_rows - 1), 0, step=size, key="zoom_q")
+    k0 = c2.number_input("First key", 0, max(0, n_cols - 1), 0, step=size, key="zoom_k")
+    return int(q0), int(k0), int(size)
+
+
+def maps(view: MapView) -> None:
+    """Every head of the layer at a glance (on request for long inputs), then one head."""
+    kind, layer, arr = view.kind, view.layer, view.arr
+    ask = "Overview of every head (downsampled; computes each head once)"
+    if not is_lazy(arr) or st.toggle(ask, key="ov"):
+        fig = caches.overview_figure(view.name, view.text, kind, view.hide)
+        widgets.chart(fig, f"{kind}-overview")
+    head = st.selectbox("Head", range(arr.shape[1]), key="head")
+    window = zoom_window(*arr.shape[2:]) if attention.is_large(view.trace, kind) else None
+    fig = caches.head_figure(view.name, view.text, kind, layer, head, view.hide, window)
+    widgets.chart(fig, f"{kind}-L{layer}-H{head}")
+    shown = {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
+    widgets.downloads(f"attention-{kind}", shown, view.meta())
+
+
+def head_view(view: MapView) -> None:
+    """bertviz's head view: a line from each query to each key it weighs, one colour per head."""
+    if view.n_tokens > attention.HEAD_VIEW_TOKENS:
+        st.info(
+            f"{view.n_tokens:,} tokens are too many lines to follow; the maps show every weight."
+        )
+        return
+    n_heads, kind = view.arr.shape[1], view.kind
+    st.session_state["view_heads"] = [h for h in st.session_state["view_heads"] if h < n_heads]
+    heads = st.multiselect("Heads", range(n_heads), key="view_heads")
+    if not heads:
+        st.info("Choose at least one head.")
+        return
+    fig = attention.head_view_figure(view.trace, kind, view.layer, heads, view.hide)
+    widgets.chart(fig, f"{kind}-head-view")
+    arrays = {kind: view.arr[view.layer, heads]}
+    widgets.downloads(f"head-view-{kind}", arrays, view.meta(heads=heads))
+
+
+def _fits(view: MapView, what: str) -> bool:
+    """Whether every head fits in memory; if not, say so."""
+    if fits_in_memory(view.arr):
+        return True
+    st.info(LONG.format(n=view.n_tokens, what=what))
+    return False
+
+
+def summary(view: MapView) -> None:
+    """The layer's heads summed up: their mean, their max, or the rollout up to the layer."""
+    kind = view.kind
+    if not _fits(view, "this summary"):
+        return
+    which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg")
+    if which == "rollout" and kind == "cross":
+        st.info(NO_ROLLOUT)
+        return
+    fig = attention.aggregate_figure(view.trace, kind, which, view.layer, view.hide)
+    widgets.chart(fig, f"{kind}-{which}")
+    st.caption(EXPLAIN[which])
+    arrays = {f"{kind}_{which}": SUMMARIES[which](view.arr)}
+    widgets.downloads(f"{which}-{kind}", arrays, view.meta())
+
+
+def statistics(view: MapView) -> None:
+    """One row per layer and head: entropy, largest weight, weight on markers, distance."""
+    if not _fits(view, "this summary"):
+        return
+    table = caches.head_stats(view.name, view.text, view.kind)
+    number = st.column_config.NumberColumn(format="%.3f")
+    config = dict.fromkeys(aggregate.STAT_COLUMNS[2:], number)
+    st.dataframe(table, hide_index=True, column_config=config)
+    st.caption(EXPLAIN["stats"])
+    widgets.downloads(f"head-stats-{view.kind}", table, view.meta())
+
+
+DRAW = (maps, head_view, summary, statistics)  # one per entry of TABS

@@ -1,0 +1,94 @@
+"""Every Streamlit cache of the app: models once per server, records and figures per input.
+
+Keys are plain strings and numbers (model name, text, options), so a cached value is shared by
+every session that asks the same question. ``st.cache_resource`` holds what is never changed and
+is costly to copy (models, traces, figures); ``st.cache_data`` holds small records, bounded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.analysis import aggregate, decoding, walkthrough
+from viz_transformer.analysis import positional as pa
+from viz_transformer.analysis import softmax as sm
+from viz_transformer.figures import attention
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.settings import TRACE_CACHE_ENTRIES
+
+D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)  # d_k of the saturation curves
+
+
+@st.cache_resource(show_spinner=False)
+def spec(name: str) -> vt.ModelSpec:
+    """What the registry knows of ``name``, without loading it."""
+    return vt.model_info(name)
+
+
+@st.cache_resource(show_spinner="Loading the model…")
+def model(name: str) -> vt.LoadedModel:
+    """The loaded model, one per server, shared by every session."""
+    return vt.load_model(name)
+
+
+@st.cache_resource(max_entries=TRACE_CACHE_ENTRIES, show_spinner="Tracing attention…")
+def trace(name: str, text: str, target: str | None = None) -> vt.Trace:
+    """One shared, read-only record per input: no copy per rerun, and a long input's lazy heads
+    are computed once for every session that looks at them."""
+    return vt.trace(model(name), text, target)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def head_stats(name: str, text: str, kind: AttentionKind) -> dict[str, np.ndarray]:
+    """Per-head statistics of one attention kind (``aggregate.STAT_COLUMNS``)."""
+    record = trace(name, text)
+    return aggregate.head_stats(record.get(kind), record.tokens_for(kind)[1], kind != "cross")
+
+
+# Figures are shared by every session and never changed (widgets.chart draws presenter mode on a
+# copy): st.cache_resource, because unpickling a figure from st.cache_data costs more than
+# building it again.
+@st.cache_resource(max_entries=16, show_spinner="Drawing every head…")
+def overview_figure(name: str, text: str, kind: AttentionKind, hide: bool) -> go.Figure:
+    """Every head of every layer of ``kind``, one tile each."""
+    return attention.overview_figure(trace(name, text), kind, hide)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def head_figure(name: str, text: str, kind: AttentionKind, layer: int, head: int, hide: bool,
+                window: tuple[int, int, int] | None) -> go.Figure:  # fmt: skip
+    """One head's map; ``window`` is (first query, first key, size) of a full-resolution zoom."""
+    return attention.head_figure(trace(name, text), kind, layer, head, hide, window)
+
+
+@st.cache_data(max_entries=64, show_spinner="Decoding step by step…")
+def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decoding.Decoding:
+    """Every step of the decoding (section 3.1), with its top-k next tokens and beams."""
+    return decoding.decode_steps(model(name), text, max_steps, beam, top_k)
+
+
+@st.cache_data(max_entries=16, show_spinner="Capturing q, k and v…")
+def capture(name: str, text: str, kind: AttentionKind) -> walkthrough.KindCapture:
+    """Inputs, q, k, v and weights of every layer of ``kind``, for the Q, K, V walkthrough."""
+    return walkthrough.capture(model(name), text, kind)
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the embeddings…")
+def input_vectors(name: str) -> pa.InputVectors:
+    """Token-embedding norms and the position table the model adds (section 3.4)."""
+    return pa.input_vectors(model(name))
+
+
+@st.cache_data(max_entries=16, show_spinner="Sampling dot products…")
+def dot_products(d_k: int) -> np.ndarray:
+    """20,000 samples of q . k for random N(0, 1) vectors of width ``d_k`` (footnote 4)."""
+    return sm.dot_products(d_k, 20_000)
+
+
+@st.cache_data(max_entries=16, show_spinner="Averaging over random queries…")
+def saturation_curves(n_keys: int) -> dict[str, np.ndarray]:
+    """Entropy, max weight and Jacobian norm over ``D_KS``, with and without the scale."""
+    return sm.saturation_curves(n_keys, D_KS)

@@ -1,0 +1,83 @@
+"""The softmax page's model sections: a real head with and without 1/sqrt(d_k), and the training
+curves of models trained both ways (section 3.2.1, footnote 4)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.analysis import softmax as sm
+from viz_transformer.figures import softmax as figs
+from viz_transformer.ui import caches, state, widgets
+
+SHOWN = 256  # a long input's maps show this corner (a 4,096-token map would not draw)
+
+
+def _stats_table(scaled: np.ndarray, unscaled: np.ndarray) -> dict[str, list[str]]:
+    """Entropy, largest weight and saturated rows of both patterns, one column each."""
+    stats = [sm.pattern_stats(p) for p in (scaled, unscaled)]
+    return {
+        "": list(figs.MODES.values()),
+        "mean entropy (nats)": [f"{s['entropy']:.3f}" for s in stats],
+        "mean max weight": [f"{s['max_weight']:.3f}" for s in stats],
+        "saturated rows (max > 0.99)": [f"{s['saturated']:.0%}" for s in stats],
+    }
+
+
+def real_head(name: str, text: str) -> None:
+    """The chosen head with and without the scale, derived from the captured pattern alone."""
+    try:
+        trace, scale = caches.trace(name, text), caches.model(name).head_scale()
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(exc)
+        return
+    kind = widgets.kind_picker(trace)
+    n_layers, n_heads = trace.get(kind).shape[:2]
+    state.clamp_state(layer=n_layers, head=n_heads)
+    left, right = st.columns(2)
+    layer = left.selectbox("Layer", range(n_layers), key="layer")
+    head = right.selectbox("Head", range(n_heads), key="head")
+    if not scale.scaled:
+        st.info(f"{name} does not divide its scores by √d_k: what it computes is the right map.")
+    scaled, unscaled = sm.with_and_without_scale(trace.get(kind)[layer, head], scale)
+    rows, cols = (t[:SHOWN] for t in trace.tokens_for(kind))
+    if max(scaled.shape) > SHOWN:
+        st.info(f"{max(scaled.shape):,} tokens: the maps show the first {SHOWN} queries and keys; "
+                "the table below reads every row.")  # fmt: skip
+    pair = figs.pattern_pair(scaled[:SHOWN, :SHOWN], unscaled[:SHOWN, :SHOWN], rows, cols)
+    widgets.chart(pair, f"{kind}-scale")
+    st.table(_stats_table(scaled, unscaled))
+    st.caption(
+        f"d_k = {scale.d_k}. Softmax ignores a constant per row, so the scores are log p + c "
+        f"and removing the scale gives p^√d_k = p^{math.sqrt(scale.d_k):.2f}, renormalised."
+    )
+    meta = {"model": name, "kind": kind, "layer": layer, "head": head, "d_k": scale.d_k}
+    widgets.downloads("saturation-head", {"scaled": scaled, "unscaled": unscaled}, meta)
+
+
+def _curves(name: str) -> dict[str, dict[str, list[float]]] | None:
+    """The model's scaled/unscaled training curves; None when it has none or cannot load."""
+    try:
+        return caches.model(name).training_curves()
+    except widgets.LOAD_ERRORS:
+        return None  # the sidebar's model already says why it cannot load
+
+
+def training(name: str) -> None:
+    """Loss and gradient norm of a model trained with and without the scale: the chosen model
+    when it recorded both runs, else one picked among the installed models that did."""
+    curves = _curves(name)
+    if curves is None:
+        # the spec says which models recorded both runs: nothing else is loaded to find out
+        trained = [m for m in vt.available_models() if caches.spec(m).curves]
+        if not trained:
+            st.info("No installed model was trained both ways, so there are no curves to show.")
+            return
+        name = st.selectbox("Paper model", trained, key="train_model")
+        curves = _curves(name) or {}
+    widgets.chart(figs.training_figure(curves, name), f"{name}-training")
+    arrays = {f"{m}_{k}": np.asarray(v) for m, run in curves.items() for k, v in run.items()}
+    widgets.downloads("saturation-training", arrays, {"model": name})

@@ -1,0 +1,128 @@
+"""Session state: the keys a shared view lives in, their round trip through the URL, and the
+callbacks that change them.
+
+The view a teacher may share (model, sentence, kind, layer, head, step) lives in session-state
+keys that ``widgets.sidebar()`` reads from the URL once per session and writes back on every run;
+pages use the same keys for their widgets, so a link reproduces the view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.ui import caches
+
+MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
+PRESENTER_KEY, SHOWN_KEY, HF_ERROR_KEY = "presenter", "_model_shown", "_hf_error"
+# session-state key -> how to read it from the URL; pages use these keys for their widgets
+URL_KEYS: dict[str, Callable[[str], Any]] = {
+    MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
+}  # fmt: skip
+KEPT_KEYS = (*URL_KEYS, HF_KEY, PRESENTER_KEY, SHOWN_KEY)
+URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)
+
+
+def keep(keys: Sequence[str] = KEPT_KEYS) -> None:
+    """Keep the values of ``keys`` when the user moves to a page where their widgets are new.
+
+    Streamlit drops the state of a widget that a run does not draw; re-assigning a key makes it
+    plain state, so the value survives until the widget is drawn again.
+    """
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def keep_or_set(defaults: dict[str, Any]) -> None:
+    """Like ``keep``, for widgets in tabs now hidden: each key starts at its default."""
+    for key, value in defaults.items():
+        st.session_state[key] = st.session_state.get(key, value)
+
+
+def read_url() -> None:
+    """Once per session: take the view from the URL (a teacher's link), ignoring bad values."""
+    if st.session_state.get("_url_read"):
+        return
+    st.session_state["_url_read"] = True
+    for key, cast in URL_KEYS.items():
+        if key in st.query_params:
+            try:
+                st.session_state[key] = cast(st.query_params[key])
+            except ValueError:
+                continue
+
+
+def write_url() -> None:
+    """Mirror the current view into the URL so copying it reproduces the view."""
+    for key in URL_KEYS:
+        value = st.session_state.get(key)
+        if key == TEXT_KEY and value is not None and len(str(value)) > URL_TEXT_LIMIT:
+            st.query_params.pop(key, None)  # a long document does not fit in a link
+            continue
+        if value is not None and st.query_params.get(key) != str(value):
+            st.query_params[key] = str(value)
+
+
+def clamp_state(**uppers: int) -> None:
+    """Keep remembered indices valid when the model (and so the number of layers) changes:
+    ``clamp_state(layer=6, head=8)`` resets a key whose value is not in ``range(upper)``."""
+    for key, upper in uppers.items():
+        value = st.session_state.get(key, 0)
+        if not isinstance(value, int) or not 0 <= value < upper:
+            st.session_state[key] = 0
+
+
+def keep_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
+    """Reset a remembered choice that the current options no longer offer (to ``default``, or
+    the first option), so a widget keyed ``key`` never starts on a value it lacks."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = options[0] if default is None else default
+
+
+def remember_model(name: str) -> None:
+    """Offer ``name`` (an added Hugging Face model) in this session's model list."""
+    extra = st.session_state.setdefault(EXTRA_KEY, [])
+    if name not in extra and name not in vt.available_models():
+        extra.append(name)
+
+
+def on_model_change() -> None:
+    """Swap in the new model's example if the sentence was still the previous model's example."""
+    previous = st.session_state.get(SHOWN_KEY)
+    new = st.session_state[MODEL_KEY]
+    if previous and st.session_state.get(TEXT_KEY) == caches.spec(previous).example:
+        st.session_state[TEXT_KEY] = caches.spec(new).example
+    st.session_state[SHOWN_KEY] = new
+
+
+def add_hf_model() -> None:
+    """Check the typed Hugging Face id (offline first) and select it, or leave a message."""
+    ident = st.session_state.get(HF_KEY, "").strip()
+    st.session_state.pop(HF_ERROR_KEY, None)
+    if not ident:
+        return
+    name = ident if ident.startswith("hf:") else f"hf:{ident}"
+    try:
+        spec = caches.spec(name)
+    except (ValueError, OSError) as exc:
+        st.session_state[HF_ERROR_KEY] = str(exc)
+        return
+    remember_model(spec.name)
+    st.session_state[MODEL_KEY] = spec.name
+    on_model_change()
+
+
+def use_text(text: str) -> None:
+    """Callback: ``text`` (the model's example) becomes the sidebar's sentence."""
+    st.session_state[TEXT_KEY] = text
+
+
+def use_line(lines: tuple[str, ...], key: str) -> None:
+    """Callback of a line picker keyed ``key``: the chosen line becomes the sidebar's sentence."""
+    index = st.session_state.get(key)
+    if index is not None and index < len(lines):
+        st.session_state[TEXT_KEY] = lines[index]
