@@ -11,7 +11,6 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz_transformer.analysis.aggregate import head_max, head_mean, rollout
-from viz_transformer.figures.common import COLORSCALE
 from viz_transformer.figures.head_view import HEAD_VIEW_TOKENS, head_view_figure
 from viz_transformer.figures.heatmap import (
     axes,
@@ -21,6 +20,7 @@ from viz_transformer.figures.heatmap import (
     reduced_note,
     require,
     shown,
+    weight_trace,
     with_subtitle,
 )
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
@@ -152,18 +152,9 @@ def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = Fals
         note = "; ".join(filter(None, [reduced_note(len(ri), len(ci), OVERVIEW_MAX), note]))
     gap = max(1, round(0.15 * max(q, k)))
     tiled, where = _tile(tiles, gap)
+    hover = "layer %{customdata[0]}, head %{customdata[1]}<br>weight %{z:.3f}<extra></extra>"
     fig = go.Figure(
-        go.Heatmap(
-            z=tiled,
-            customdata=where,
-            zmin=0.0,
-            zmax=1.0,
-            colorscale=COLORSCALE,
-            showscale=False,
-            hoverongaps=False,
-            hovertemplate="layer %{customdata[0]}, head %{customdata[1]}"
-            "<br>weight %{z:.3f}<extra></extra>",
-        )
+        weight_trace(tiled, hover, customdata=where, showscale=False, hoverongaps=False)
     )
     fig.update_xaxes(
         tickmode="array",

@@ -11,7 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz_transformer.analysis.decoding import Alignment, Step
-from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.figures.common import labels
+from viz_transformer.figures.heatmap import label_axes, weight_trace
 
 FUTURE = "·"  # label of a decoder position not generated yet
 CHOSEN, OTHER = "#d62728", "#9ecae1"  # bar colours: the appended token, the other candidates
@@ -26,29 +27,9 @@ def _rows_figure(
     z = rows.reshape(n_layers * n_heads, k)
     names = [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
     text = [[f"{name} → {c}" for c in cols] for name in names]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            text=text,
-            zmin=0.0,
-            zmax=1.0,
-            colorscale=COLORSCALE,
-            hoverongaps=False,
-            hovertemplate="%{text}<br>weight %{z:.3f}<extra></extra>",
-            colorbar={"title": {"text": "weight"}},
-        )
-    )
-    fig.update_xaxes(
-        tickmode="array",
-        tickvals=list(range(k)),
-        ticktext=cols,
-        tickangle=-60,
-        range=[-0.5, k - 0.5],
-    )
-    fig.update_yaxes(
-        tickmode="array", tickvals=list(range(len(names))), ticktext=names,
-        range=[len(names) - 0.5, -0.5],
-    )  # fmt: skip
+    hover = "%{text}<br>weight %{z:.3f}<extra></extra>"
+    fig = go.Figure(weight_trace(z, hover, text=text, hoverongaps=False))
+    label_axes(fig, names, cols)
     fig.update_layout(
         title=title,
         xaxis_title=xtitle,

@@ -106,20 +106,18 @@ def reduced_note(n_q: int, n_k: int, limit: int) -> str:
     return f"{n_q} x {n_k} tokens: each cell is the max of a {bq} x {bk} block"
 
 
-def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel: str) -> go.Figure:
-    """One ``[q, k]`` map with token labels; NaN cells (masked) show grey."""
-    text = [[f"{r} → {c}" for c in cols] for r in rows]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            text=text,
-            zmin=0.0,
-            zmax=1.0,
-            colorscale=COLORSCALE,
-            hovertemplate="%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>",
-            colorbar={"title": {"text": "weight"}},
-        )
+def weight_trace(z: np.ndarray, hovertemplate: str, **extra: object) -> go.Heatmap:
+    """A heatmap of attention weights on the fixed 0-1 scale every map shares, so colours compare
+    across heads, layers and pages; ``extra`` goes to ``go.Heatmap`` (text, customdata, ...)."""
+    if extra.get("showscale", True):
+        extra["colorbar"] = {"title": {"text": "weight"}}
+    return go.Heatmap(
+        z=z, zmin=0.0, zmax=1.0, colorscale=COLORSCALE, hovertemplate=hovertemplate, **extra
     )
+
+
+def label_axes(fig: go.Figure, rows: list[str], cols: list[str]) -> None:
+    """Numeric axes labelled with ``rows`` (top to bottom) and ``cols`` (left to right)."""
     fig.update_xaxes(
         tickmode="array",
         tickvals=list(range(len(cols))),
@@ -133,6 +131,14 @@ def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel:
         ticktext=rows,
         range=[len(rows) - 0.5, -0.5],  # first token on top
     )
+
+
+def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel: str) -> go.Figure:
+    """One ``[q, k]`` map with token labels; NaN cells (masked) show grey."""
+    text = [[f"{r} → {c}" for c in cols] for r in rows]
+    hover = "%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>"
+    fig = go.Figure(weight_trace(z, hover, text=text))
+    label_axes(fig, rows, cols)
     fig.update_layout(
         title=title,
         xaxis_title="key (attended to)",
