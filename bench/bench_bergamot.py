@@ -3,7 +3,8 @@
 Run: ``OMP_NUM_THREADS=1 python bench/bench_bergamot.py [--runs 15] [--device cpu]``. Prints the
 machine, the versions, and the median time of (a) greedy translation plus the full trace (every
 encoder and cross-attention map), (b) greedy translation alone, (c) the native engine's
-translation, with the ratios ours / native; target (issue 5, target 4): (a) within 3x of (c).
+translation, with the ratios ours / native; target (issue 13, item 4; issue 5 asked for 3x):
+(a) within 2x of (c), the output equal to the engine's token for token.
 The runs are interleaved (a, b, c, a, b, c, ...) so the machine's load drifts into every row alike.
 """
 
@@ -25,20 +26,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from bench.common import pick_device, sync, table, verdict, write_section
+from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
 from viz_transformer.models.bergamot import BergamotModel, bergamot_specs
 
 SENTENCE = (  # 20 words
     "The committee will publish its final report on renewable energy next Tuesday, "
     "after three years of public consultation and debate."
 )
-TARGET = 3.0  # (a) / (c)
+TARGET = 2.0  # (a) / (c)
 LIMIT = (
     "What limits the ratio: each decoder step is a chain of matrix-vector products, bound by "
     "reading the weights; ours are float32 (8.4 MB per step for the two decoder layers), the "
     "engine's int8 (a quarter of that), so ours slows more when other processes share the "
     "memory bandwidth, and the ratio moves with the machine's load: between 03:10 and 03:43 UTC on "
-    "2026-11-22 this machine gave 1.7x to 3.7x, the misses (above 3x) while other benchmarks ran."
+    "2026-11-22 this machine gave 1.7x to 3.7x, the misses (above 3x) while other benchmarks ran. "
+    "Since issue 13 the encoder's q, k, v and the SSRU's two matrices are one matmul each (the "
+    "same numbers, bit for bit on this CPU; the native-equality tests guard it) and greedy "
+    "decoding argmaxes only the shortlist's columns: about 7% less CPU time per trace, measured "
+    "with both versions interleaved in one process on a machine shared by five processes."
 )
 ROWS = ("(a) ours: greedy + full trace", "(b) ours: greedy translation", "(c) native engine")
 
@@ -114,7 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="timed runs per row (median)")
     parser.add_argument("--model", default="bergamot-en-pt", choices=sorted(bergamot_specs()))
-    parser.add_argument("--device", default=None, help="ours: cuda when present, else cpu")
+    add_device_arg(parser)
     args = parser.parse_args()
     device = pick_device(args.device)
     torch.set_num_threads(1)

@@ -34,6 +34,9 @@ from pathlib import Path
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import add_device_arg, environment, pick_device
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [  # Debian chromium, no network beyond loopback (the browser tests use these too)
@@ -263,7 +266,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300, help="seconds for the browser part")
     parser.add_argument("--log", type=Path, default=ROOT / "artifacts" / "classroom-server.log")
     parser.add_argument("--json", type=Path, help="also write the outcome of every tab here")
+    add_device_arg(parser)
     args = parser.parse_args()
+    os.environ["VT_DEVICE"] = pick_device(args.device)  # the server's models run there
+    print(environment(os.environ["VT_DEVICE"]), flush=True)
     sentences(args.tabs)  # refuse a bad --tabs before starting anything
     start = time.monotonic()
     with serve(args.log) as url:

@@ -6,6 +6,7 @@ Each script prints its table and rewrites its own section of ``docs/benchmarks.m
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import platform
@@ -53,12 +54,28 @@ def environment(device: str = "cpu") -> str:
     )
 
 
-def pick_device(arg: str | None = None) -> str:
-    """``arg`` if given, else the library's default (``cuda`` when present, else ``mps``, else
-    ``cpu``)."""
-    from viz_transformer.models.base import default_device
+def add_device_arg(parser: argparse.ArgumentParser) -> None:
+    """``--device`` as every benchmark takes it (the default: ``VT_DEVICE``, else the machine's)."""
+    parser.add_argument(
+        "--device",
+        default=None,
+        help="cpu, cuda, cuda:1, mps (default: VT_DEVICE, else cuda when present, else cpu)",
+    )
 
-    return arg or str(default_device())
+
+def pick_device(arg: str | None = None) -> str:
+    """``arg`` if given, else the library's default (``VT_DEVICE``, else ``cuda`` when present,
+    else ``mps``, else ``cpu``), checked against this machine.
+
+    Exits with the library's message when the device is missing (``--device cuda`` on a machine
+    without CUDA, a misspelt ``VT_DEVICE``).
+    """
+    from viz_transformer.models.base import check_device, default_device
+
+    try:
+        return str(check_device(arg, f"--device {arg}") if arg else default_device())
+    except ValueError as exc:
+        raise SystemExit(f"{Path(sys.argv[0]).name}: {exc}") from None
 
 
 def sync(device: str) -> None:

@@ -7,6 +7,7 @@ import json
 import types
 
 import numpy as np
+import pytest
 import torch
 
 from bench.bench_bertviz import HEADS, LAYERS, attention, tokens
@@ -58,8 +59,16 @@ def test_counting_counts_calls_and_restores_the_functions():
 
 
 def test_pick_device_takes_the_argument_else_cuda_when_present(monkeypatch):
+    from viz_transformer import settings
+
+    monkeypatch.setattr(settings, "DEVICE", None)  # VT_DEVICE unset
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert pick_device() == "cuda" and pick_device("cpu") == "cpu"
+    monkeypatch.setattr(settings, "DEVICE", "cpu")  # VT_DEVICE=cpu wins over a present GPU
+    assert pick_device() == "cpu"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    monkeypatch.setattr(settings, "DEVICE", None)
     assert pick_device() == "cpu"
+    with pytest.raises(SystemExit, match="--device cuda but torch sees no CUDA device"):
+        pick_device("cuda")

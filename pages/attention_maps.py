@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz_transformer.ui import attention_tabs, caches, state, widgets
+from viz_transformer.ui import attention_tabs, caches, input_notes, state, widgets
+
+
+def inputs(name: str, text: str) -> None:
+    """Sentences from a file, and what the page says about the input (paragraph, language)."""
+    with st.expander("Sentences from a file"):
+        widgets.upload_picker()
+    input_notes.input_notes(name, text)
 
 
 def attention_maps_page() -> None:
@@ -18,13 +25,18 @@ def attention_maps_page() -> None:
         "(section 3.2.1). A row of a map is one token looking at all the tokens it may see.",
         r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
     )
-    with st.expander("Sentences from a file"):
-        widgets.upload_picker()
-    trace = widgets.or_stop(caches.trace, name, text)
-    for message in trace.messages:
-        st.warning(widgets.literal(message))
-    st.markdown(f"**Output:** {widgets.literal(trace.output_text)}")
-    widgets.show_missing(trace, "map")
+    above = st.container()  # input notes; in presenter mode below the view, so a map shows first
+    if not widgets.presenting():
+        with above:
+            inputs(name, text)
+    try:
+        trace = caches.trace(name, text)
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(exc)
+        if widgets.presenting():
+            inputs(name, text)
+        st.stop()
+    input_notes.output_line(trace, text)
     kind = widgets.kind_picker(trace)
     n_layers, n_heads = trace.get(kind).shape[:2]
     state.clamp_state(layer=n_layers, head=n_heads)
@@ -32,11 +44,16 @@ def attention_maps_page() -> None:
     layer = col_layer.selectbox("Layer", range(n_layers), key="layer")
     hide = col_hide.toggle("Hide special tokens", key="hide_special", help="</s>, <s>, [CLS]...")
     view = attention_tabs.MapView(name, text, trace, kind, layer, hide)
-    tabs = st.tabs(attention_tabs.TABS, key="attn_tab", on_change="rerun")
-    for tab, draw in zip(tabs, attention_tabs.DRAW, strict=True):
-        if tab.open:
-            with tab:
-                draw(view)
+    # a keyed control, not st.tabs (which code cannot open), so a link reopens the same view
+    state.keep_choice("attn_tab", attention_tabs.TABS)
+    tab = st.segmented_control("View", attention_tabs.TABS, key="attn_tab", required=True)
+    attention_tabs.DRAW[attention_tabs.TABS.index(tab or attention_tabs.TABS[0])](view)
+    with st.container() if widgets.presenting() else above:
+        if widgets.presenting():
+            inputs(name, text)
+        for message in trace.messages:
+            st.warning(widgets.literal(message))
+        widgets.show_missing(trace, "map")
 
 
 attention_maps_page()

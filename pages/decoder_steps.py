@@ -7,7 +7,7 @@ import streamlit as st
 from viz_transformer.analysis import decoding
 from viz_transformer.figures import attention
 from viz_transformer.figures import decoder as figures
-from viz_transformer.ui import caches, decoder_view, widgets
+from viz_transformer.ui import caches, decoder_view, generation, input_notes, state, widgets
 
 
 def teacher_forcing(name: str, text: str, start_len: int, top_k: int, max_steps: int) -> None:
@@ -48,21 +48,27 @@ def decoder_steps_page() -> None:
         r"\text{ for } j>i",
     )
     if not {"decoder", "cross"} & set(caches.spec(name).shows):
-        st.info(f"{name} is an encoder only: it has no decoder, so there are no steps to show.")
+        message = f"{name} is an encoder only: it has no decoder, so there are no steps to show."
+        widgets.offer_switch(message, name, lambda s: "cross" in s.shows, "a decoder")
         st.stop()
+    input_notes.input_notes(name, text)
+    state.keep_or_set({"beam": 1, "top_k": 5, "max_steps": 40})  # shared in links
     left, mid, right = st.columns(3)
-    beam = left.slider("Beam width", 1, 8, 1, key="beam", help="1 is greedy decoding.")
-    top_k = mid.slider("Top-k next tokens", 1, 10, 5, key="top_k")
-    max_steps = right.slider("Most output tokens", 1, 64, 40, key="max_steps")
-    dec = widgets.or_stop(caches.decode_steps, name, text, beam, top_k, max_steps)
-    if dec.src_tokens:
-        st.markdown(f"**The encoder ran once** over the source: {widgets.chips(dec.src_tokens)}")
-    else:
-        st.markdown(
-            "**Decoder-only model**: the prompt starts the decoder input; steps continue it."
-        )
+    beam = left.slider("Beam width", 1, 8, key="beam", help="1 is greedy decoding.")
+    top_k = mid.slider("Top-k next tokens", 1, 10, key="top_k")
+    max_steps = right.slider("Most output tokens", 1, 64, key="max_steps")
+    dec = generation.decode(name, text, beam, top_k, max_steps)  # + chat, sampling
+    source = st.container()  # in presenter mode below the rows, so they show on the first screen
     step = decoder_view.controls(len(dec.steps))
-    decoder_view.step_view(dec, step, beam)
+    decoder_view.step_view(dec, step, beam, name)
+    with st.container() if widgets.presenting() else source:
+        if dec.src_tokens:
+            chips = widgets.chips(dec.src_tokens)
+            st.markdown(f"**The encoder ran once** over the source: {chips}")
+        else:
+            st.markdown(
+                "**Decoder-only model**: the prompt starts the decoder input; steps continue it."
+            )
     teacher_forcing(name, text, len(dec.start_tokens), top_k, max_steps)
     decoder_view.tick(step, len(dec.steps))
 

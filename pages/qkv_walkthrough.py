@@ -7,7 +7,7 @@ import streamlit as st
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, state, widgets
+from viz_transformer.ui import caches, input_notes, state, widgets
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (
@@ -49,7 +49,7 @@ def qkv_walkthrough_page() -> None:
         r"\end{gathered}",
     )
     trace = widgets.or_stop(caches.trace, name, text)
-    st.markdown(f"**Output:** {widgets.literal(trace.output_text)}")
+    input_notes.output_line(trace, text)
     notes = st.container()  # filled once the model is known to have a walkthrough
     kind = widgets.kind_picker(trace)
     try:
@@ -60,8 +60,9 @@ def qkv_walkthrough_page() -> None:
     except RuntimeError as exc:
         widgets.show_error(exc)
         st.stop()
-    with notes:
-        widgets.show_missing(trace, "walkthrough")
+    if not widgets.presenting():  # in presenter mode below the figures: a chart shows first
+        with notes:
+            widgets.show_missing(trace, "walkthrough")
     # a decoder position's query works for the next output token: name it beside the input
     same = kind != "encoder" and len(trace.pred_tokens) == len(cap.query_tokens)
     position, layer, head = pickers(cap, trace.pred_tokens if same else ())
@@ -75,6 +76,8 @@ def qkv_walkthrough_page() -> None:
         "add them. The output then joins the residual: LayerNorm(x + output) (post-norm, 3.1)."
     )
     widgets.downloads(stem, w.arrays(), w.meta())
+    if widgets.presenting():
+        widgets.show_missing(trace, "walkthrough")
 
 
 qkv_walkthrough_page()

@@ -40,3 +40,15 @@ def _same_trace(a: Trace, b: Trace) -> bool:
 def same_trace() -> Callable[[Trace, Trace], bool]:
     """``same_trace(a, b)``: bit-for-bit equality of every token list and attention array."""
     return _same_trace
+
+
+@pytest.fixture(scope="session")
+def smollm2_model(tmp_path_factory: pytest.TempPathFactory):
+    """The built-in LLM ``smollm2``, converted from its wheel's GGUF once per test run into a
+    temporary cache (``VT_CACHE_DIR``, kept for the session) and loaded through the registry."""
+    import viz_transformer as vt
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VT_CACHE_DIR", str(tmp_path_factory.mktemp("vt-cache")))
+        vt.prepare_model("smollm2")
+        yield vt.load_model("smollm2")

@@ -9,8 +9,12 @@ Public API::
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
 """
 
+from viz_transformer.analysis.heads import head_importance, patch_heads, patch_set, value_weighted
+from viz_transformer.analysis.lens import Lens, logit_lens
+from viz_transformer.analysis.roles import head_roles
 from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
 from viz_transformer.models.capture import trace
+from viz_transformer.models.hf.smollm2 import prepare as prepare_model
 from viz_transformer.models.registry import (
     DEFAULT_MODEL,
     available_models,
@@ -21,20 +25,30 @@ from viz_transformer.models.registry import (
 from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.records.trace import Trace
+from viz_transformer.training.live import train_live
 
 __all__ = [
     "DEFAULT_MODEL",
     "KINDS",
     "KIND_TITLES",
     "AttentionKind",
+    "Lens",
     "LoadedModel",
     "ModelSpec",
     "Trace",
     "available_models",
     "default_device",
     "default_model",
+    "head_importance",
+    "head_roles",
     "hooks",
     "load_model",
+    "logit_lens",
     "model_info",
+    "patch_heads",
+    "patch_set",
+    "prepare_model",
     "trace",
+    "train_live",
+    "value_weighted",
 ]

@@ -37,6 +37,10 @@ MODEL_ROOT: Path | None = Path(_root).resolve() if _root else None
 LAZY_ABOVE = _int("LAZY_ABOVE", 8_000_000)
 MAX_MATERIALISE = _int("MAX_MATERIALISE", 64_000_000)  # 256 MB of float32
 
+# where models run (cpu, cuda, cuda:1, mps); unset: cuda when present, else mps, else cpu.
+# Read as text here (settings imports no torch); models/base.py checks it against the machine.
+DEVICE: str | None = os.environ.get("VT_DEVICE", "").strip() or None
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
 ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git

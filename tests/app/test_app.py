@@ -18,7 +18,19 @@ PAGE = str(ROOT / "pages" / "attention_maps.py")
 def test_home_names_the_model_and_its_device():
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
-    assert any(vt.default_model() in s.value and "cpu" in s.value for s in at.success)
+    device = vt.default_device().type  # the page names the device the model is on
+    assert any(vt.default_model() in s.value and device in s.value for s in at.success)
+    assert any(f"Models run on **{vt.default_device()}**" in c.value for c in at.sidebar.caption)
+
+
+def test_a_missing_vt_device_is_one_message_in_the_sidebar(monkeypatch):
+    from viz_transformer import settings
+
+    monkeypatch.setattr(settings, "DEVICE", "meta")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    errors = [e.value.replace("\\", "") for e in at.sidebar.error]  # shown escaped, literal
+    assert errors == ["VT_DEVICE=meta: models run on cpu, cuda, cuda:N or mps, not meta."]
 
 
 def test_every_page_renders_without_exception():
@@ -57,7 +69,9 @@ def test_presenter_mode_enlarges_figure_fonts(figures):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     at.toggle(key="presenter").set_value(True).run()
     assert not at.exception
-    assert figures(at)[1]["layout"]["font"]["size"] == 20
+    fig = figures(at)[1]
+    assert fig["layout"]["font"]["size"] == 19.2  # 1.6 x plotly's 12 px; explicit sizes scale too
+    assert fig["layout"]["title"]["font"]["size"] == 27.2
 
 
 def test_json_and_npz_downloads_are_offered():

@@ -100,7 +100,8 @@ def head_groups(fig: dict) -> dict[str, list[dict]]:
 
 
 def test_the_page_has_four_tabs_and_only_the_open_one_is_drawn(at, figures):
-    assert [t.label for t in at.tabs] == TABS
+    # a keyed segmented control (not st.tabs, which code cannot open): a link reopens the view
+    assert list(at.segmented_control(key="attn_tab").options) == TABS
     for label, n_figures in zip(TABS, (2, 1, 1, 0), strict=True):
         open_tab(at, label)
         assert len(figures(at)) == n_figures, label
@@ -222,7 +223,9 @@ def test_statistics_table_equals_the_library_and_is_downloadable(at):
         np.testing.assert_allclose(table[column].to_numpy(float), values, atol=1e-6)
     assert len(table) == 2 * 4
     at.radio(key="kind").set_value("cross").run()
-    assert at.dataframe[0].value["diagonal_distance"].isna().all()
+    # no diagonal between two sentences: a dash, and the caption says why (not "None")
+    assert (at.dataframe[0].value["diagonal_distance"] == "–").all()
+    assert any("no diagonal distance for cross-attention" in c.value for c in at.caption)
     assert [b.label for b in at.get("download_button")] == ["Data as JSON", "Data as NPZ"]
 
 
@@ -247,7 +250,7 @@ def test_every_tab_renders_for_other_models(at, model, figures):
 def test_every_tab_renders_for_a_tiny_hf_decoder(at, tmp_path, decode_array, figures):
     path = BUILDERS["gpt2"](tmp_path / "gpt2")
     at.text_input(key="hf_id").set_value(str(path))
-    at.button[1].click().run()  # "Add model"
+    at.button(key="add_hf").click().run()  # "Add model"
     assert at.selectbox(key="model").value == f"hf:{path}"
     for label in TABS:
         open_tab(at, label)

@@ -106,7 +106,8 @@ def test_play_steps_to_the_end_and_greedy_chosen_tokens_are_the_trace(by_title):
     at.button(key="play").click().run()
     trace = vt.trace(vt.load_model(REVERSE), vt.model_info(REVERSE).example)
     assert not at.exception and at.session_state["step"] == len(trace.pred_tokens) - 1
-    assert at.button(key="play").label == "▶ Play"  # stopped at the end
+    play = at.button(key="play")
+    assert play.label == "Play" and play.icon == ":material/play_arrow:"  # stopped at the end
     title = by_title(at, "next token")["layout"]["title"]["text"]
     assert "next token: &lt;/s&gt;" in title  # the last step ends the output (label escaped)
 

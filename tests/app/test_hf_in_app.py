@@ -23,7 +23,7 @@ def at() -> AppTest:
 def test_a_local_hf_model_is_added_selected_and_drawn(at, tmp_path, family, figures):
     path = BUILDERS[family](tmp_path / family)
     at.text_input(key="hf_id").set_value(str(path))
-    at.button[1].click().run()  # "Add model"
+    at.button(key="add_hf").click().run()  # "Add model"
     assert not at.exception
     assert at.selectbox(key="model").value == f"hf:{path}"
     assert at.text_area(key="sentence").value  # the family's example sentence
@@ -37,7 +37,7 @@ def test_an_unknown_or_malformed_id_gets_a_message_and_keeps_the_model(at, monke
     before = at.selectbox(key="model").value
     for bad in ("no-such-owner/no-such-model", "../../etc"):
         at.text_input(key="hf_id").set_value(bad)
-        at.button[1].click().run()
+        at.button(key="add_hf").click().run()
         assert not at.exception
         assert at.selectbox(key="model").value == before
         shown = [e.value.replace("\\", "") for e in at.error]  # Markdown escapes removed

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from viz_transformer import settings
 from viz_transformer.figures import attention
+from viz_transformer.models.base import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
 from viz_transformer.models.random_init.hf import BUILDERS
@@ -46,7 +47,7 @@ def at(bert, eager, monkeypatch) -> AppTest:
 @pytest.fixture(scope="module")
 def eager(bert) -> np.ndarray:
     """The whole ``[layers, heads, q, k]`` array under the default limits (no lazy capture)."""
-    trace = HFModel.load(hf_spec(bert), "cpu").trace(TEXT)
+    trace = HFModel.load(hf_spec(bert), default_device()).trace(TEXT)
     assert isinstance(trace.encoder, np.ndarray)
     return trace.encoder
 

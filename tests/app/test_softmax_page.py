@@ -108,7 +108,7 @@ def test_non_paper_model_picks_training_curves_from_a_select_box(
 ):
     at = open_page(PAGE, "minilm")
     picker = at.selectbox(key="train_model")
-    assert picker.label == "Paper model" and "paper-dates" in picker.options
+    assert picker.label == "Paper task model trained both ways" and "paper-dates" in picker.options
     picker.set_value("paper-dates").run()
     assert not at.exception
     train = figures(at)[-1]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+import viz_transformer as vt
 from viz_transformer.models.bergamot import (
     DECODER_NOTE,
     BergamotModel,
@@ -110,12 +111,12 @@ SENTENCES = {"bergamot-en-pt": EN, "bergamot-pt-en": PT}
 
 @pytest.fixture(scope="module", params=["bergamot-en-pt", "bergamot-pt-en"])
 def model(request: pytest.FixtureRequest) -> BergamotModel:
-    return BergamotModel.load(bergamot_specs()[request.param], torch.device("cpu"))
+    return BergamotModel.load(bergamot_specs()[request.param], vt.default_device())
 
 
 @pytest.fixture(scope="module")
 def en_pt() -> BergamotModel:
-    return BergamotModel.load(bergamot_specs()["bergamot-en-pt"], torch.device("cpu"))
+    return BergamotModel.load(bergamot_specs()["bergamot-en-pt"], vt.default_device())
 
 
 def test_specs_list_both_directions():
@@ -251,12 +252,14 @@ def test_stepwise_decoding_equals_teacher_forcing(
     module = copy.deepcopy(en_pt.module).to(dtype)
     cross = module.pattern_hook_names()["cross"]
     src_ids = en_pt.encode_text(EN[6])
-    vocab = torch.from_numpy(en_pt.shortlist.allowed(src_ids, 32000))  # type: ignore[union-attr]
+    allowed = en_pt.shortlist.allowed(src_ids, 32000)  # type: ignore[union-attr]
+    dev = en_pt.device
+    vocab = torch.from_numpy(allowed).to(dev)
     with torch.no_grad():
-        memory = module.encode(torch.tensor([src_ids]))
+        memory = module.encode(torch.tensor([src_ids], device=dev))
         (out,) = greedy_decode(module, memory, 60, vocab=vocab)  # ends with </s>
         with collect(module, cross) as cache:
-            forced = module.decode(memory, torch.tensor([out[:-1]]), vocab)[0]  # (T, vocab)
+            forced = module.decode(memory, torch.tensor([out[:-1]], device=dev), vocab)[0]
         forced_cross = np.stack([cache[n] for n in cross])  # (2, 8, T, S)
         state, prev = module.start(memory, vocab), None
         for t in range(len(out)):
@@ -265,7 +268,7 @@ def test_stepwise_decoding_equals_teacher_forcing(
             step_cross = np.stack([step_cache[n] for n in cross])  # (2, 8, 1, S)
             np.testing.assert_allclose(step_cross[:, :, 0], forced_cross[:, :, t], atol=1e-5)
             torch.testing.assert_close(logits[0], forced[t], atol=logit_tol, rtol=0)
-            prev = torch.tensor([out[t]])
+            prev = torch.tensor([out[t]], device=dev)
     assert forced.argmax(-1).tolist() == out
 
 

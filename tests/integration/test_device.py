@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
+from viz_transformer import settings
 from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.trace import Trace
@@ -99,6 +100,7 @@ def test_a_cuda_trace_equals_the_cpu_trace(name, hf_dirs):
 
 
 def test_the_default_device_is_cuda_when_present(monkeypatch):
+    monkeypatch.setattr(settings, "DEVICE", None)  # VT_DEVICE unset
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert vt.default_device() == torch.device("cuda")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -113,3 +115,24 @@ def test_cuda_with_and_without_its_index_is_one_device(monkeypatch):
     assert canonical_device(torch.device("cuda")) == torch.device("cuda:0")
     assert canonical_device(torch.device("cuda:1")) == torch.device("cuda:1")
     assert canonical_device(torch.device("cpu")) == torch.device("cpu")
+
+
+def test_vt_device_picks_the_device_and_a_missing_one_says_what_to_do(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # would win without VT_DEVICE
+    monkeypatch.setattr(settings, "DEVICE", "cpu")
+    assert vt.default_device() == torch.device("cpu")
+    assert vt.load_model("paper-reverse").device == torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(settings, "DEVICE", "cuda:1")
+    with pytest.raises(ValueError, match=r"VT_DEVICE=cuda:1 but torch sees 1 CUDA device\(s\)"):
+        vt.default_device()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(settings, "DEVICE", "cuda")
+    with pytest.raises(ValueError, match="VT_DEVICE=cuda but torch sees no CUDA device: unset it"):
+        vt.load_model("paper-reverse")
+    for bad, why in [("meta", "not meta"), ("gpu", "is not a device name")]:
+        monkeypatch.setattr(settings, "DEVICE", bad)
+        with pytest.raises(ValueError, match=why):
+            vt.default_device()
+        with pytest.raises(ValueError, match=f"device '{bad}'.*{why}"):
+            vt.load_model("paper-reverse", device=bad)

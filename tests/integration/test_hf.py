@@ -22,6 +22,7 @@ from transformers import (
     AutoModelForSeq2SeqLM,
 )
 
+from viz_transformer.models.base import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec, hf_specs
 from viz_transformer.models.random_init.hf import (
@@ -44,7 +45,7 @@ def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def loaded(tiny_dirs: dict[str, Path]) -> dict[str, HFModel]:
-    return {n: HFModel.load(hf_spec(f"hf:{p}"), "cpu") for n, p in tiny_dirs.items()}
+    return {n: HFModel.load(hf_spec(f"hf:{p}"), default_device()) for n, p in tiny_dirs.items()}
 
 
 def _reference(path: Path, shows: tuple[str, ...], ids: dict[str, list[int]]) -> dict:
@@ -52,7 +53,9 @@ def _reference(path: Path, shows: tuple[str, ...], ids: dict[str, list[int]]) ->
     auto = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
     model = auto[shows[-1]].from_pretrained(path, attn_implementation="eager").eval()
     with torch.no_grad():
-        out = model(**{k: torch.tensor([v]) for k, v in ids.items()}, output_attentions=True)
+        out = model(
+            **{k: torch.tensor([v], device="cpu") for k, v in ids.items()}, output_attentions=True
+        )
     if len(shows) == 3:
         parts = {"encoder": out.encoder_attentions, "decoder": out.decoder_attentions,
                  "cross": out.cross_attentions}  # fmt: skip
@@ -134,7 +137,7 @@ def test_a_shared_attention_module_gives_one_map_per_layer(tiny_dirs, tmp_path):
         num_hidden_groups=1, num_attention_heads=2, intermediate_size=32,
     )  # fmt: skip
     sharpen(AlbertModel(cfg)).save_pretrained(tmp_path)
-    model = HFModel.load(hf_spec(f"hf:{tmp_path}"), "cpu")
+    model = HFModel.load(hf_spec(f"hf:{tmp_path}"), default_device())
     assert len(model.names["encoder"]) == 1
     trace = model.trace(TEXT)
     ref = _reference(tmp_path, ("encoder",), {"input_ids": model.tokenizer(TEXT)["input_ids"]})
@@ -186,7 +189,7 @@ def test_shipped_minilm_capture_equals_output_attentions():
     spec = specs["minilm"]
     assert spec.name == "minilm" and spec.shows == ("encoder",) and spec.positions == "learned"
     assert spec.description.endswith(".") and spec.example
-    model = HFModel.load(spec, "cpu")
+    model = HFModel.load(spec, default_device())
     trace = model.trace(spec.example)
     assert trace.encoder.shape[:2] == (6, 12) and trace.src_tokens[0] == "[CLS]"
     ids = {"input_ids": model.tokenizer(spec.example)["input_ids"]}
@@ -281,11 +284,11 @@ def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded, sa
 
 
 def test_learned_position_tables_are_exposed(loaded):
-    minilm = HFModel.load(hf_specs()["minilm"], "cpu")
+    minilm = HFModel.load(hf_specs()["minilm"], default_device())
     table = minilm.position_table()
     assert table.shape == (512, 384) and table.dtype == np.float32
     np.testing.assert_array_equal(
-        table, minilm.module.embeddings.position_embeddings.weight.detach().numpy()
+        table, minilm.module.embeddings.position_embeddings.weight.detach().cpu().numpy()
     )
     assert loaded["gpt2"].position_table().shape[1] == loaded["gpt2"].module.config.n_embd
     assert loaded["llama"].position_table() is None  # rotary: nothing is added to the input

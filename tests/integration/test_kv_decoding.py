@@ -111,7 +111,9 @@ def test_bergamot_trace_rows_from_the_greedy_steps_equal_a_teacher_forced_pass(b
     names = bergamot.module.pattern_hook_names()["cross"]
     with torch.no_grad(), collect(bergamot.module, names) as cache:
         memory, vocab, _ = bergamot._prepare(src_ids)
-        logits = bergamot.module.decode(memory, torch.tensor([out_ids]), vocab)[0]  # (T, vocab)
+        logits = bergamot.module.decode(
+            memory, torch.tensor([out_ids], device=memory.device), vocab
+        )[0]  # (T, vocab)
     np.testing.assert_allclose(trace.cross, np.stack([cache[n] for n in names]), atol=1e-5)
     assert trace.pred_tokens == bergamot.pieces(logits.argmax(-1).tolist())
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from viz_transformer import settings
+from viz_transformer.models.base import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
 from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT
@@ -19,7 +20,9 @@ LAZY = ["marian", "bart", "bert", "gpt2", "llama"]  # plain softmax(q k^T * scal
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HFModel]:
     root = tmp_path_factory.mktemp("lazy")
-    return {n: HFModel.load(hf_spec(f"hf:{BUILDERS[n](root / n)}"), "cpu") for n in BUILDERS}
+    return {
+        n: HFModel.load(hf_spec(f"hf:{BUILDERS[n](root / n)}"), default_device()) for n in BUILDERS
+    }
 
 
 def test_plain_attention_models_can_be_lazy_and_t5_cannot(models):
@@ -71,7 +74,7 @@ def test_no_capture_runs_the_fused_kernel(models, monkeypatch):
         hf_attention, "sdpa_attention_forward", lambda *a, **k: fused.append(1) or real(*a, **k)
     )
     model = models["bert"]
-    ids = torch.tensor([model.tokenizer(TEXT)["input_ids"]])
+    ids = torch.tensor([model.tokenizer(TEXT)["input_ids"]], device=model.device)
     with torch.no_grad():
         plain = model.module(input_ids=ids).last_hidden_state
     assert len(fused) == 2  # one per layer
@@ -80,7 +83,7 @@ def test_no_capture_runs_the_fused_kernel(models, monkeypatch):
     with torch.no_grad(), hooks(model.module, {model.names["encoder"][0]: lambda x, n: None}):
         captured = model.module(input_ids=ids).last_hidden_state
     assert len(fused) == 3  # layer 0 eager (its weights are asked), layer 1 fused
-    np.testing.assert_allclose(plain.numpy(), captured.numpy(), atol=1e-5)
+    np.testing.assert_allclose(plain.cpu().numpy(), captured.cpu().numpy(), atol=1e-5)
 
 
 def test_an_encoder_runs_only_as_far_as_the_layer_asked(models, monkeypatch):

@@ -49,10 +49,11 @@ def test_top_k_is_the_softmax_of_the_output_layer(reverse):
     text = reverse.spec.example
     dec = decode_steps(reverse, text, top_k=4)
     vocab, module = reverse.vocab, reverse.module
-    src = torch.tensor([vocab.encode(text)])
+    src = torch.tensor([vocab.encode(text)], device=reverse.device)
     ids = [vocab.index[t] for t in dec.steps[-1].input_tokens]
     with torch.no_grad():
-        probs = module(src, torch.tensor([ids]))[0].softmax(-1).numpy()  # (T, vocab)
+        logits = module(src, torch.tensor([ids], device=reverse.device))[0]  # (T, vocab)
+    probs = logits.softmax(-1).cpu().numpy()
     for t, step in enumerate(dec.steps):
         expected = np.sort(probs[t])[::-1][:4]
         np.testing.assert_allclose(step.top_probs, expected, atol=1e-5)

@@ -31,19 +31,19 @@ def _uncached(model: PaperModel) -> PaperModel:
 
 
 def test_extend_one_token_at_a_time_equals_decoding_the_whole_prefix(tiny):
-    module = tiny.module
+    module, dev = tiny.module, tiny.device
     with torch.no_grad():
-        memory = module.encode(torch.tensor([SRC]))
-        full = module.decode(memory, None, torch.tensor([TGT]))[0]  # (T, vocab)
+        memory = module.encode(torch.tensor([SRC], device=dev))
+        full = module.decode(memory, None, torch.tensor([TGT], device=dev))[0]  # (T, vocab)
         cache = module.start(memory)
         for t, token in enumerate(TGT):
             assert cache.length == t
-            logits, cache = module.extend(cache, None, torch.tensor([[token]]))
+            logits, cache = module.extend(cache, None, torch.tensor([[token]], device=dev))
             torch.testing.assert_close(logits[0, 0], full[t], atol=1e-5, rtol=0)
         # several new positions at once after a cache: the causal mask is offset
-        head, _ = module.extend(module.start(memory), None, torch.tensor([TGT[:3]]))
-        cache3 = module.extend(module.start(memory), None, torch.tensor([TGT[:3]]))[1]
-        rest, _ = module.extend(cache3, None, torch.tensor([TGT[3:]]))
+        head, _ = module.extend(module.start(memory), None, torch.tensor([TGT[:3]], device=dev))
+        cache3 = module.extend(module.start(memory), None, torch.tensor([TGT[:3]], device=dev))[1]
+        rest, _ = module.extend(cache3, None, torch.tensor([TGT[3:]], device=dev))
     torch.testing.assert_close(torch.cat([head, rest], 1)[0], full, atol=1e-5, rtol=0)
 
 
@@ -59,11 +59,12 @@ def test_cached_hook_points_hold_the_new_query_rows_over_all_keys(tiny):
         f"{attn}.hook_pattern": whole[f"{attn}.hook_pattern"][:, 4:5, :5],
         cross: whole[cross][:, 4:5],
     }
+    dev = tiny.device
     with torch.no_grad():
-        memory = module.encode(torch.tensor([SRC]))
-        cache = module.extend(module.start(memory), None, torch.tensor([TGT[:4]]))[1]
+        memory = module.encode(torch.tensor([SRC], device=dev))
+        cache = module.extend(module.start(memory), None, torch.tensor([TGT[:4]], device=dev))[1]
         with collect(module, list(expected)) as step:
-            module.extend(cache, None, torch.tensor([[TGT[4]]]))
+            module.extend(cache, None, torch.tensor([[TGT[4]]], device=dev))
     h, d_k = module.cfg.n_heads, module.cfg.d_k
     assert step[f"{attn}.hook_q"].shape == (h, 1, d_k)
     assert step[f"{attn}.hook_k"].shape == (h, 5, d_k)
@@ -115,7 +116,7 @@ def test_greedy_decode_gives_the_same_ids_with_and_without_the_cache(which, reve
     model = tiny_paper_model(seed=3) if which == "tiny" else reverse
     vocab = model.vocab
     texts = [model.spec.example, vocab.tokens[4], " ".join(model.spec.example.split()[::-1])]
-    src = pad_batch([vocab.encode(t) for t in texts], vocab.pad_id, "cpu")
+    src = pad_batch([vocab.encode(t) for t in texts], vocab.pad_id, model.device)
     mask = source_mask(src, vocab.pad_id)
     with torch.no_grad():
         memory = model.module.encode(src, mask)
@@ -136,8 +137,8 @@ def test_fused_attention_without_hooks_equals_the_explicit_softmax(scale, monkey
         "scaled_dot_product_attention",
         lambda *a, **k: calls.append(1) or sdpa(*a, **k),
     )
-    src = pad_batch([SRC, SRC[2:]], 0, "cpu")  # padded: the source mask matters
-    tgt = torch.tensor([TGT, TGT])
+    src = pad_batch([SRC, SRC[2:]], 0, model.device)  # padded: the source mask matters
+    tgt = torch.tensor([TGT, TGT], device=model.device)
     mask = source_mask(src, 0)
     with torch.no_grad():
         fused = module(src, tgt, mask)
@@ -164,11 +165,12 @@ def test_prefix_states_keep_only_the_last_two_lengths():
 
 
 def test_extending_past_the_position_table_is_refused(tiny):
-    module = tiny.module
+    module, dev = tiny.module, tiny.device
     with torch.no_grad():
-        cache = module.extend(
-            module.start(module.encode(torch.tensor([SRC]))), None, torch.ones(1, 63, dtype=int)
-        )[1]
-        module.extend(cache, None, torch.ones(1, 1, dtype=int))  # position 63: the last one
+        memory = module.encode(torch.tensor([SRC], device=dev))
+        cache = module.extend(module.start(memory), None, torch.ones(1, 63, dtype=int, device=dev))[
+            1
+        ]
+        module.extend(cache, None, torch.ones(1, 1, dtype=int, device=dev))  # position 63: the last
         with pytest.raises(ValueError, match="65 tokens exceed this model's 64 positions"):
-            module.extend(cache, None, torch.ones(1, 2, dtype=int))
+            module.extend(cache, None, torch.ones(1, 2, dtype=int, device=dev))

@@ -150,7 +150,7 @@ def test_paper_qkv_run_reads_every_point_the_walkthrough_needs(tiny, kind):
         embed, pos = run.cache["hook_src_embed"], run.cache["hook_src_pos"]
         layer_input = run.cache["encoder.layers.0.hook_resid_pre"]
         np.testing.assert_allclose(embed + pos, layer_input, atol=1e-6)
-        weight = tiny.module.src_embed.weight.detach().numpy()
+        weight = tiny.module.src_embed.weight.detach().cpu().numpy()
         np.testing.assert_allclose(embed[0], weight[tiny.vocab.index["alpha"]] * math.sqrt(16))
 
 

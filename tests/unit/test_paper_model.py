@@ -62,13 +62,13 @@ def test_decoder_masked_scores_are_minus_inf_and_pattern_upper_triangle_zero(tin
 
 
 def test_teacher_forced_prefix_equals_stepwise_decoding_at_every_position(tiny):
-    module = tiny.module
-    src = torch.tensor([SRC])
+    module, dev = tiny.module, tiny.device
+    src = torch.tensor([SRC], device=dev)
     with torch.no_grad():
         memory = module.encode(src)
-        full = module.decode(memory, None, torch.tensor([TGT]))[0]  # (T, V)
+        full = module.decode(memory, None, torch.tensor([TGT], device=dev))[0]  # (T, V)
         for t in range(1, len(TGT) + 1):
-            step = module.decode(memory, None, torch.tensor([TGT[:t]]))[0, -1]
+            step = module.decode(memory, None, torch.tensor([TGT[:t]], device=dev))[0, -1]
             torch.testing.assert_close(step, full[t - 1], atol=1e-5, rtol=1e-5)
     name = _names("cross", 1, "pattern")
     _, whole = tiny.run_with_cache(SRC, TGT, [name])
@@ -79,17 +79,17 @@ def test_teacher_forced_prefix_equals_stepwise_decoding_at_every_position(tiny):
 
 def test_greedy_decode_feeds_outputs_shifted_right(tiny):
     module = tiny.module
-    src = torch.tensor([SRC])
+    src = torch.tensor([SRC], device=tiny.device)
     with torch.no_grad():
         (out,) = greedy_decode(module, module.encode(src), 6, bos_id=1, eos_id=2)
-        logits = module(src, torch.tensor([[1, *out[:-1]]]))[0]
+        logits = module(src, torch.tensor([[1, *out[:-1]]], device=tiny.device))[0]
     assert logits.argmax(-1).tolist() == out
 
 
 def test_embeddings_scaled_by_sqrt_d_model_plus_sinusoid(tiny):
     cfg = tiny.module.cfg
     _, cache = tiny.run_with_cache(SRC, TGT, ["hook_src_embed", "hook_src_pos"])
-    table = tiny.module.src_embed.weight.detach().numpy()
+    table = tiny.module.src_embed.weight.detach().cpu().numpy()
     np.testing.assert_allclose(
         cache["hook_src_embed"], table[SRC] * math.sqrt(cfg.d_model), rtol=1e-6
     )
@@ -115,7 +115,7 @@ def test_tied_embeddings_share_one_matrix(tiny):
 def test_too_long_input_is_refused_with_the_limit():
     m = tiny_paper_model(max_len=8)
     with pytest.raises(ValueError, match="exceed this model's 8 positions"):
-        m.module.encode(torch.zeros(1, 9, dtype=torch.long))
+        m.module.encode(torch.zeros(1, 9, dtype=torch.long, device=m.device))
 
 
 def test_a_long_input_or_target_is_cut_to_the_positions_with_a_note():

@@ -19,7 +19,9 @@ def _eager(q: np.ndarray, k: np.ndarray, causal: bool) -> np.ndarray:
     scores = torch.from_numpy(q) @ torch.from_numpy(np.repeat(k, rep, axis=1)).transpose(-1, -2)
     if causal:
         n_q, n_k = scores.shape[-2:]
-        scores = scores.masked_fill(torch.ones(n_q, n_k).triu(n_k - n_q + 1).bool(), -torch.inf)
+        scores = scores.masked_fill(
+            torch.ones(n_q, n_k, device=scores.device).triu(n_k - n_q + 1).bool(), -torch.inf
+        )
     return torch.softmax(scores.double(), -1).float().numpy()
 
 

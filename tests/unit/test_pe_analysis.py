@@ -71,7 +71,7 @@ def test_wavelengths_run_from_2pi_to_about_10000_2pi():
 
 def test_paper_inputs_are_sqrt_d_times_the_embedding_plus_the_sinusoid(tiny):
     parts = pa.input_vectors(tiny)
-    weight = tiny.module.src_embed.weight.detach().numpy()
+    weight = tiny.module.src_embed.weight.detach().cpu().numpy()
     assert parts.scale == 4.0  # sqrt(16)
     np.testing.assert_allclose(parts.token_norms, 4.0 * np.linalg.norm(weight, axis=1), rtol=1e-5)
     np.testing.assert_array_equal(parts.positions, sinusoidal_table(64, 16))

@@ -58,21 +58,22 @@ def reference(model: LoadedModel, kind: str, trace: vt.Trace) -> dict[str, np.nd
         eos = module.cfg.eos_id
         out = [i for i in model.output_ids(text_of(model)) if i != eos]
         with torch.no_grad(), collect(module, names) as got:
-            memory = module.encode(torch.tensor([model.encode_text(text_of(model))]))
-            module.decode(memory, torch.tensor([out], dtype=torch.long))
+            src = torch.tensor([model.encode_text(text_of(model))], device=model.device)
+            module.decode(module.encode(src), torch.tensor([out], device=model.device))
     ref = {c: np.stack([got[f"{attn[kind].format(i)}.hook_{c}"] for i in range(n)]) for c in "qkvz"}
     ref["scores"] = np.stack([got[f"{attn[kind].format(i)}.hook_scores"] for i in range(n)])
     outs = []
     for i in range(n):
-        x_q = torch.from_numpy(got[f"{side}.layers.{i}.{stream}"])[None]
-        x_kv = torch.from_numpy(got[names[0]])[None] if kind == "cross" else x_q
+        x_q = torch.from_numpy(got[f"{side}.layers.{i}.{stream}"])[None].to(model.device)
+        x_kv = torch.from_numpy(got[names[0]])[None].to(model.device) if kind == "cross" else x_q
         mod = wt.attention_module(model, kind, i)
         with torch.no_grad():
             if model.spec.family == "paper":
-                mask = subsequent_mask(x_q.shape[1])[None, None] if kind == "decoder" else None
-                outs.append(mod(x_q, x_kv, mask)[0].numpy())
+                mask = subsequent_mask(x_q.shape[1], model.device)[None, None]
+                out = mod(x_q, x_kv, mask if kind == "decoder" else None)[0]
             else:
-                outs.append(mod(x_q, *mod.project_kv(x_kv))[0].numpy())
+                out = mod(x_q, *mod.project_kv(x_kv))[0]
+        outs.append(out.cpu().numpy())
     ref["out"] = np.stack(outs)
     return ref
 
@@ -127,7 +128,9 @@ def test_layer_zero_input_is_scaled_embedding_plus_sinusoid(kind):
     model = model_named("tiny")
     cap = wt.capture(model, TINY_TEXT, kind)
     table = model.position_table()
-    embedding = model.module.src_embed.weight.detach().numpy()  # tied: one table for both sides
+    embedding = (
+        model.module.src_embed.weight.detach().cpu().numpy()
+    )  # tied: one table for both sides
     index = model.vocab.index
     for pos, token in enumerate(cap.query_tokens):
         w = wt.explain(cap, 0, 0, pos)

@@ -19,13 +19,21 @@ CHOSEN, OTHER = "#d62728", "#9ecae1"  # bar colours: the appended token, the oth
 
 
 def _rows_figure(
-    rows: np.ndarray, cols: list[str], title: str, xtitle: str, masked: bool = False
+    rows: np.ndarray,
+    cols: list[str],
+    title: str,
+    xtitle: str,
+    masked: bool = False,
+    layer: int | None = None,
 ) -> go.Figure:
-    """One heatmap of ``rows`` ``[layers, heads, K]`` as ``layers * heads`` rows over ``K`` keys;
+    """One heatmap of ``rows`` ``[layers, heads, K]`` as ``layers * heads`` rows over ``K`` keys
+    (only ``layer``'s heads when given: a 30-layer model's rows would be thousands of pixels);
     ``masked``: NaN cells are positions the causal mask hides, drawn grey."""
+    layers = range(rows.shape[0]) if layer is None else range(layer, layer + 1)
+    rows = rows[layers.start : layers.stop]
     n_layers, n_heads, k = rows.shape
     z = rows.reshape(n_layers * n_heads, k)
-    names = [f"L{layer} H{head}" for layer in range(n_layers) for head in range(n_heads)]
+    names = [f"L{i} H{head}" for i in layers for head in range(n_heads)]
     text = [[f"{name} → {c}" for c in cols] for name in names]
     hover = "%{text}<br>weight %{z:.3f}<extra></extra>"
     fig = go.Figure(weight_trace(z, hover, text=text, hoverongaps=False))
@@ -41,13 +49,14 @@ def _rows_figure(
     return fig
 
 
-def self_rows_figure(step: Step, width: int | None = None) -> go.Figure:
+def self_rows_figure(step: Step, width: int | None = None, layer: int | None = None) -> go.Figure:
     """The newest decoder position's masked self-attention, every layer and head (section 3.2.3).
 
     Args:
         step: a ``Step`` with a ``self_row`` ``[layers, heads, T]``.
         width: columns to draw, at least ``T``; the positions after ``T`` are the future the
             mask hides, drawn grey (default: none).
+        layer: draw only this layer's heads (default: every layer).
     """
     if step.self_row is None:
         raise ValueError("this step has no self-attention row: the decoder has none.")
@@ -57,15 +66,19 @@ def self_rows_figure(step: Step, width: int | None = None) -> go.Figure:
     z[..., :t] = step.self_row
     cols = labels(step.input_tokens) + [FUTURE] * (width - t)
     title = f"Step {step.index}: masked self-attention of the newest position (grey: future)"
-    return _rows_figure(z, cols, title, "decoder input (shifted right)", masked=True)
+    return _rows_figure(z, cols, title, "decoder input (shifted right)", True, layer)
 
 
-def cross_rows_figure(step: Step, src_tokens: tuple[str, ...]) -> go.Figure:
-    """The newest decoder position's attention over the source, every layer and head."""
+def cross_rows_figure(
+    step: Step, src_tokens: tuple[str, ...], layer: int | None = None
+) -> go.Figure:
+    """The newest decoder position's attention over the source, every layer and head (or only
+    ``layer``'s heads)."""
     if step.cross_row is None:
         raise ValueError("this step has no cross-attention row: the model has no encoder.")
     title = f"Step {step.index}: encoder-decoder attention while predicting “{step.chosen}”"
-    return _rows_figure(step.cross_row, labels(src_tokens), labels([title])[0], "source token")
+    title = labels([title])[0]
+    return _rows_figure(step.cross_row, labels(src_tokens), title, "source token", False, layer)
 
 
 def topk_figure(step: Step) -> go.Figure:

@@ -18,6 +18,8 @@ from viz_transformer.records.trace import Trace
 
 HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
 MASKED_GREY = "#d9d9d9"  # masked (NaN) cells show grey, not as weight 0
+MAX_HEIGHT = 900  # pixels: a 200-token map would otherwise be 5,760 px tall
+LABEL_PX = 14  # pixels a tick label needs; fewer per row and only every n-th is labelled
 
 
 def shown(
@@ -116,34 +118,45 @@ def weight_trace(z: np.ndarray, hovertemplate: str, **extra: object) -> go.Heatm
     )
 
 
-def label_axes(fig: go.Figure, rows: list[str], cols: list[str]) -> None:
-    """Numeric axes labelled with ``rows`` (top to bottom) and ``cols`` (left to right)."""
+def label_axes(
+    fig: go.Figure, rows: list[str], cols: list[str], every: tuple[int, int] = (1, 1)
+) -> None:
+    """Numeric axes labelled with ``rows`` (top to bottom) and ``cols`` (left to right), every
+    ``every[0]``-th row and ``every[1]``-th column labelled (hover names them all)."""
     fig.update_xaxes(
         tickmode="array",
-        tickvals=list(range(len(cols))),
-        ticktext=cols,
+        tickvals=list(range(0, len(cols), every[1])),
+        ticktext=cols[:: every[1]],
         tickangle=-60,
         range=[-0.5, len(cols) - 0.5],
     )
     fig.update_yaxes(
         tickmode="array",
-        tickvals=list(range(len(rows))),
-        ticktext=rows,
+        tickvals=list(range(0, len(rows), every[0])),
+        ticktext=rows[:: every[0]],
         range=[len(rows) - 0.5, -0.5],  # first token on top
     )
 
 
 def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel: str) -> go.Figure:
-    """One ``[q, k]`` map with token labels; NaN cells (masked) show grey."""
+    """One ``[q, k]`` map with token labels; NaN cells (masked) show grey.
+
+    A long map keeps a readable aspect: at most ``MAX_HEIGHT`` pixels tall (zoom with the mouse,
+    as in plotly), with every n-th token labelled so labels never overlap (hover names all).
+    """
     text = [[f"{r} → {c}" for c in cols] for r in rows]
     hover = "%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>"
     fig = go.Figure(weight_trace(z, hover, text=text))
-    label_axes(fig, rows, cols)
+    height = min(MAX_HEIGHT, max(360, 28 * len(rows) + 160))
+    every = (-(-len(rows) * LABEL_PX // (height - 160)), -(-len(cols) * LABEL_PX // 900))
+    label_axes(fig, rows, cols, every)
+    if every != (1, 1):
+        title = with_subtitle(title, f"1 token label in {max(every)} shown: zoom in for all")
     fig.update_layout(
         title=title,
         xaxis_title="key (attended to)",
         yaxis_title=ylabel,
-        height=max(360, 28 * len(rows) + 160),
+        height=height,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         plot_bgcolor=MASKED_GREY,
     )

@@ -11,10 +11,13 @@ from typing import Literal
 import numpy as np
 import torch
 
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer import settings
+from viz_transformer.records.kinds import ARCHITECTURES, KIND_SHORT, AttentionKind
 from viz_transformer.records.trace import Trace
+from viz_transformer.text.language import guess_language
 
 Family = Literal["paper", "bergamot", "hf"]
+LANGUAGES = {"en": "English", "pt": "Portuguese"}  # names of the ISO codes specs use
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,29 @@ class ModelSpec:
     positions: Literal["sinusoidal", "learned", "relative", "rotary"]
     path: Path | str  # weights folder, or a Hugging Face id
     curves: bool = False  # training curves with and without 1/sqrt(d_k) were recorded
+    source_lang: str | None = None  # ISO code of the language it reads ("en"), None: a task/any
+    target_lang: str | None = None  # ISO code of the language it writes, None: a task/none/any
+    task: str | None = None  # a built-in task's name ("reverse") instead of real language
+
+    @property
+    def architecture(self) -> str:
+        """``encoder-only``, ``decoder-only`` or ``encoder-decoder`` (named by its last kind)."""
+        return ARCHITECTURES[self.shows[-1]]
+
+    @property
+    def data(self) -> str:
+        """What it reads: ``"task: reverse"``, ``"English -> Portuguese"``, ``"English"``."""
+        if self.task is not None:
+            return f"task: {self.task}"
+        names = [LANGUAGES.get(c, c) for c in (self.source_lang, self.target_lang) if c]
+        return " -> ".join(names) if names else "any text"
+
+    def summary(self) -> str:
+        """One line a model picker shows: architecture, the attention kinds with a map, the
+        positions and the data, e.g. ``"encoder-decoder: encoder self, cross attention;
+        sinusoidal positions; English -> Portuguese"``."""
+        shows = ", ".join(KIND_SHORT[k] for k in self.shows)
+        return f"{self.architecture}: {shows}; {self.positions} positions; {self.data}"
 
 
 @dataclass(frozen=True)
@@ -138,6 +164,7 @@ class LoadedModel(ABC):
 
     spec: ModelSpec
     device: torch.device
+    module: torch.nn.Module  # the network whose hook points ``vt.hooks`` reaches
 
     @property
     def name(self) -> str:
@@ -163,6 +190,16 @@ class LoadedModel(ABC):
             ValueError: text the model cannot read (unknown word, too long), with the fix.
         """
         raise NotImplementedError
+
+    def accepts(self, text: str) -> bool:
+        """Whether ``text`` suits this model: it reads every word (``source_ids`` raises nothing)
+        and a cheap language guess does not contradict the language it was trained on."""
+        try:
+            self.source_ids(text)
+        except (ValueError, NotImplementedError):
+            return False
+        guess = guess_language(text)
+        return self.spec.source_lang is None or guess in (None, self.spec.source_lang)
 
     def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
         """The hook-point name of ``point`` (``"hook_q"``, ``"hook_pattern"``, ...) in the
@@ -192,6 +229,60 @@ class LoadedModel(ABC):
         """
         raise ValueError(f"{self.name} has no decoder: it produces no output to step through.")
 
+    # What head ablation, importance, patching and the logit lens ask (``analysis/heads*``).
+
+    def attention_shape(self, kind: AttentionKind) -> tuple[int, int]:
+        """(layers, heads) of the attention of ``kind``.
+
+        Raises:
+            ValueError: the model has no such attention; the message names the kinds it has.
+        """
+        raise NotImplementedError
+
+    def reference_ids(self, text: str, target: str | None = None) -> list[int]:
+        """The output ids a trace of ``text`` records, end symbol excluded: the greedy output
+        under whatever hooks are active (so an ablation can change it), or ``target``'s ids.
+        Empty for a model with no output (an encoder only)."""
+        return []
+
+    def forced_logprobs(self, text: str, out_ids: Sequence[int], batch: int = 1) -> torch.Tensor:
+        """One teacher-forced pass of ``batch`` copies of ``text`` with the decoder input
+        start + ``out_ids`` (the trace's layout), under the caller's hooks.
+
+        Returns:
+            ``(batch, len(out_ids) + 1)`` log-probabilities of ``out_ids`` then the end symbol
+            (a decoder-only model: of ``out_ids`` after the prompt, ``(batch, len(out_ids))``);
+            ``(batch, 0)`` for an encoder only, whose pass still runs.
+        """
+        raise ValueError(f"{self.name} cannot score an output here; pick another model.")
+
+    def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
+        """W^O of the attention of ``kind`` at ``layer`` split per head, ``(h, d_k, d_model)``:
+        head i adds ``z_i @ W[i]`` to the residual stream (section 3.2.2)."""
+        raise ValueError(f"{self.name} does not expose W^O per head; pick another model.")
+
+    def lens_points(self) -> list[str]:
+        """Hook names of the last stack's residual stream after each layer, in layer order."""
+        raise ValueError(f"{self.name} has no output layer for the logit lens.")
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits ``(..., vocab)`` of residual-stream vectors ``x`` ``(..., d_model)``: the final
+        norm (when the model has one) and the output layer, every id allowed."""
+        raise ValueError(f"{self.name} has no output layer for the logit lens.")
+
+    def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
+        """Display strings of output ids."""
+        raise NotImplementedError
+
+    def chat_prompt(self, text: str) -> str:
+        """``text`` as a user message in the model's chat template, ending where the assistant's
+        reply starts (what an instruction-tuned model was trained to continue).
+
+        Raises:
+            ValueError: the model has no chat template.
+        """
+        raise ValueError(f"{self.name} has no chat template: turn chat off to continue the text.")
+
     @abstractmethod
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Attention of every layer and head for ``text`` (greedy output, or ``target`` forced).
@@ -199,6 +290,14 @@ class LoadedModel(ABC):
         Raises:
             ValueError: input the model cannot take, with what to do instead.
         """
+
+
+def target_logprobs(logits: torch.Tensor, ids: Sequence[int]) -> torch.Tensor:
+    """Log-probabilities ``(B, n)`` of ``ids`` (n) under the last n rows of ``logits``
+    ``(B, T, vocab)``: each row scores the id that follows it."""
+    rows = logits[:, logits.shape[1] - len(ids) :].float().log_softmax(-1)  # (B, n, vocab)
+    index = torch.tensor(list(ids), dtype=torch.long, device=logits.device)  # (n,)
+    return rows.gather(-1, index.expand(logits.shape[0], -1)[..., None])[..., 0]
 
 
 def row_argmax(logits: torch.Tensor) -> list[int]:
@@ -211,9 +310,56 @@ def row_argmax(logits: torch.Tensor) -> list[int]:
 
 
 def default_device() -> torch.device:
-    """``cuda`` when present, else ``mps``, else ``cpu``."""
+    """``VT_DEVICE`` when set (checked by ``check_device``), else ``cuda`` when present, else
+    ``mps``, else ``cpu``.
+
+    Raises:
+        ValueError: ``VT_DEVICE`` names a device this machine lacks, saying what to use instead.
+    """
+    if settings.DEVICE is not None:
+        return check_device(settings.DEVICE, f"VT_DEVICE={settings.DEVICE}")
     if torch.cuda.is_available():
         return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+    if _mps_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def _mps_available() -> bool:
+    return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+
+
+def check_device(device: str | torch.device, what: str | None = None) -> torch.device:
+    """``device`` as a ``torch.device``, once this machine is known to have it.
+
+    Args:
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` or a ``torch.device``.
+        what: how the caller names the setting in messages (``"VT_DEVICE=cuda"``,
+            ``"--device cuda"``); default ``device 'cuda'``.
+
+    Raises:
+        ValueError: an unknown device name, a device type models cannot run on (``meta``), or a
+            device torch cannot see here; the message says what to use instead.
+    """
+    what = what or f"device {str(device)!r}"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"{what} is not a device name: use cpu, cuda, cuda:N or mps.") from None
+    if dev.type == "cpu":
+        return dev
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"{what} but torch sees no CUDA device: unset it or use cpu.")
+        if dev.index is not None and dev.index >= count:
+            raise ValueError(
+                f"{what} but torch sees {count} CUDA device(s), cuda:0 to cuda:{count - 1}: "
+                "use one of those or cpu."
+            )
+        return dev
+    if dev.type == "mps":
+        if not _mps_available():
+            raise ValueError(f"{what} but torch sees no Apple GPU (mps): unset it or use cpu.")
+        return dev
+    raise ValueError(f"{what}: models run on cpu, cuda, cuda:N or mps, not {dev.type}.")

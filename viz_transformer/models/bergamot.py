@@ -18,6 +18,7 @@ import sentencepiece as spm
 import torch
 import torch.nn.functional as F
 
+from viz_transformer.models import own_heads
 from viz_transformer.models.base import (
     DecoderSession,
     HeadScale,
@@ -28,6 +29,7 @@ from viz_transformer.models.base import (
     StepScores,
     newest_rows,
     row_argmax,
+    target_logprobs,
 )
 from viz_transformer.models.marian_binary import (
     Shortlist,
@@ -91,6 +93,8 @@ def bergamot_specs() -> dict[str, ModelSpec]:
             shows=("encoder", "cross"),
             positions="sinusoidal",
             path=folders[-1],
+            source_lang=name[-5:-3],
+            target_lang=name[-2:],
         )
     return specs
 
@@ -184,6 +188,40 @@ class BergamotModel(LoadedModel):
         if kind == "decoder":
             raise ValueError(DECODER_NOTE)
         return known_hook(self.module, attention_hook_name(kind, layer, point))
+
+    def attention_shape(self, kind: AttentionKind) -> tuple[int, int]:
+        return own_heads.attention_shape(self.module, self.spec.shows, kind)
+
+    def reference_ids(self, text: str, target: str | None = None) -> list[int]:
+        ids = self.output_ids(text) if target is None else self.sp.encode(target)
+        return [i for i in ids if i != self.module.cfg.eos_id]
+
+    def forced_logprobs(self, text: str, out_ids: Sequence[int], batch: int = 1) -> torch.Tensor:
+        """Scored as greedy decoding scores: over the shortlist (5x cheaper than the whole
+        vocabulary), to which the scored ids are added, so a forced target stays finite."""
+        src_ids = self.encode_text(text)
+        scored = [*out_ids, self.module.cfg.eos_id]
+        vocab = None
+        if self.shortlist is not None:
+            allowed = self.shortlist.allowed(src_ids, self.module.cfg.vocab_size)
+            vocab = torch.from_numpy(np.union1d(allowed, scored)).to(self.device)  # (n,)
+        src = torch.tensor([src_ids] * batch, device=self.device)  # (B, S)
+        out = torch.tensor([list(out_ids)] * batch, dtype=torch.long, device=self.device)
+        with torch.inference_mode():
+            logits = self.module.decode(self.module.encode(src), out, vocab)  # (B, n + 1, V)
+        return target_logprobs(logits, scored)
+
+    def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
+        return own_heads.output_weight(self.module, kind, layer)
+
+    def lens_points(self) -> list[str]:
+        return own_heads.decoder_stream_names(self.module)
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.module.embed.weight.T + self.module.logit_bias  # tied, post-norm
+
+    def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
+        return self.pieces(list(ids))
 
     def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
         """The encoder over ``text``, then (cross-attention) the decoder over the zero start

@@ -7,14 +7,26 @@ and leave nothing registered. Every path ends in ``Trace.validate()``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
+from viz_transformer.models.ablation import Ablation, Head, ablation_hooks, check_heads, check_mode
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.networks.hooks import hooks
+from viz_transformer.records.kinds import KIND_SHORT
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.checks import check_text
 
 __all__ = ["trace"]
 
 
-def trace(model: LoadedModel, text: str, target: str | None = None) -> Trace:
+def trace(
+    model: LoadedModel,
+    text: str,
+    target: str | None = None,
+    ablate: Sequence[Head] | None = None,
+    ablation: Ablation = "zero",
+) -> Trace:
     """Run ``text`` through ``model`` and record every layer's and head's attention.
 
     Args:
@@ -22,11 +34,28 @@ def trace(model: LoadedModel, text: str, target: str | None = None) -> Trace:
         text: the source sentence.
         target: a reference output for teacher forcing; ``None`` decodes greedily and records
             the pass over the model's own output.
+        ablate: heads ``(kind, layer, head)`` whose output z (``hook_z``) is replaced for the
+            whole run, greedy decoding included, so the output can change; empty or None: a
+            plain trace, bit for bit.
+        ablation: ``"zero"`` puts zeros; ``"mean"`` puts the head's mean z over the positions
+            of one clean teacher-forced pass over this input and its clean output.
 
     Returns:
-        A validated ``Trace``.
+        A validated ``Trace``; an ablated one says which heads in ``messages``.
+
+    Raises:
+        ValueError: bad text, a head the model lacks, an unknown ablation mode.
     """
     text = check_text(text)
     if target is not None:
         target = check_text(target, "target")
-    return model.trace(text, target).validate()
+    heads = check_heads(model, list(ablate or ()))
+    mode = check_mode(ablation)
+    if not heads:
+        return model.trace(text, target).validate()
+    fns = ablation_hooks(model, text, heads, mode, target)
+    with hooks(model.module, fns):
+        tr = model.trace(text, target).validate()
+    fns.check()
+    named = ", ".join(f"{KIND_SHORT[k]} L{layer} H{head}" for k, layer, head in heads)
+    return replace(tr, messages=(*tr.messages, f"Heads ablated ({mode}): {named}."))

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
+from viz_transformer.models import own_heads
 from viz_transformer.models.base import (
     DecoderSession,
     HeadScale,
@@ -24,6 +25,7 @@ from viz_transformer.models.base import (
     StepScores,
     newest_rows,
     row_argmax,
+    target_logprobs,
 )
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.networks.config import TransformerConfig
@@ -60,8 +62,17 @@ def paper_specs() -> dict[str, ModelSpec]:
             positions="sinusoidal",
             path=meta_path.parent,
             curves={"scaled", "unscaled"} <= set(meta.get("curves", {})),
+            **_data(meta.get("task", "")),
         )
     return specs
+
+
+def _data(task: str) -> dict[str, str | None]:
+    """What a paper model reads: ``distill-en-pt`` is real English -> Portuguese, the rest tasks."""
+    if task.startswith("distill-"):
+        source, target = task.removeprefix("distill-").split("-")
+        return {"source_lang": source, "target_lang": target}
+    return {"task": task or "unknown"}
 
 
 @dataclass(eq=False)
@@ -123,6 +134,31 @@ class PaperModel(LoadedModel):
 
     def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
         return known_hook(self.module, attention_hook_name(kind, layer, point))
+
+    def attention_shape(self, kind: AttentionKind) -> tuple[int, int]:
+        return own_heads.attention_shape(self.module, self.spec.shows, kind)
+
+    def reference_ids(self, text: str, target: str | None = None) -> list[int]:
+        return self._output_ids(self._source_ids(text), target)
+
+    def forced_logprobs(self, text: str, out_ids: Sequence[int], batch: int = 1) -> torch.Tensor:
+        src = torch.tensor([self._source_ids(text)] * batch, device=self.device)  # (B, S)
+        tgt = torch.tensor([[self.vocab.bos_id, *out_ids]] * batch, device=self.device)
+        with torch.no_grad():
+            logits = self.module(src, tgt)  # (B, T, vocab)
+        return target_logprobs(logits, [*out_ids, self.vocab.eos_id])
+
+    def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
+        return own_heads.output_weight(self.module, kind, layer)
+
+    def lens_points(self) -> list[str]:
+        return own_heads.decoder_stream_names(self.module)
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        return self.module.generator(x)  # post-norm: the stream is already normalised
+
+    def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
+        return tuple(self.vocab.tokens[i] for i in ids)
 
     def training_curves(self) -> dict[str, dict[str, list[float]]] | None:
         """The ``"curves"`` of ``meta.json`` when both runs (scaled, unscaled) were recorded."""

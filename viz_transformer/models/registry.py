@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 
 import torch
 
-from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
+from viz_transformer.models.base import LoadedModel, ModelSpec, check_device, default_device
 from viz_transformer.models.paper import PaperModel, paper_specs
 
 DEFAULT_MODEL = "bergamot-en-pt"  # a real translator with visible reordering
@@ -55,7 +56,7 @@ def available_models() -> list[str]:
     Any other Hugging Face model is reachable as ``hf:<hub id or local path>``.
     """
     first = default_model()
-    return sorted(_installed_specs(), key=lambda n: (n != first, n))
+    return sorted(_installed_specs(), key=lambda n: (n != first, n)) + sorted(_MEMORY)
 
 
 def model_info(name: str) -> ModelSpec:
@@ -64,6 +65,8 @@ def model_info(name: str) -> ModelSpec:
     Raises:
         ValueError: an unknown name, or an ``hf:`` name that is malformed or cannot be found.
     """
+    if name in _MEMORY:
+        return _MEMORY[name].spec
     if name.startswith("hf:"):
         from viz_transformer.models.hf.spec import hf_spec
 
@@ -105,10 +108,15 @@ def load_model(name: str, device: str | torch.device | None = None) -> LoadedMod
 
     Args:
         name: one of ``available_models()``, or ``hf:<hub id or local path>``.
-        device: ``"cpu"``, ``"cuda"``, ...; default ``default_device()``.
+        device: ``"cpu"``, ``"cuda"``, ...; default ``default_device()`` (``VT_DEVICE``).
+
+    Raises:
+        ValueError: an unknown model, or a device this machine lacks (``check_device``).
     """
+    if name in _MEMORY:  # trained live: it stays on the device it was trained on
+        return _MEMORY[name]
     spec = model_info(name)
-    dev = canonical_device(torch.device(device) if device is not None else default_device())
+    dev = canonical_device(check_device(device) if device is not None else default_device())
     key = (spec.name, str(dev))
     with _LOCK:
         if key not in _CACHE:
@@ -122,3 +130,46 @@ def load_model(name: str, device: str | torch.device | None = None) -> LoadedMod
                     "damaged or a package missing: reinstall it; the other models still work."
                 ) from exc
         return _CACHE[key]
+
+
+def nearest_model(name: str, wanted: Callable[[ModelSpec], bool]) -> str | None:
+    """The installed model closest to ``name`` among those whose spec satisfies ``wanted``.
+
+    Closest means: reads the same language, then writes the same one, then real language
+    before a task, then the order of ``available_models()``. None when no model qualifies.
+
+    Example: ``nearest_model("bergamot-en-pt", lambda s: "decoder" in s.shows)`` is
+    ``"paper-en-pt"``, the paper's architecture on the same English input.
+    """
+    here = model_info(name)
+    order = available_models()
+    found = [n for n in order if n != here.name and wanted(model_info(n))]
+
+    def distance(other: str) -> tuple[bool, bool, bool, int]:
+        spec = model_info(other)
+        return (
+            spec.source_lang != here.source_lang,
+            spec.target_lang != here.target_lang,
+            spec.task is not None,
+            order.index(other),
+        )
+
+    return min(found, key=distance, default=None)
+
+
+# Models that exist in memory only (live training, ``training.live``): offered by name until
+# forgotten, so the app's pages accept them while they exist and memory stays bounded.
+_MEMORY: dict[str, LoadedModel] = {}
+
+
+def offer_memory_model(model: LoadedModel) -> None:
+    """Offer ``model`` under ``model.name`` (``available_models``, ``load_model``)."""
+    with _LOCK:
+        _MEMORY[model.name] = model
+
+
+def forget_memory_models(prefix: str) -> None:
+    """Stop offering the in-memory models whose names start with ``prefix``."""
+    with _LOCK:
+        for name in [n for n in _MEMORY if n.startswith(prefix)]:
+            del _MEMORY[name]

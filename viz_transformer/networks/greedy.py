@@ -23,6 +23,7 @@ def greedy_loop(
     eos_id: int,
     max_new: int,
     device: torch.device,
+    columns: torch.Tensor | None = None,
 ) -> list[list[int]]:
     """Pick the most likely id at every step until each row has produced ``</s>``.
 
@@ -33,6 +34,8 @@ def greedy_loop(
         eos_id: ``</s>``.
         max_new: the most output ids per sequence (``</s>`` included).
         device: the model's device, where the loop's own tensors live.
+        columns: (n,) sorted ids of the logits' columns when ``step`` returns only some ids (a
+            shortlist), else None; sorted, so the first maximum is the id a full row would pick.
 
     Returns:
         For each sequence, its output ids, ending at ``</s>`` if it was produced.
@@ -43,7 +46,8 @@ def greedy_loop(
     for _ in range(max_new):
         logits, state = step(prev, state)  # (B, vocab)
         # a finished row keeps emitting </s> so the batch steps on together; cut below
-        prev = logits.argmax(-1).masked_fill(done, eos_id)  # (B,)
+        best = logits.argmax(-1)  # (B,)
+        prev = (best if columns is None else columns[best]).masked_fill(done, eos_id)
         out = torch.cat([out, prev[:, None]], dim=1)
         done |= prev == eos_id
         if bool(done.all()):

@@ -73,12 +73,30 @@ class Attention(nn.Module):
         """Keys and values ``(B, h, Tk, d_k)`` of ``x_kv (B, Tk, d)``."""
         return self.hook_k(self._split(self.W_k(x_kv))), self.hook_v(self._split(self.W_v(x_kv)))
 
-    def forward(self, x_q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Args: x_q (B, Tq, d); k, v (B, h, Tk, d_k) from ``project_kv``. Returns (B, Tq, d).
+    def self_attend(self, x: torch.Tensor) -> torch.Tensor:
+        """Self-attention of ``x (B, T, d)``: q, k and v from one matmul when ``fuse`` has run
+        (the same numbers as three, read in one pass over the weights). Returns (B, T, d)."""
+        if getattr(self, "qkv_weight", None) is None:
+            return self(x, *self.project_kv(x))
+        q, k, v = F.linear(x, self.qkv_weight, self.qkv_bias).chunk(3, dim=-1)  # (B, T, d) each
+        return self(x, self.hook_k(self._split(k)), self.hook_v(self._split(v)), q)
+
+    def fuse(self) -> None:
+        """Keep ``[W_q; W_k; W_v]`` as one matrix for ``self_attend`` (a buffer: it follows
+        ``.to()``); call again after changing the weights."""
+        weights = (self.W_q, self.W_k, self.W_v)
+        self.register_buffer("qkv_weight", torch.cat([w.weight for w in weights]).detach(), False)
+        self.register_buffer("qkv_bias", torch.cat([w.bias for w in weights]).detach(), False)
+
+    def forward(
+        self, x_q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, q: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Args: x_q (B, Tq, d); k, v (B, h, Tk, d_k) from ``project_kv``; q (B, Tq, d) when
+        already projected (``self_attend``). Returns (B, Tq, d).
 
         No mask: one unpadded sentence per call, and the decoder attends only to the source.
         """
-        q = self.hook_q(self._split(self.W_q(x_q)))
+        q = self.hook_q(self._split(self.W_q(x_q) if q is None else q))
         scores = self.hook_scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_k))  # (B, h, Tq, Tk)
         pattern = self.hook_pattern(F.softmax(scores, dim=-1))
         z = self.hook_z(pattern @ v)  # (B, h, Tq, d_k)
@@ -111,11 +129,23 @@ class SSRU(nn.Module):
         self.hook_forget = HookPoint()  # (B, T, d), the gate f: 1 keeps the past, 0 takes x W
         self.hook_cell = HookPoint()  # (B, T, d), c_t at every position
 
+    def fuse(self) -> None:
+        """Keep ``[W; W_f]`` as one matrix so a step reads both in one matmul (a buffer: it
+        follows ``.to()``); call again after changing the weights."""
+        weight = torch.cat([self.W.weight, self.W_f.weight]).detach()  # (2d, d)
+        bias = torch.cat([torch.zeros_like(self.W_f.bias), self.W_f.bias]).detach()  # + 0: exact
+        self.register_buffer("fused_weight", weight, persistent=False)
+        self.register_buffer("fused_bias", bias, persistent=False)
+
     def forward(self, x: torch.Tensor, cell: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Args: x (B, T, d); cell (B, d), c before the first position. Returns relu(c) (B, T, d)
         and the last cell (B, d)."""
-        forget = self.hook_forget(torch.sigmoid(self.W_f(x)))  # (B, T, d)
-        update = (1.0 - forget) * self.W(x)  # (B, T, d)
+        if getattr(self, "fused_weight", None) is None:
+            xw, gate = self.W(x), self.W_f(x)
+        else:
+            xw, gate = F.linear(x, self.fused_weight, self.fused_bias).chunk(2, dim=-1)
+        forget = self.hook_forget(torch.sigmoid(gate))  # (B, T, d)
+        update = (1.0 - forget) * xw  # (B, T, d)
         cells = []
         for t in range(x.shape[1]):  # the recurrence is sequential; T is 1 while decoding
             cell = forget[:, t] * cell + update[:, t]
@@ -137,7 +167,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.hook_resid_pre(x)
-        x = self.hook_resid_mid(self.norm_1(x + self.self_attn(x, *self.self_attn.project_kv(x))))
+        x = self.hook_resid_mid(self.norm_1(x + self.self_attn.self_attend(x)))
         return self.hook_resid_post(self.norm_2(x + self.ffn(x)))
 
 
@@ -240,17 +270,32 @@ class BergamotTransformer(nn.Module):
             output = (vocab, self.embed.weight[vocab], self.logit_bias[vocab])
         return DecoderState(kv, (zeros,) * len(self.decoder.layers), 0, output)
 
-    def _logits(self, x: torch.Tensor, state: DecoderState) -> torch.Tensor:
-        """Tied output layer (section 3.4): x (B, T, d) -> logits (B, T, vocab)."""
+    def fuse(self) -> None:
+        """Fuse the projections that read one input (encoder q, k, v; the SSRU's two matrices)
+        into one matmul each: the same numbers with fewer passes over the weights. Call after
+        loading or changing the weights."""
+        for layer in self.encoder.layers:
+            layer.self_attn.fuse()
+        for layer in self.decoder.layers:
+            layer.ssru.fuse()
+
+    def _logits(self, x: torch.Tensor, state: DecoderState, narrow: bool = False) -> torch.Tensor:
+        """Tied output layer (section 3.4): x (B, T, d) -> logits (B, T, vocab), or with
+        ``narrow`` and a shortlist only its columns (B, T, n), in its (sorted) id order."""
         if state.output is None:
             return x @ self.embed.weight.T + self.logit_bias
         ids, weight, bias = state.output
+        if narrow:
+            return x @ weight.T + bias
         logits = x.new_full((*x.shape[:-1], self.cfg.vocab_size), float("-inf"))
         logits[..., ids] = x @ weight.T + bias  # (B, T, n) into the allowed columns
         return logits
 
-    def _decode(self, emb: torch.Tensor, state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
-        """Logits (B, T, vocab) for decoder input embeddings ``emb`` (B, T, d) after ``state``."""
+    def _decode(
+        self, emb: torch.Tensor, state: DecoderState, narrow: bool = False
+    ) -> tuple[torch.Tensor, DecoderState]:
+        """Logits (B, T, vocab) for decoder input embeddings ``emb`` (B, T, d) after ``state``
+        (``narrow``: the shortlist's columns only, see ``_logits``)."""
         T = emb.shape[1]
         pos = self._positions(state.position, T, emb.device)  # (1, T, d)
         x = self.hook_tgt_embed(emb * math.sqrt(self.cfg.d_model)) + self.hook_tgt_pos(pos)
@@ -259,10 +304,10 @@ class BergamotTransformer(nn.Module):
             x, cell = layer(x, kv, cell)
             cells.append(cell)
         new_state = DecoderState(state.cross_kv, tuple(cells), state.position + T, state.output)
-        return self._logits(x, state), new_state
+        return self._logits(x, state, narrow), new_state
 
     def decode_step(
-        self, prev: torch.Tensor | None, state: DecoderState
+        self, prev: torch.Tensor | None, state: DecoderState, narrow: bool = False
     ) -> tuple[torch.Tensor, DecoderState]:
         """One decoder position.
 
@@ -270,16 +315,18 @@ class BergamotTransformer(nn.Module):
             prev: (B,) the previous output ids, or None at position 0, whose input is a zero
                 vector (the model has no BOS token).
             state: from ``start`` or the previous step.
+            narrow: with a shortlist, return only its columns (B, n), in its sorted id order:
+                greedy decoding then skips filling and searching the other ~31,000 ids.
 
         Returns:
-            logits (B, vocab) for the next output, and the state for the following step.
+            logits (B, vocab) (or (B, n)) for the next output, and the state for the next step.
         """
         if prev is None:
             B = state.cells[0].shape[0]
             emb = state.cells[0].new_zeros(B, 1, self.cfg.d_model)  # (B, 1, d)
         else:
             emb = self.embed(prev)[:, None]  # (B, 1, d)
-        logits, state = self._decode(emb, state)
+        logits, state = self._decode(emb, state, narrow)
         return logits[:, 0], state
 
     def decode(

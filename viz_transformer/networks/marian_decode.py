@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from viz_transformer.networks.greedy import greedy_loop
-from viz_transformer.networks.marian import BergamotTransformer
+from viz_transformer.networks.marian import BergamotTransformer, DecoderState
 
 
 @dataclass(frozen=True)
@@ -45,9 +45,12 @@ def greedy_decode(
         For each sequence, its output ids, ending at ``</s>`` if produced within ``max_new``.
     """
     state = model.start(memory, vocab)
-    return greedy_loop(
-        model.decode_step, state, memory.shape[0], model.cfg.eos_id, max_new, memory.device
-    )
+
+    def step(prev: torch.Tensor | None, state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
+        return model.decode_step(prev, state, narrow=True)  # (B, n): the shortlist's columns
+
+    batch, eos = memory.shape[0], model.cfg.eos_id
+    return greedy_loop(step, state, batch, eos, max_new, memory.device, columns=vocab)
 
 
 @torch.inference_mode()

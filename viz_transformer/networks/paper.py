@@ -29,7 +29,7 @@ from viz_transformer.networks.positional import sinusoidal_table
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values (B, h, T, d_k), before their hook points
 
 
-def subsequent_mask(size: int, device: torch.device | str = "cpu", start: int = 0) -> torch.Tensor:
+def subsequent_mask(size: int, device: torch.device | str, start: int = 0) -> torch.Tensor:
     """Boolean ``[size, start + size]`` mask, True where query i (at position ``start + i``) may
     attend to key j: j <= start + i. ``start`` counts the positions already in a cache."""
     return torch.ones(size, start + size, dtype=torch.bool, device=device).tril(start)
@@ -213,8 +213,8 @@ class Transformer(nn.Module):
         if cfg.tie_embeddings:  # section 3.4: one matrix for both embeddings and the generator
             self.tgt_embed.weight = self.src_embed.weight
             self.generator.weight = self.src_embed.weight
-        pe = torch.from_numpy(sinusoidal_table(cfg.max_len, cfg.d_model, cfg.pe_layout))
-        self.register_buffer("pe", pe, persistent=False)  # (max_len, d)
+        table = sinusoidal_table(cfg.max_len, cfg.d_model, cfg.pe_layout)
+        self.register_buffer("pe", torch.from_numpy(table), persistent=False)  # (max_len, d)
         self.dropout = nn.Dropout(cfg.dropout)
         self.encoder = Stack([EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers)])
         self.decoder = Stack([DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers)])

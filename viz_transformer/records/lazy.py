@@ -129,7 +129,9 @@ class LazyPatterns:
             scores = q @ k.T  # (q, k)
             if self.causal:
                 n_q, n_k = scores.shape
-                future = torch.ones(n_q, n_k, dtype=torch.bool).triu_(n_k - n_q + 1)
+                future = torch.ones(n_q, n_k, dtype=torch.bool, device=scores.device).triu_(
+                    n_k - n_q + 1
+                )
                 scores.masked_fill_(future, float("-inf"))
             weights = torch.softmax(scores, dim=-1).numpy()
         weights.flags.writeable = False

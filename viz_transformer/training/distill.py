@@ -6,6 +6,8 @@ wheel's native engine: sequence-level knowledge distillation); ``spm`` trains th
 SentencePiece vocabulary, ``train`` trains and ships the model (``--resume`` continues a shipped
 run),
 ``evaluate`` measures chrF against the teacher on the held-out split; ``all`` runs them in turn.
+``--device`` picks where training and evaluation run (default ``VT_DEVICE``, else CUDA when
+present, else the CPU; bf16 autocast for the updates on CUDA, translation in float32).
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from viz_transformer.models.base import default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
 from viz_transformer.settings import ARTIFACTS_DIR, WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
 from viz_transformer.training.corpus_en_pt import build_corpus, read_corpus
-from viz_transformer.training.train import train_step
+from viz_transformer.training.train import device_arg, train_step
 
 CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
 OUT_DIR = WEIGHTS_DIR / "paper-en-pt"
@@ -189,7 +192,7 @@ def save_model(
     out_dir.mkdir(parents=True, exist_ok=True)
     tied = ("tgt_embed.weight", "generator.weight") if model.cfg.tie_embeddings else ()
     state = {
-        k: v.detach().to(torch.float16).contiguous()
+        k: v.detach().to("cpu", torch.float16).contiguous()
         for k, v in model.state_dict().items()
         if k not in tied
     }
@@ -206,14 +209,18 @@ def train_and_ship(
     minutes: float,
     settings: DistillSettings,
     resume_from: Path | None = None,
+    device: torch.device | None = None,
 ) -> dict[str, Any]:
     """Train ``paper-en-pt`` on ``folder``'s corpus, keep the epoch with the best held-out chrF
-    (``resume_from``: continue the run shipped in that folder; only a better dev score saves)."""
+    (``resume_from``: continue the run shipped in that folder; only a better dev score saves).
+    ``device``: where to train and evaluate, ``default_device()`` when None; the weights are
+    drawn on the CPU first, so a seed starts alike everywhere."""
+    device = device if device is not None else default_device()
     vocab = SentencePieceVocab.load(folder / MODEL_FILE)
     train, test = read_corpus(folder, "train"), read_corpus(folder, "held_out")
     cfg = TransformerConfig(vocab_size=len(vocab), **cfg_args)
     torch.manual_seed(settings.seed)
-    model = Transformer(cfg)
+    model = Transformer(cfg).to(device)
     dev = test[: settings.dev_size]  # picks the epoch; the full held-out set scores the result
     log_file = (folder / "train.log").open("a", encoding="utf-8")
 
@@ -223,7 +230,7 @@ def train_and_ship(
     best = {"chrf": -1.0}
     resume, before = None, 0.0
     if resume_from is not None:  # go on from a shipped run: its weights, steps, curves, score
-        model, _, old = load_shipped(resume_from)
+        model, _, old = load_shipped(resume_from, device)
         model.train()
         resume = (old["curves"]["scaled"]["step"][-1], old["epochs"], old["curves"]["scaled"])
         best["chrf"], before = old["dev"]["chrf"], old["seconds"]
@@ -244,16 +251,20 @@ def train_and_ship(
             save_model(model, vocab, out_dir, meta)
 
     n_params = sum(p.numel() for p in model.parameters())
-    log(f"training {n_params} parameters on {len(train)} pairs, {torch.get_num_threads()} threads")
+    log(f"training {n_params} parameters on {len(train)} pairs, on {device}, "
+        f"{torch.get_num_threads()} threads")  # fmt: skip
     train_model(model, vocab, train, settings, minutes, on_epoch, log, resume)
-    meta = evaluate(out_dir, test)
+    meta = evaluate(out_dir, test, device)
     log(f"held-out {meta['held_out']}")
     return meta
 
 
-def evaluate(out_dir: Path, test: list[tuple[str, str]]) -> dict[str, Any]:
-    """Score the shipped model on ``test`` against the teacher; record it in ``meta.json``."""
-    model, vocab, meta = load_shipped(out_dir)
+def evaluate(
+    out_dir: Path, test: list[tuple[str, str]], device: torch.device | None = None
+) -> dict[str, Any]:
+    """Score the shipped model (on ``device``, the CPU when None) on ``test`` against the
+    teacher; record it in ``meta.json``."""
+    model, vocab, meta = load_shipped(out_dir, device)
     hyps = translate(model, vocab, [s for s, _ in test])
     meta["held_out"] = scores(hyps, [t for _, t in test])
     sample = test[-SAMPLE_SIZE:]  # never used to pick the epoch (the dev set is the head)
@@ -282,13 +293,17 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
     }
 
 
-def load_shipped(out_dir: Path = OUT_DIR) -> tuple[Transformer, SentencePieceVocab, dict[str, Any]]:
-    """The shipped module (float32, eval mode), its vocabulary and its ``meta.json``."""
+def load_shipped(
+    out_dir: Path = OUT_DIR, device: torch.device | None = None
+) -> tuple[Transformer, SentencePieceVocab, dict[str, Any]]:
+    """The shipped module (float32, eval mode, on ``device``: the CPU when None), its vocabulary
+    and its ``meta.json``."""
     meta = json.loads((out_dir / "meta.json").read_text())
     model = Transformer(TransformerConfig.from_dict(meta["config"]))
     state = {k: v.float() for k, v in load_file(str(out_dir / "model.safetensors")).items()}
     model.load_state_dict(state, strict=False)  # the tied copies are absent on purpose
-    return model.eval(), SentencePieceVocab.load(out_dir / MODEL_FILE), meta
+    model = model.to(device if device is not None else torch.device("cpu")).eval()
+    return model, SentencePieceVocab.load(out_dir / MODEL_FILE), meta
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -301,18 +316,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--minutes", type=float, default=40.0, help="wall-clock training budget")
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--resume", type=Path, help="continue the run shipped in this folder")
+    parser.add_argument(
+        "--device",
+        type=device_arg,
+        default=None,
+        help="cpu, cuda, cuda:1, mps (default: VT_DEVICE, else cuda when present, else cpu)",
+    )
     args = parser.parse_args(argv)
+    try:
+        device = args.device or default_device()
+    except ValueError as exc:  # VT_DEVICE names a device this machine lacks
+        parser.error(str(exc))
     if args.step in ("corpus", "all"):
         print(build_corpus(args.data, args.shard, args.shards))
     if args.step in ("spm", "all"):
         print(train_vocab(args.data, args.vocab_size))
     if args.step in ("train", "all"):
         meta = train_and_ship(
-            args.data, args.out, MODEL_CONFIG, args.minutes, DistillSettings(), args.resume
+            args.data, args.out, MODEL_CONFIG, args.minutes, DistillSettings(), args.resume, device
         )
         print(meta["held_out"])
     if args.step == "evaluate":
-        print(evaluate(args.out, read_corpus(args.data, "held_out"))["held_out"])
+        print(evaluate(args.out, read_corpus(args.data, "held_out"), device)["held_out"])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Train the paper model on a built-in task and ship it as safetensors + JSON + vocabulary.
 
 ``python -m viz_transformer.training.train --task reverse`` retrains one model (``--task all``
-every one) into ``viz_transformer/weights/paper-<task>/``. A second run with
+every one) into ``viz_transformer/weights/paper-<task>/``, on ``--device`` (default ``VT_DEVICE``,
+else CUDA when present, else the CPU; on CUDA the updates run under bf16 autocast, evaluation in
+float32). The weights are drawn on the CPU, so a seed gives the same start on every device. A
+second run with
 ``scale_scores=False`` records the loss and gradient-norm curves without the 1/sqrt(d_k) factor
 for the softmax page.
 """
@@ -9,6 +12,7 @@ for the softmax page.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import random
@@ -20,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
+from viz_transformer.models.base import check_device, default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
@@ -47,6 +52,22 @@ def _batch(
     return src, tgt
 
 
+def autocast(device: torch.device) -> contextlib.AbstractContextManager[object]:
+    """bf16 autocast on a CUDA device that has it (matmuls at tensor-core speed, float32 master
+    weights and optimiser), nothing elsewhere: the CPU and evaluation stay float32."""
+    if device.type == "cuda" and torch.cuda.is_bf16_supported():
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def device_arg(text: str) -> torch.device:
+    """``--device`` of the training commands: ``check_device``'s ValueError as a usage error."""
+    try:
+        return check_device(text, f"--device {text}")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def train_step(
     model: Transformer,
     opt: torch.optim.Optimizer,
@@ -60,19 +81,22 @@ def train_step(
     """One teacher-forced update: decoder input ``tgt[:, :-1]`` predicts ``tgt[:, 1:]``.
 
     Args:
-        src: (B, S) source ids; tgt: (B, T) ``<s>`` + target ids + ``</s>``, padded with pad_id.
+        src: (B, S) source ids; tgt: (B, T) ``<s>`` + target ids + ``</s>``, padded with pad_id,
+            both on the model's device (bf16 autocast there when it is CUDA).
         clip: gradient-norm clipping (inf: none, as in the paper).
 
     Returns:
-        the label-smoothed loss and the gradient norm before clipping.
+        the label-smoothed loss and the gradient norm before clipping (tensors on the device:
+        reading them waits for the GPU, so callers read them only when they log).
     """
-    logits = model(src, tgt[:, :-1], source_mask(src, pad_id))  # (B, T-1, V)
-    loss = F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]),
-        tgt[:, 1:].reshape(-1),
-        ignore_index=pad_id,
-        label_smoothing=label_smoothing,
-    )
+    with autocast(src.device):
+        logits = model(src, tgt[:, :-1], source_mask(src, pad_id))  # (B, T-1, V)
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).float(),
+            tgt[:, 1:].reshape(-1),
+            ignore_index=pad_id,
+            label_smoothing=label_smoothing,
+        )
     opt.zero_grad()
     loss.backward()
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
@@ -82,15 +106,23 @@ def train_step(
 
 
 def train_model(
-    task: Task, vocab: WordVocab, cfg: TransformerConfig, settings: TrainSettings
+    task: Task,
+    vocab: WordVocab,
+    cfg: TransformerConfig,
+    settings: TrainSettings,
+    device: torch.device | None = None,
 ) -> tuple[Transformer, dict[str, list[float]]]:
     """Adam(0.9, 0.98, 1e-9) with the warmup / inverse-sqrt schedule of section 5.3.
 
+    Args:
+        device: where to train; ``default_device()`` when None. The weights are drawn on the CPU
+            after ``torch.manual_seed(settings.seed)`` and then moved, so every device starts alike.
+
     Returns:
-        the trained model (eval mode) and curves ``{"step", "loss", "grad_norm"}``.
+        the trained model (eval mode, on ``device``) and curves ``{"step", "loss", "grad_norm"}``.
     """
     torch.manual_seed(settings.seed)
-    model = Transformer(cfg)
+    model = Transformer(cfg).to(device if device is not None else default_device())
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt,
@@ -137,17 +169,24 @@ def exact_match(
 
 
 def train_task(
-    name: str, settings: TrainSettings, out_dir: Path, compare: bool = True, n_held_out: int = 2000
+    name: str,
+    settings: TrainSettings,
+    out_dir: Path,
+    compare: bool = True,
+    n_held_out: int = 2000,
+    device: torch.device | None = None,
 ) -> dict:
-    """Train ``paper-<name>`` (and, with ``compare``, again without scaling), evaluate, save."""
+    """Train ``paper-<name>`` (and, with ``compare``, again without scaling) on ``device``
+    (``default_device()`` when None), evaluate in float32, save."""
     task = TASKS[name]
     vocab = WordVocab.build(task.lexicon, task.detok)
     cfg = TransformerConfig(vocab_size=len(vocab))
+    dev = device if device is not None else default_device()
     start = time.perf_counter()
-    model, curves = train_model(task, vocab, cfg, settings)
+    model, curves = train_model(task, vocab, cfg, settings, dev)
     seconds = time.perf_counter() - start
     unscaled_cfg = TransformerConfig(**{**cfg.to_dict(), "scale_scores": False})
-    unscaled_curves = train_model(task, vocab, unscaled_cfg, settings)[1] if compare else None
+    unscaled_curves = train_model(task, vocab, unscaled_cfg, settings, dev)[1] if compare else None
     held_out = pairs(task, n_held_out, settings.seed + 1, "held_out")
     accuracy = exact_match(model, vocab, held_out)
     meta = {
@@ -160,6 +199,7 @@ def train_task(
             **settings.__dict__,
             "seconds": round(seconds, 1),
             "threads": torch.get_num_threads(),
+            "device": _device_name(dev),
         },
         "held_out": {"n": n_held_out, "seed": settings.seed + 1, "exact_match": accuracy},
         "total_seconds": round(time.perf_counter() - start, 1),  # both runs and the evaluation
@@ -167,7 +207,7 @@ def train_task(
         "versions": {"torch": torch.__version__, "python": platform.python_version()},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     if cfg.tie_embeddings:  # safetensors refuses shared storage: keep the one real copy
         state = {
             k: v for k, v in state.items() if k not in ("tgt_embed.weight", "generator.weight")
@@ -178,6 +218,13 @@ def train_task(
     return meta
 
 
+def _device_name(dev: torch.device) -> str:
+    """``cpu``, or ``cuda:0 (NVIDIA H100 80GB HBM3)``: what ``meta.json`` records."""
+    if dev.type == "cuda":
+        return f"{dev} ({torch.cuda.get_device_name(dev)})"
+    return str(dev)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--task", default="all", choices=[*TASKS, "all"])
@@ -185,15 +232,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)
     parser.add_argument(
+        "--device",
+        type=device_arg,
+        default=None,
+        help="cpu, cuda, cuda:1, mps (default: VT_DEVICE, else cuda when present, else cpu)",
+    )
+    parser.add_argument(
         "--no-compare", action="store_true", help="skip the second run without 1/sqrt(d_k)"
     )
     args = parser.parse_args(argv)
     settings = TrainSettings(steps=args.steps, seed=args.seed)
+    try:
+        device = args.device or default_device()
+    except ValueError as exc:  # VT_DEVICE names a device this machine lacks
+        parser.error(str(exc))
     for name in TASKS if args.task == "all" else [args.task]:
-        meta = train_task(name, settings, args.out / f"paper-{name}", not args.no_compare)
+        out = args.out / f"paper-{name}"
+        meta = train_task(name, settings, out, not args.no_compare, device=device)
         print(
             f"paper-{name}: held-out exact match {meta['held_out']['exact_match']:.4f} "
-            f"after {meta['train']['seconds']} s"
+            f"after {meta['train']['seconds']} s on {meta['train']['device']}"
         )
 
 

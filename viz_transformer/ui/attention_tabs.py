@@ -33,6 +33,10 @@ NO_ROLLOUT = (
     "Rollout does not apply to cross-attention alone: it chains maps from a sequence to itself, "
     "while cross-attention reads encoder outputs that encoder self-attention already mixed."
 )
+NO_DIAGONAL = (
+    "no diagonal distance for cross-attention: its queries are output positions and its keys "
+    "source positions, so |query - key| compares positions of two different sentences."
+)
 LONG = "{n:,} tokens: {what} needs every head at full size; the maps show one head at a time."
 
 
@@ -86,7 +90,7 @@ def maps(view: MapView) -> None:
     fig = caches.head_figure(view.name, view.text, kind, layer, head, view.hide, window)
     widgets.chart(fig, f"{kind}-L{layer}-H{head}")
     shown = {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
-    widgets.downloads(f"attention-{kind}", shown, view.meta())
+    widgets.downloads(f"attention-{kind}-L{layer}-H{head}", shown, view.meta(head=head))
 
 
 def head_view(view: MapView) -> None:
@@ -139,8 +143,12 @@ def statistics(view: MapView) -> None:
     table = caches.head_stats(view.name, view.text, view.kind)
     number = st.column_config.NumberColumn(format="%.3f")
     config = dict.fromkeys(aggregate.STAT_COLUMNS[2:], number)
-    st.dataframe(table, hide_index=True, column_config=config)
-    st.caption(EXPLAIN["stats"])
+    shown = dict(table)
+    if view.kind == "cross":  # no diagonal: queries are output positions, keys source positions
+        shown["diagonal_distance"] = ["–"] * len(table["layer"])
+        config["diagonal_distance"] = st.column_config.TextColumn(help=NO_DIAGONAL)
+    st.dataframe(shown, hide_index=True, column_config=config)
+    st.caption(EXPLAIN["stats"] + (f" – : {NO_DIAGONAL}" if view.kind == "cross" else ""))
     widgets.downloads(f"head-stats-{view.kind}", table, view.meta())
 
 

@@ -12,12 +12,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis import aggregate, decoding, walkthrough
+from viz_transformer.analysis import aggregate, decoding, sampling, walkthrough
 from viz_transformer.analysis import positional as pa
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import attention
+from viz_transformer.figures import live as live_figs
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.settings import TRACE_CACHE_ENTRIES
+from viz_transformer.training import live_runs
 
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)  # d_k of the saturation curves
 
@@ -70,6 +72,25 @@ def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) ->
     return decoding.decode_steps(model(name), text, max_steps, beam, top_k)
 
 
+@st.cache_data(max_entries=64, show_spinner="Generating step by step…")
+def sampled_steps(name: str, text: str, top_k: int, max_steps: int, chat: bool,
+                  temperature: float, sample_k: int, top_p: float,
+                  seed: int) -> decoding.Decoding:  # fmt: skip
+    """Greedy or seeded sampled steps, over the chat prompt when ``chat`` (``sampling``)."""
+    options = sampling.Sampling(temperature, sample_k, top_p, seed)
+    return sampling.sample_steps(model(name), text, max_steps, options, top_k, chat)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def has_chat_template(name: str) -> bool:
+    """Whether the model wraps a user message in a chat template of its own."""
+    try:
+        model(name).chat_prompt("x")
+    except ValueError:
+        return False
+    return True
+
+
 @st.cache_data(max_entries=16, show_spinner="Capturing q, k and v…")
 def capture(name: str, text: str, kind: AttentionKind) -> walkthrough.KindCapture:
     """Inputs, q, k, v and weights of every layer of ``kind``, for the Q, K, V walkthrough."""
@@ -92,3 +113,74 @@ def dot_products(d_k: int) -> np.ndarray:
 def saturation_curves(n_keys: int) -> dict[str, np.ndarray]:
     """Entropy, max weight and Jacobian norm over ``D_KS``, with and without the scale."""
     return sm.saturation_curves(n_keys, D_KS)
+
+
+@st.cache_resource(show_spinner=False)
+def live_trainer() -> live_runs.LiveTrainer:
+    """The server's one live-training job, shared by every session (``training.live_runs``)."""
+    return live_runs.shared_trainer()
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def live_figures(run_id: int, version: int, _snap: live_runs.LiveSnapshot) -> dict[str, go.Figure]:
+    """The figures of one report of a live run, built once for every session that watches it:
+    ``"curves"``, then ``"<run label>/cross"`` and ``"<run label>/decoder"`` per run."""
+    figs = {"curves": live_figs.curves_figure(_snap.curves)}
+    for label, record in _snap.traces.items():
+        for kind in ("cross", "decoder"):
+            figs[f"{label}/{kind}"] = live_figs.heads_figure(record, kind, label)
+    return figs
+
+
+# What heads do (pages/what_heads_do.py): every result keyed by (model, text, kind, options).
+@st.cache_resource(show_spinner=False)
+def head_importance_store() -> BoundedStore:
+    """Importance maps keyed by (model, text, kind, mode), shared by every session. A plain
+    bounded dictionary rather than ``st.cache_data``: the first computation draws a progress
+    bar, which a cached function may not."""
+    return BoundedStore(32)
+
+
+class BoundedStore(dict):
+    """A dictionary that forgets its oldest entries beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: object, value: object) -> None:
+        self[key] = value
+        while len(self) > self.size:
+            del self[next(iter(self))]
+
+
+@st.cache_resource(max_entries=64, show_spinner="Tracing with the heads ablated…")
+def ablated_trace(
+    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str
+) -> vt.Trace:
+    """A trace with ``heads`` ablated through the whole run, decoding included."""
+    return vt.trace(model(name), text, ablate=list(heads), ablation=mode)
+
+
+@st.cache_data(max_entries=32, show_spinner="Weighting by value norms…")
+def value_weighted(name: str, text: str, kind: AttentionKind) -> np.ndarray:
+    """Kobayashi et al.'s ||alpha f(x)|| maps, ``[layers, heads, q, k]``."""
+    return vt.value_weighted(model(name), text, kind)
+
+
+@st.cache_data(max_entries=32, show_spinner="Scoring head roles…")
+def head_roles(name: str, text: str, kind: AttentionKind) -> dict[str, np.ndarray]:
+    """Role scores per head (``analysis.roles.ROLES``)."""
+    return vt.head_roles(model(name), kind, text)
+
+
+@st.cache_data(max_entries=32, show_spinner="Patching every head…")
+def patch_heads(name: str, clean: str, corrupted: str, kind: AttentionKind) -> np.ndarray:
+    """Fraction of the logit difference each head restores, ``[layers, heads]``."""
+    return vt.patch_heads(model(name), clean, corrupted, kind)
+
+
+@st.cache_data(max_entries=32, show_spinner="Reading every decoder layer…")
+def logit_lens(name: str, text: str) -> vt.Lens:
+    """Top next token after every decoder layer at every position."""
+    return vt.logit_lens(model(name), text)

@@ -48,10 +48,12 @@ def model_inputs(name: str, text: str, length: int) -> dict[str, np.ndarray]:
     positions = caches.spec(name).positions
     parts = caches.input_vectors(name)
     if parts.positions is None:
-        st.info(
+        message = (
             f"{name} {NO_TABLE.get(positions, 'exposes no position table')}: nothing is "
             "added to the input embeddings, so there is no table to show."
         )
+        wanted = lambda spec: spec.positions in ("learned", "sinusoidal")  # noqa: E731
+        widgets.offer_switch(message, name, wanted, "a position table")
         return {}
     pos_norms = np.linalg.norm(parts.positions, axis=1)
     lo, mid, hi = np.percentile(parts.token_norms, [5, 50, 95])

@@ -76,8 +76,16 @@ def training(name: str) -> None:
         if not trained:
             st.info("No installed model was trained both ways, so there are no curves to show.")
             return
-        name = st.selectbox("Paper model", trained, key="train_model")
-        curves = _curves(name) or {}
-    widgets.chart(figs.training_figure(curves, name), f"{name}-training")
+        state.keep_choice("train_model", trained)
+        chosen = st.selectbox("Paper task model trained both ways", trained, key="train_model")
+        st.info(
+            f"{name} was trained once, with the scale (a run without it costs another training "
+            f"of the model). These are the curves of **{chosen}**, the paper's architecture "
+            f"trained here on a task ({caches.spec(chosen).data}) with and without 1/√d_k."
+        )
+        name, curves = chosen, _curves(chosen) or {}
+    fig = figs.training_figure(curves, name)
+    fig.update_layout(title=f"{fig.layout.title.text} ({caches.spec(name).data})")
+    widgets.chart(fig, "training")
     arrays = {f"{m}_{k}": np.asarray(v) for m, run in curves.items() for k, v in run.items()}
     widgets.downloads("saturation-training", arrays, {"model": name})

@@ -1,7 +1,8 @@
 """Session state: the keys a shared view lives in, their round trip through the URL, and the
 callbacks that change them.
 
-The view a teacher may share (model, sentence, kind, layer, head, step) lives in session-state
+The view a teacher may share (model, sentence, kind, layer, head, step, the open tab, presenter
+mode and every option that changes what is drawn) lives in session-state
 keys that ``widgets.sidebar()`` reads from the URL once per session and writes back on every run;
 pages use the same keys for their widgets, so a link reproduces the view.
 """
@@ -18,11 +19,22 @@ from viz_transformer.ui import caches
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
 PRESENTER_KEY, SHOWN_KEY, HF_ERROR_KEY = "presenter", "_model_shown", "_hf_error"
+
+
 # session-state key -> how to read it from the URL; pages use these keys for their widgets
+def _flag(value: str) -> bool:
+    if value not in ("True", "False"):
+        raise ValueError(value)
+    return value == "True"
+
+
 URL_KEYS: dict[str, Callable[[str], Any]] = {
     MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
+    PRESENTER_KEY: _flag, "attn_tab": str, "hide_special": _flag, "agg": str, "token": int,
+    "beam": int, "top_k": int, "max_steps": int, "dec_layer": int, "target": str,
+    "sentence_part": int,
 }  # fmt: skip
-KEPT_KEYS = (*URL_KEYS, HF_KEY, PRESENTER_KEY, SHOWN_KEY)
+KEPT_KEYS = (*URL_KEYS, HF_KEY, SHOWN_KEY)
 URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)
 
 
@@ -114,6 +126,20 @@ def add_hf_model() -> None:
     remember_model(spec.name)
     st.session_state[MODEL_KEY] = spec.name
     on_model_change()
+
+
+def switch_model(new: str) -> None:
+    """Callback of a "Switch to" button: select ``new``, keeping the sentence when the new model
+    can take it (``LoadedModel.accepts``), else giving it the new model's example."""
+    text = st.session_state.get(TEXT_KEY, "")
+    try:
+        keeps = caches.model(new).accepts(text)
+    except (ValueError, RuntimeError, OSError):
+        keeps = False  # the page will say why the model cannot load
+    st.session_state[MODEL_KEY] = new
+    st.session_state[SHOWN_KEY] = new
+    if not keeps:
+        st.session_state[TEXT_KEY] = caches.spec(new).example
 
 
 def use_text(text: str) -> None:

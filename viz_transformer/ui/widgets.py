@@ -15,11 +15,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
+from viz_transformer.figures.common import scaled_fonts
+from viz_transformer.models.registry import nearest_model
 from viz_transformer.records.export import to_json, to_npz
-from viz_transformer.records.kinds import KIND_SHORT, KIND_TITLES, KINDS, AttentionKind
+from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.settings import MAX_CHARS
 from viz_transformer.text import uploads
-from viz_transformer.ui import caches, state
+from viz_transformer.ui import caches, first_load, state
 
 T = TypeVar("T")
 # ValueError is bad input; RuntimeError and OSError come from a model that cannot load (a corrupt
@@ -29,8 +31,21 @@ _FORMATS = (  # label, writer, file extension, MIME type of the downloads
     ("Data as JSON", to_json, "json", "application/json"),
     ("Data as NPZ", to_npz, "npz", "application/octet-stream"),
 )
+PRESENTER_SCALE = 1.6  # every text of every figure, in presenter mode
+# larger page text; the sidebar keeps its size so the page keeps its width on a 1024 px screen
+PRESENTER_CSS = (
+    "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
+    " h1 { font-size: 1.8rem !important; padding: 0 0 0.5rem !important; }"
+    " [data-testid='stMainBlockContainer'] { padding: 4rem 1.5rem 2rem !important;"
+    " max-width: none !important; }</style>"
+)
 # Markdown, LaTeX ($) and emoji-shortcode (:) characters: user text is shown, never rendered
 _MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def file_name(text: str) -> str:
+    """``text`` safe as a file name: ``hf:Helsinki-NLP/opus-mt`` -> ``hf-Helsinki-NLP-opus-mt``."""
+    return re.sub(r"[^\w.-]+", "-", text).strip("-") or "view"
 
 
 def literal(text: str) -> str:
@@ -76,8 +91,19 @@ def _model_picker() -> str:
         names,
         key=state.MODEL_KEY,
         on_change=state.on_model_change,
-        help="The paper-* models are built exactly as section 3 of the paper describes.",
+        format_func=_model_label,
+        help="The paper-* models are built exactly as section 3 of the paper describes. Each "
+        "entry says what it shows: " + "; ".join(f"{n}: {_model_label(n)}" for n in names),
     )
+
+
+def _model_label(name: str) -> str:
+    """A picker entry: the name, its architecture and what it reads (full summary in help)."""
+    try:
+        spec = caches.spec(name)
+    except (ValueError, OSError):
+        return name
+    return f"{name} · {spec.summary()}"
 
 
 def _hf_adder() -> None:
@@ -90,7 +116,7 @@ def _hf_adder() -> None:
             help="Loaded from a local folder or the local cache; downloaded only when the "
             "network allows. Encoder, decoder and encoder-decoder models all work.",
         )
-        st.button("Add model", on_click=state.add_hf_model)
+        st.button("Add model", on_click=state.add_hf_model, key="add_hf")
         if state.HF_ERROR_KEY in st.session_state:
             show_error(st.session_state[state.HF_ERROR_KEY])
 
@@ -117,33 +143,73 @@ def sidebar() -> tuple[str, str]:
     state.read_url()
     with st.sidebar:
         name = _model_picker()
+        first_load.prepare(name)  # the built-in LLM's one-time conversion, with a progress bar
         spec = caches.spec(name)
         st.session_state.setdefault(state.TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=state.TEXT_KEY, height=90, max_chars=MAX_CHARS)
-        shows = ", ".join(KIND_SHORT[k] for k in spec.shows)
-        st.caption(f"{spec.description} Shows {shows}; {spec.positions} positions.")
+        st.caption(f"{spec.description} **Shows** {spec.summary()}.")
         st.button("Use the example", help=spec.example, on_click=state.use_text,
                   args=(spec.example,))  # fmt: skip
         _hf_adder()
         st.toggle("Presenter mode", key=state.PRESENTER_KEY, help="Larger text for a projector.")
+        _device_caption()
     if st.session_state.get(state.PRESENTER_KEY):
-        st.html("<style>html { font-size: 22px; }</style>")
+        st.html(PRESENTER_CSS)
     state.write_url()
     return name, text
 
 
+def _device_caption() -> None:
+    """Where the models run (``VT_DEVICE``, else CUDA when present, else the CPU)."""
+    try:
+        device = vt.default_device()
+    except ValueError as exc:  # VT_DEVICE names a device this machine lacks
+        show_error(exc)
+        return
+    st.caption(f"Models run on **{device}**.", help="Set VT_DEVICE (cpu, cuda, cuda:1, mps).")
+
+
 def page_header(title: str, intro: str, equation: str | None = None) -> None:
-    """Title, two lines of explanation and the paper's equation (LaTeX) where one applies."""
+    """Title, two lines of explanation and the paper's equation (LaTeX) where one applies; in
+    presenter mode the explanation folds into an expander, so a chart shows on the first screen
+    of a projector."""
     st.title(title)
-    st.markdown(intro)
-    if equation:
-        st.latex(equation)
+    where = st.expander("About this page") if presenting() else st.container()
+    with where:
+        st.markdown(intro)
+        if equation:
+            st.latex(equation)
+
+
+def presenting() -> bool:
+    """Whether presenter mode is on (larger text everywhere, in the URL)."""
+    return bool(st.session_state.get(state.PRESENTER_KEY))
+
+
+def offer_switch(message: str, name: str, wanted: Callable[[vt.ModelSpec], bool],
+                 what: str) -> None:  # fmt: skip
+    """``message`` (why ``name`` has no ``what``), the nearest model that has it and a button
+    that switches to it, keeping the sentence when that model can read it."""
+    other = nearest_model(name, wanted)
+    if other is None:
+        st.info(message)
+        return
+    st.info(f"{message} Nearest model with {what}: **{other}**.")
+    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=state.switch_model,
+              args=(other,), key=f"switch-{what}-{other}")  # fmt: skip
+
+
+def offer_kind(name: str, kind: AttentionKind, message: str) -> None:
+    """``offer_switch`` for a missing attention kind."""
+    title = KIND_TITLES[kind].lower()
+    offer_switch(message, name, lambda spec: kind in spec.shows, title)
 
 
 def show_missing(trace: vt.Trace, what: str) -> None:
-    """Say for each attention kind without a map why: "No <kind> <what>: <why>"."""
+    """Say for each attention kind without a map why: "No <kind> <what>: <why>", with a button
+    to the nearest model that has one."""
     for kind, why in trace.notes.items():
-        st.info(f"No {KIND_TITLES[kind].lower()} {what}: {why}")
+        offer_kind(trace.model_name, kind, f"No {KIND_TITLES[kind].lower()} {what}: {why}")
 
 
 def kind_picker(trace: vt.Trace) -> AttentionKind:
@@ -165,22 +231,31 @@ def chart(fig: go.Figure, name: str = "figure", key: str | None = None) -> None:
     ``fig`` is left unchanged (presenter mode enlarges a copy): it may be a cached figure that
     other sessions draw too.
     """
-    if st.session_state.get(state.PRESENTER_KEY):
-        fig = go.Figure(fig).update_layout(font_size=20, title_font_size=24)
+    if presenting():
+        fig = scaled_fonts(fig, PRESENTER_SCALE)
     config = {
         "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2},
+        "toImageButtonOptions": {"format": "png", "filename": _named(name), "scale": 2},
     }
     st.plotly_chart(fig, width="stretch", config=config, key=key)
 
 
+def _named(stem: str) -> str:
+    """``stem`` prefixed with the sidebar's model, the file name of a PNG or a download."""
+    model = st.session_state.get(state.MODEL_KEY)
+    return f"{file_name(model)}_{stem}" if model else stem
+
+
 def downloads(stem: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
-    """JSON and NPZ downloads of exactly the data behind the current view.
+    """JSON and NPZ downloads of exactly the data behind the current view, named by the model
+    (``meta["model"]``, else the sidebar's) and ``stem`` (kind, layer, head):
+    ``paper-en-pt_attention-cross-L1-H0.npz``.
 
     The files are written when a button is clicked (deferred data), not on every rerun: the
     JSON of a view's arrays took more time than drawing the view.
     """
     arrays, meta = dict(arrays), dict(meta)
+    stem = f"{file_name(str(meta['model']))}_{stem}" if meta.get("model") else _named(stem)
     for column, (label, write, ext, mime) in zip(st.columns(2), _FORMATS, strict=True):
         column.download_button(
             label,

@@ -70,15 +70,22 @@ def vt_attention_forward(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Attention for ``ALL_ATTENTION_FUNCTIONS["vt"]``; see the module docstring."""
     base = getattr(module, "vt_hook_base", None)
-    if base is not None:
-        if is_active(point_name(base, "hook_q")):
-            scaling = kwargs.get("scaling")
-            scaling = query.size(-1) ** -0.5 if scaling is None else scaling
-            dispatch(point_name(base, "hook_q"), query * scaling)
-            dispatch(point_name(base, "hook_k"), key)
-        if is_active(point_name(base, "hook_pattern")):
-            return _own_eager(module)(module, query, key, value, attention_mask, **kwargs)
-    return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    if base is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    if is_active(point_name(base, "hook_q")):
+        scaling = kwargs.get("scaling")
+        scaling = query.size(-1) ** -0.5 if scaling is None else scaling
+        dispatch(point_name(base, "hook_q"), query * scaling)
+        dispatch(point_name(base, "hook_k"), key)
+    value = dispatch(point_name(base, "hook_v"), value)  # (B, h_kv, Tk, d_k), bias included
+    attend = _own_eager(module) if is_active(point_name(base, "hook_pattern")) else None
+    out, weights = (attend or sdpa_attention_forward)(
+        module, query, key, value, attention_mask, **kwargs
+    )  # out (B, Tq, h, d_k)
+    z_name = point_name(base, "hook_z")
+    if is_active(z_name):  # the heads' outputs before W^O, (B, h, Tq, d_k) as in our networks
+        out = dispatch(z_name, out.transpose(1, 2)).transpose(1, 2)
+    return out, weights
 
 
 def register() -> str:
@@ -90,13 +97,14 @@ def register() -> str:
 
 
 def name_modules(modules: dict[str, list[tuple[str, nn.Module, int]]]) -> list[str]:
-    """Give every attention module its hook base name (its path); return the q/k hook names."""
+    """Give every attention module its hook base name (its path); return the names of the
+    points ``vt_attention_forward`` dispatches to (q, k, v and the heads' outputs z)."""
     names = []
     for entries in modules.values():
         for path, module, _ in entries:
             for part in module.modules():  # T5 hooks the layer; its SelfAttention calls attention
                 part.vt_hook_base = path
-            names += [point_name(path, "hook_q"), point_name(path, "hook_k")]
+            names += [point_name(path, p) for p in ("hook_q", "hook_k", "hook_v", "hook_z")]
     return names
 
 

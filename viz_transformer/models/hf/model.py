@@ -8,7 +8,8 @@ in the calling thread, so one cached model serves every Streamlit session.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,10 @@ from viz_transformer.models.base import (
     row_argmax,
 )
 from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
 from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf import smollm2
 from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
     T5_TYPES,
@@ -74,6 +77,8 @@ class HFModel(LoadedModel):
         Raises:
             ValueError: one message naming the model and why it cannot be loaded.
         """
+        if spec.name == smollm2.NAME:  # the built-in LLM: its GGUF converted once, checked
+            spec = replace(spec, path=smollm2.ensure())
         ident = check_hf_id(str(spec.path))
         config = read_config(ident)
         tokenizer = offline_first(
@@ -242,6 +247,14 @@ class HFModel(LoadedModel):
         """Encode ``text`` once and score output prefixes step by step (see ``hf.steps``)."""
         return decoder_session(self, text)
 
+    def chat_prompt(self, text: str) -> str:
+        if not getattr(self.tokenizer, "chat_template", None):
+            return super().chat_prompt(text)
+        with self._lock:
+            return self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+            )
+
     def head_scale(self) -> HeadScale:
         return hf_inputs.head_scale(self.module.config)
 
@@ -254,6 +267,21 @@ class HFModel(LoadedModel):
 
     def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
         return hf_inputs.hook_name(self.module, self.names, kind, layer, point)
+
+    def attention_shape(self, kind: AttentionKind) -> tuple[int, int]:
+        return hf_heads.attention_shape(self, kind)
+
+    def reference_ids(self, text: str, target: str | None = None) -> list[int]:
+        return hf_heads.reference_ids(self, text, target)
+
+    def forced_logprobs(self, text: str, out_ids: Sequence[int], batch: int = 1) -> torch.Tensor:
+        return hf_heads.forced_logprobs(self, text, out_ids, batch)
+
+    def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
+        return hf_heads.output_weight(self, kind, layer)
+
+    def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
+        return self.token_labels(list(ids))
 
     def position_table(self) -> np.ndarray | None:
         """Learned position embeddings of the (encoder) input, ``[positions, d_model]``.
@@ -288,10 +316,10 @@ class HFModel(LoadedModel):
         return ids
 
     def max_positions(self) -> int:
-        """The longest input the tokenizer and the position table (learned or sinusoidal
-        positions) accept."""
+        """The longest input the tokenizer and the positions (a learned or sinusoidal table,
+        or the context length rotary positions were trained for) accept."""
         limits = [self.tokenizer.model_max_length]
-        if self.spec.positions in ("learned", "sinusoidal"):
+        if self.spec.positions in ("learned", "sinusoidal", "rotary"):
             limits.append(getattr(self.module.config, "max_position_embeddings", None) or limits[0])
         return int(min(limits))
 

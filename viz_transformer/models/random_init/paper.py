@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from viz_transformer.models.base import ModelSpec
+from viz_transformer.models.base import ModelSpec, default_device
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
@@ -51,11 +51,15 @@ def _wrap(
     return PaperModel(spec, dev, Transformer(cfg).to(dev).eval(), vocab)
 
 
-def tiny_paper_model(seed: int = 0, **config: object) -> PaperModel:
+def tiny_paper_model(
+    seed: int = 0, device: str | torch.device | None = None, **config: object
+) -> PaperModel:
     """A tiny paper model (d_model 16, 2 heads, 2 + 2 layers, 10 words) named ``tiny``.
 
     Args:
-        seed: the torch seed the weights are drawn with.
+        seed: the torch seed the weights are drawn with (on the CPU, so every device gets the
+            same weights).
+        device: where it runs; ``default_device()`` (``VT_DEVICE``) when None.
         **config: ``TransformerConfig`` fields that replace the tiny sizes (``scale_scores=False``,
             ``max_len=8``, ...).
     """
@@ -65,7 +69,7 @@ def tiny_paper_model(seed: int = 0, **config: object) -> PaperModel:
         name="tiny", family="paper", description="random", example="alpha beta gamma",
         shows=("encoder", "decoder", "cross"), positions="sinusoidal", path=Path("."),
     )  # fmt: skip
-    return _wrap(vocab, cfg, seed, "cpu", spec)
+    return _wrap(vocab, cfg, seed, device if device is not None else default_device(), spec)
 
 
 def paper_model(

@@ -1,0 +1,134 @@
+"""The GPU rows of issue 13: a BERT-size encoder at long inputs, and training speed.
+
+Run on a GPU machine:
+``VT_DEVICE=cuda OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_gpu.py``
+(``--device`` overrides ``VT_DEVICE``). Rows:
+
+- a BERT-size encoder (random weights, d 384, 6 layers x 12 heads, ``bench/models.py``) loaded
+  through the app's ``hf:`` path, at ``--lengths`` tokens (default 4,096, 16,384 and 32,768):
+  seconds from the text to the first head map's figure JSON (trace + ``head_figure`` +
+  ``to_json``; target < 2 s at 32,768 on one H100) and the peak memory of the device
+  (``torch.cuda.max_memory_allocated``; on the CPU the process's peak RSS);
+- training the paper model of ``paper-reverse`` (``training.train.train_step``, batch 64,
+  bf16 autocast on CUDA): target tokens per second on the CPU and on the device.
+
+The other GPU rows come from the scripts that measure them on any device: capture overhead at
+32/128/512 tokens (``bench_capture.py``), decoding step 1 vs 30 (``bench_decoding.py``), the
+20-word Bergamot trace (``bench_bergamot.py``), each with ``--device cuda``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("VT_MAX_CHARS", "1000000")  # 32,768 words pass the input check
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+
+from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
+from bench.models import build_bert_long, text_of
+
+LENGTHS = (4096, 16384, 32768)
+TARGET_S = 2.0  # first head map at 32,768 tokens on one H100
+
+
+def _peak(device: str) -> str:
+    if device.startswith("cuda"):
+        return f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB (GPU)"
+    return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB (RSS)"
+
+
+def encoder_rows(device: str, lengths: list[int], folder: Path) -> list[list[object]]:
+    """One row per length: tokens, trace s, first head map s, peak memory, verdict."""
+    from viz_transformer.figures.attention import head_figure
+    from viz_transformer.models.hf.model import HFModel
+    from viz_transformer.models.hf.spec import hf_spec
+
+    path = build_bert_long(folder / "bert", positions=max(lengths))
+    model = HFModel.load(hf_spec(f"hf:{path}"), device)
+    model.trace("warm up the kernels")
+    rows = []
+    for n in lengths:
+        text = text_of(lambda t: len(model.tokenizer(t)["input_ids"]), n)
+        if device.startswith("cuda"):
+            torch.cuda.reset_peak_memory_stats()
+        start = time.perf_counter()
+        trace = model.trace(text)
+        traced = time.perf_counter() - start
+        head_figure(trace, "encoder", 0, 0).to_json()
+        first = time.perf_counter() - start
+        target = f"< {TARGET_S:g} s" if n == max(LENGTHS) else ""
+        judged = verdict(first, TARGET_S) if target else ""
+        record = type(trace.encoder).__name__
+        rows.append([n, record, f"{traced:.2f}", f"{first:.2f}", _peak(device), target, judged])
+    return rows
+
+
+def tokens_per_second(device: str, steps: int) -> float:
+    """Target tokens per second of ``train_step`` on the reverse task (batch 64, seed 0)."""
+    from viz_transformer.networks.config import TransformerConfig
+    from viz_transformer.networks.paper import Transformer
+    from viz_transformer.text.vocab import WordVocab
+    from viz_transformer.training.tasks import TASKS, pairs
+    from viz_transformer.training.train import TrainSettings, _batch, train_step
+
+    task, settings = TASKS["reverse"], TrainSettings()
+    vocab = WordVocab.build(task.lexicon, task.detok)
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig(vocab_size=len(vocab))).to(device).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    data, rng = pairs(task, 4096, 0, "train"), random.Random(0)
+    batches = [_batch(vocab, rng.sample(data, settings.batch_size), model.pe.device)
+               for _ in range(steps + 2)]  # fmt: skip
+    for src, tgt in batches[:2]:  # warm-up
+        train_step(model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing)
+    sync(device)
+    tokens = sum(int((tgt[:, 1:] != vocab.pad_id).sum()) for _, tgt in batches[2:])
+    start = time.perf_counter()
+    for src, tgt in batches[2:]:
+        train_step(model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing)
+    sync(device)
+    return tokens / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_device_arg(parser)
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
+    parser.add_argument("--train-steps", type=int, default=50, help="timed training steps")
+    parser.add_argument("--no-write", action="store_true", help="print only; keep docs as is")
+    args = parser.parse_args()
+    device = pick_device(args.device)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        enc = encoder_rows(device, args.lengths, Path(tmp))
+    speeds = {"cpu": tokens_per_second("cpu", args.train_steps)}
+    if device != "cpu":
+        speeds[device] = tokens_per_second(device, args.train_steps)
+    train = [[d, f"{v:,.0f}", f"{v / speeds['cpu']:.1f}x"] for d, v in speeds.items()]
+    columns = ["tokens", "record", "trace s", "first head map s", "peak memory", "target"]
+    body = (
+        "BERT-size encoder (random weights, d 384, 6 x 12 heads), first head map:\n\n"
+        + table([*columns, "verdict"], enc)
+        + f"\n\nTraining the paper-reverse model (batch 64, {args.train_steps} steps):\n\n"
+        + table(["device", "target tokens/s", "vs CPU"], train)
+    )
+    if args.no_write:
+        print(body)
+    else:
+        write_section("bench_gpu", "GPU: long encoder and training (issue 13)", body, device)
+
+
+if __name__ == "__main__":
+    main()

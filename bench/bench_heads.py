@@ -1,0 +1,90 @@
+"""Head importance: every head of one attention kind ablated alone on a 20-word sentence.
+
+For ``paper-en-pt`` and ``bergamot-en-pt`` (issue 15: < 2 s each on a 2-core CPU with
+OMP_NUM_THREADS=1), the time of ``vt.head_importance`` per kind (the greedy output, one batched
+pass per 64 ablations), and the redundancy of ``paper-reverse``'s cross-attention heads on 40
+held-out inputs (the facts ``tests/integration/test_heads_models.py`` pins).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+
+import viz_transformer as vt
+from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
+from viz_transformer.training.tasks import TASKS, pairs
+
+SENTENCE = (
+    "The agreement on the European Economic Area was signed in August 1992 by the twelve "
+    "member states and seven other countries."
+)  # 20 words
+TARGET_S = 2.0
+
+
+def importance_rows(names: list[str], runs: int, device: str) -> list[list[object]]:
+    rows = []
+    for name in names:
+        model = vt.load_model(name)
+        for kind in model.spec.shows:
+            vt.head_importance(model, SENTENCE, kind)  # warm-up (greedy output, allocations)
+            times = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                scores = vt.head_importance(model, SENTENCE, kind)
+                sync(device)
+                times.append(time.perf_counter() - start)
+            best = sorted(times)[len(times) // 2]
+            n_src = len(model.source_ids(SENTENCE)[0])
+            rows.append([name, kind, "x".join(map(str, scores.shape)), n_src, f"{best:.2f}",
+                         f"< {TARGET_S:g}", verdict(best, TARGET_S)])  # fmt: skip
+    return rows
+
+
+def redundancy_rows() -> list[list[object]]:
+    model = vt.load_model("paper-reverse")
+    data = pairs(TASKS["reverse"], 40, seed=20261121, split="held_out")
+
+    def correct(heads: list[tuple[str, int, int]]) -> int:
+        return sum(vt.trace(model, s, ablate=heads).output_text == t for s, t in data)
+
+    rows: list[list[object]] = [["none", correct([])]]
+    for r in (1, 2, 3, 4):
+        for hs in itertools.combinations(range(4), r):
+            rows.append(
+                [" + ".join(f"L1 H{h}" for h in hs), correct([("cross", 1, h) for h in hs])]
+            )
+    rows.append(["all of layer 0", correct([("cross", 0, h) for h in range(4)])])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per row (median)")
+    add_device_arg(parser)
+    args = parser.parse_args()
+    device = pick_device(args.device)
+    torch.set_num_threads(1)
+    names = [n for n in ("paper-en-pt", "bergamot-en-pt") if n in vt.available_models()]
+    header = ["model", "kind", "layers x heads", "source tokens", "median s", "target", "verdict"]
+    timings = table(header, importance_rows(names, args.runs, device))
+    body = (
+        f"Sentence (20 words): {SENTENCE}\n\n{timings}"
+        "\n\n`paper-reverse`, cross-attention heads ablated (zeroed `hook_z`, greedy decoding "
+        "rerun) on 40 held-out inputs (seed 20261121): outputs still exactly reversed\n\n"
+        f"{table(['heads ablated', 'correct of 40'], redundancy_rows())}\n"
+    )
+    write_section("bench_heads", "What heads do: head importance and redundancy", body, device)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""Head ablation, importance, patching, value-weighted attention, role scores and the logit lens
+on the tiny random paper model, checked against hand-written computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import viz_transformer as vt
+from viz_transformer.analysis.roles import (
+    alignment_score,
+    diagonal_score,
+    first_score,
+    repeat_score,
+    repeated_text,
+)
+from viz_transformer.models.random_init.paper import tiny_paper_model
+
+TEXT, OTHER = "alpha beta gamma delta", "alpha beta theta delta"
+
+
+def _attention(attn, x_q, x_kv, mask, skip):
+    """Eq. 1 by hand, or, with ``skip``, the output of a sub-layer whose heads all output 0:
+    W^O's bias alone."""
+    if skip:
+        return attn.W_o.bias.expand(*x_q.shape[:-1], -1)
+    h, d_k = attn.h, attn.d_k
+
+    def split(t):
+        return t.view(*t.shape[:2], h, d_k).transpose(1, 2)
+
+    q, k, v = split(attn.W_q(x_q)), split(attn.W_k(x_kv)), split(attn.W_v(x_kv))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    z = F.softmax(scores, -1) @ v  # (B, h, Tq, d_k)
+    return attn.W_o(z.transpose(1, 2).reshape(*x_q.shape[:-1], h * d_k))
+
+
+def _hand_forward(model, src_ids, tgt_in, skip):
+    """The paper's post-norm forward written out, ``skip`` = (kind, layer) without heads."""
+    net, d = model.module, model.module.cfg.d_model
+    src, tgt = torch.tensor([src_ids]), torch.tensor([tgt_in])
+    x = net.src_embed(src) * math.sqrt(d) + net.pe[: len(src_ids)]
+    for i, layer in enumerate(net.encoder.layers):
+        a = _attention(layer.self_attn, x, x, None, skip == ("encoder", i))
+        x = layer.norm_1(x + a)
+        x = layer.norm_2(x + layer.ffn(x))
+    y = net.tgt_embed(tgt) * math.sqrt(d) + net.pe[: len(tgt_in)]
+    causal = torch.ones(len(tgt_in), len(tgt_in), dtype=torch.bool).tril()
+    for i, layer in enumerate(net.decoder.layers):
+        y = layer.norm_1(y + _attention(layer.self_attn, y, y, causal, skip == ("decoder", i)))
+        y = layer.norm_2(y + _attention(layer.cross_attn, y, x, None, skip == ("cross", i)))
+        y = layer.norm_3(y + layer.ffn(y))
+    return net.generator(y)[0].log_softmax(-1)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+@pytest.mark.parametrize("layer", [0, 1])
+def test_ablating_every_head_of_a_layer_leaves_only_the_output_bias(kind, layer):
+    model = tiny_paper_model(device="cpu")
+    src_ids, _ = model.source_ids(TEXT)
+    out_ids = model.reference_ids(TEXT)
+    heads = [(kind, layer, h) for h in range(model.attention_shape(kind)[1])]
+    from viz_transformer.models.ablation import ablation_hooks
+
+    with vt.hooks(model.module, ablation_hooks(model, TEXT, heads, "zero", None)):
+        got = model.forced_logprobs(TEXT, out_ids)[0]
+    with torch.no_grad():
+        full = _hand_forward(model, src_ids, [model.vocab.bos_id, *out_ids], (kind, layer))
+        plain = _hand_forward(model, src_ids, [model.vocab.bos_id, *out_ids], None)
+    wanted = full.gather(-1, torch.tensor([*out_ids, model.vocab.eos_id])[:, None])[:, 0]
+    torch.testing.assert_close(got, wanted, atol=1e-5, rtol=1e-5)
+    unablated = plain.gather(-1, torch.tensor([*out_ids, model.vocab.eos_id])[:, None])[:, 0]
+    torch.testing.assert_close(
+        model.forced_logprobs(TEXT, out_ids)[0], unablated, atol=1e-5, rtol=0
+    )
+    assert not torch.allclose(got, unablated, atol=1e-4)  # the ablation did change something
+
+
+def test_empty_ablation_is_a_plain_trace_bit_for_bit(tiny, same_trace):
+    assert same_trace(vt.trace(tiny, TEXT, ablate=[]), vt.trace(tiny, TEXT))
+    assert same_trace(vt.trace(tiny, TEXT, ablate=None, ablation="mean"), vt.trace(tiny, TEXT))
+
+
+def test_ablated_trace_runs_the_ablation_through_decoding(tiny):
+    heads = [(k, i, h) for k in ("encoder", "cross") for i in range(2) for h in range(2)]
+    plain, ablated = vt.trace(tiny, TEXT), vt.trace(tiny, TEXT, ablate=heads)
+    assert ablated.messages[-1].startswith("Heads ablated (zero)")
+    # with every encoder and cross head gone the decoder cannot see the source at all
+    assert vt.trace(tiny, OTHER, ablate=heads).output_text == ablated.output_text
+    assert not np.array_equal(plain.cross, ablated.cross)
+
+
+@pytest.mark.parametrize(
+    ("ablate", "ablation", "message"),
+    [
+        (
+            [("cross", 2, 0)],
+            "zero",
+            "layer 2 of cross attention does not exist in tiny: choose 0 to 1",
+        ),
+        (
+            [("cross", 0, 5)],
+            "zero",
+            "head 5 of cross attention does not exist in tiny: choose 0 to 1",
+        ),
+        ([("self", 0, 0)], "zero", "has no 'self' attention heads; use one of 'encoder'"),
+        ([(0, 0)], "zero", "is not a head: write (kind, layer, head)"),
+        ([("cross", 0, 0)], "half", "ablation='half' is not a mode: use 'zero' or 'mean'"),
+    ],
+)
+def test_bad_ablations_say_what_to_change(tiny, ablate, ablation, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        vt.trace(tiny, TEXT, ablate=ablate, ablation=ablation)
+
+
+def test_importance_is_the_drop_of_each_single_ablation(tiny):
+    imp = vt.head_importance(tiny, TEXT, "cross")
+    assert imp.shape == (2, 2)
+    out_ids = tiny.reference_ids(TEXT)
+    clean = float(tiny.forced_logprobs(TEXT, out_ids).sum())
+    for layer, head in [(0, 1), (1, 0)]:
+        with torch.no_grad():
+            tr_fns = _ablate(tiny, [("cross", layer, head)])
+            with vt.hooks(tiny.module, tr_fns):
+                drop = clean - float(tiny.forced_logprobs(TEXT, out_ids).sum())
+        assert imp[layer, head] == pytest.approx(drop, abs=1e-4)
+    means = vt.head_importance(tiny, TEXT, "encoder", ablation="mean", progress=lambda f: None)
+    assert means.shape == (2, 2) and np.isfinite(means).all()
+
+
+def _ablate(model, heads):
+    from viz_transformer.models.ablation import ablation_hooks
+
+    return ablation_hooks(model, TEXT, heads, "zero", None)
+
+
+def test_patching_every_cross_head_restores_exactly_one(tiny):
+    if tiny.reference_ids(TEXT) == tiny.reference_ids(OTHER):
+        pytest.fail("the tiny model must translate the two sentences differently")
+    every = [(layer, head) for layer in range(2) for head in range(2)]
+    assert vt.patch_set(tiny, TEXT, OTHER, "cross", every) == pytest.approx(1.0, abs=1e-5)
+    assert vt.patch_set(tiny, TEXT, OTHER, "cross", []) == pytest.approx(0.0, abs=1e-5)
+    assert vt.patch_heads(tiny, TEXT, OTHER, "cross").shape == (2, 2)
+
+
+def test_patching_refuses_unequal_lengths_and_equal_outputs(tiny):
+    with pytest.raises(ValueError, match="same token length: the clean one has 5 tokens"):
+        vt.patch_heads(tiny, TEXT, "alpha beta", "cross")
+    with pytest.raises(ValueError, match="both sentences give the same output"):
+        vt.patch_heads(tiny, TEXT, TEXT, "cross")
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+def test_value_weighted_matches_a_direct_computation(tiny, kind):
+    got = vt.value_weighted(tiny, TEXT, kind)
+    tr = vt.trace(tiny, TEXT)
+    assert got.shape == tr.get(kind).shape
+    run = tiny.qkv_run(TEXT, kind)
+    for layer in range(2):
+        attn = (tiny.module.encoder if kind == "encoder" else tiny.module.decoder).layers
+        sub = attn[layer].cross_attn if kind == "cross" else attn[layer].self_attn
+        v = run.cache[tiny.hook_name(kind, layer, "hook_v")]  # (h, k, d_k)
+        w_o = sub.W_o.weight.detach().numpy()  # (d, h * d_k)
+        for h in range(2):
+            f = v[h] @ w_o[:, h * 8 : (h + 1) * 8].T  # (k, d)
+            want = tr.get(kind)[layer, h] * np.linalg.norm(f, axis=-1)[None, :]
+            np.testing.assert_allclose(got[layer, h], want, atol=1e-5)
+
+
+def test_role_formulas_on_synthetic_patterns():
+    n = 6
+    prev = np.zeros((1, 1, n, n))
+    prev[0, 0, 0, 0] = 1
+    prev[0, 0, np.arange(1, n), np.arange(n - 1)] = 1
+    assert diagonal_score(prev, 1, True)[0, 0] == 1.0
+    assert diagonal_score(prev, 0, True)[0, 0] == 0.0
+    sink = np.zeros((1, 1, n, n))
+    sink[..., 0] = 1
+    assert first_score(sink, True)[0, 0] == 1.0
+    # "a b c a b c": induction looks from the second a (3) to the first b (1), and so on
+    tokens = ("a", "b", "c", "a", "b", "c")
+    ind = np.zeros((n, n))
+    ind[np.arange(n), np.arange(n)] = 1
+    ind[3:] = 0
+    ind[3, 1], ind[4, 2], ind[5, 3] = 1, 1, 1
+    assert repeat_score(ind, tokens, 1) == 1.0
+    assert repeat_score(ind, tokens, 0) == 0.0
+    dup = np.zeros((n, n))
+    dup[3, 0], dup[4, 1], dup[5, 2] = 1, 1, 1
+    assert repeat_score(dup, tokens, 0) == 1.0
+    # reversal of 3 words: rows predict w3 w2 w1 </s> from source w1 w2 w3 </s>
+    rev = np.zeros((4, 4))
+    rev[0, 2], rev[1, 1], rev[2, 0], rev[3, 3] = 1, 1, 1, 1
+    assert alignment_score(rev) == 1.0
+    assert alignment_score(np.eye(4)) == 1.0
+    assert alignment_score(np.full((4, 4), 0.25)) == 0.25
+    assert sorted(repeated_text("a b c").split()[:3]) == ["a", "b", "c"]
+
+
+def test_head_roles_and_logit_lens_on_the_tiny_model(tiny):
+    roles = vt.head_roles(tiny, "decoder", TEXT)
+    assert set(roles) == {"previous", "self", "first", "duplicate", "induction"}
+    assert all(r.shape == (2, 2) and ((r >= 0) & (r <= 1 + 1e-9)).all() for r in roles.values())
+    assert set(vt.head_roles(tiny, "cross", TEXT)) == {"first", "aligning"}
+    lens = vt.logit_lens(tiny, TEXT)
+    tr = vt.trace(tiny, TEXT)
+    assert lens.probs.shape == (2, len(tr.tgt_tokens))
+    assert lens.output == tr.pred_tokens  # the last layer's top token is the model's own

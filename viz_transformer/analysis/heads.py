@@ -1,0 +1,226 @@
+"""Does a head matter? Importance by ablation, activation patching and value-weighted attention.
+
+Every number comes from teacher-forced passes of the model (``LoadedModel.forced_logprobs``)
+under hooks at ``hook_z``; many ablations or patches run in one pass by repeating the input
+along the batch, one head (or one set of heads) per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+
+from viz_transformer.models.ablation import (
+    Ablation,
+    check_heads,
+    check_mode,
+    head_means,
+    record_z,
+    replace_heads,
+)
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.networks.hooks import collect, hooks
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.text.checks import check_text
+
+Progress = Callable[[float], None]
+BATCH = 64  # ablated copies per forward pass
+
+
+def _all_heads(model: LoadedModel, kind: AttentionKind) -> list[tuple[int, int]]:
+    layers, heads = model.attention_shape(kind)
+    return [(layer, head) for layer in range(layers) for head in range(heads)]
+
+
+def _batched_scores(
+    model: LoadedModel,
+    text: str,
+    out_ids: Sequence[int],
+    kind: AttentionKind,
+    rows: list[list[tuple[int, int]]],
+    values: dict[str, torch.Tensor] | None,
+    progress: Progress | None,
+) -> np.ndarray:
+    """Total log-probability of ``out_ids`` (and the end symbol) per row of ``rows``, each row
+    run with its heads replaced; ``BATCH`` rows per pass. Returns ``(len(rows),)``."""
+    totals = []
+    for start in range(0, len(rows), BATCH):
+        chunk = rows[start : start + BATCH]
+        fns = replace_heads(model, kind, chunk, values)
+        with hooks(model.module, fns):
+            logprobs = model.forced_logprobs(text, out_ids, batch=len(chunk))  # (B, n)
+        fns.check()
+        totals.append(logprobs.sum(-1).cpu().numpy())
+        if progress is not None:
+            progress(min(1.0, (start + len(chunk)) / len(rows)))
+    return np.concatenate(totals).astype(np.float64)
+
+
+def head_importance(
+    model: LoadedModel,
+    text: str,
+    kind: AttentionKind,
+    target: str | None = None,
+    ablation: Ablation = "zero",
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """How much the output's log-probability drops when each head alone is ablated.
+
+    importance(l, h) = log p(y | x) - log p(y | x, head (l, h) ablated), with y the model's own
+    greedy output (or ``target``) scored by teacher forcing, end symbol included. One head at a
+    time: heads that back each other up (redundant heads) each score near 0 even when ablating
+    them together changes the output; ``vt.trace(..., ablate=[...])`` tests a set.
+
+    Args:
+        model: a model with an output; text: the input; kind: the attention kind.
+        target: a reference output to score instead of the greedy one.
+        ablation: ``"zero"`` or ``"mean"`` (the head's mean z over this input's positions).
+        progress: called with the fraction done after each batch.
+
+    Returns:
+        float64 ``[layers, heads]`` in nats; negative where ablating a head helps the output.
+
+    Raises:
+        ValueError: a kind the model lacks, a model without output, bad text or mode.
+    """
+    text, mode = check_text(text), check_mode(ablation)
+    heads = _all_heads(model, kind)
+    _require_output(model)
+    out_ids = model.reference_ids(text, None if target is None else check_text(target, "target"))
+    means = None
+    if mode == "mean":
+        names = sorted({model.hook_name(kind, layer, "hook_z") for layer, _ in heads})
+        means = head_means(model, text, out_ids, names)
+    rows = [[], *([head] for head in heads)]  # row 0 clean, in the same pass as the others
+    totals = _batched_scores(model, text, out_ids, kind, rows, means, progress)
+    layers, n_heads = model.attention_shape(kind)
+    return (totals[0] - totals[1:]).reshape(layers, n_heads)
+
+
+def _require_output(model: LoadedModel) -> None:
+    if model.spec.shows[-1] == "encoder":
+        raise ValueError(
+            f"{model.name} produces no output, so no head changes one; pick a model with a "
+            "decoder (a translator or a language model)."
+        )
+
+
+def _clean_z(
+    model: LoadedModel, text: str, out_ids: Sequence[int], names: list[str]
+) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    fns, kept = record_z(model, names)
+    with hooks(model.module, fns):
+        logprobs = model.forced_logprobs(text, out_ids)
+    return kept, logprobs.sum(-1)
+
+
+def _patch(
+    model: LoadedModel,
+    clean: str,
+    corrupted: str,
+    kind: AttentionKind,
+    rows: list[list[tuple[int, int]]],
+) -> np.ndarray:
+    """Fraction of the logit difference restored per row of ``rows`` (heads patched together)."""
+    clean, corrupted = (
+        check_text(clean, "clean sentence"),
+        check_text(corrupted, "corrupted sentence"),
+    )
+    _require_output(model)
+    _same_length(model, clean, corrupted)
+    y_clean, y_corr = model.reference_ids(clean), model.reference_ids(corrupted)
+    if y_clean == y_corr:
+        raise ValueError(
+            "both sentences give the same output, so there is no difference to restore; change "
+            "a word of the corrupted sentence so that its output changes."
+        )
+    names = sorted({model.hook_name(kind, layer, "hook_z") for layer, _ in _all_heads(model, kind)})
+    # LD(run) = log p(y_clean | run) - log p(y_corr | run), the sequence-level logit difference
+    ld_clean = ld_corr = 0.0
+    ld_patched = np.zeros(len(rows))
+    for sign, y in ((1.0, y_clean), (-1.0, y_corr)):
+        z, clean_lp = _clean_z(model, clean, y, names)
+        ld_clean += sign * float(clean_lp[0])
+        ld_corr += sign * float(model.forced_logprobs(corrupted, y).sum())
+        ld_patched += sign * _batched_scores(model, corrupted, y, kind, rows, z, None)
+    return (ld_patched - ld_corr) / (ld_clean - ld_corr)
+
+
+def _same_length(model: LoadedModel, clean: str, corrupted: str) -> None:
+    (a, a_tokens), (b, b_tokens) = model.source_ids(clean), model.source_ids(corrupted)
+    if len(a) != len(b):
+        raise ValueError(
+            f"patching needs two inputs of the same token length: the clean one has {len(a)} "
+            f"tokens ({' '.join(a_tokens)}), the corrupted one {len(b)} ({' '.join(b_tokens)}); "
+            "change words for words that split into as many tokens."
+        )
+
+
+def patch_heads(model: LoadedModel, clean: str, corrupted: str, kind: AttentionKind) -> np.ndarray:
+    """Activation patching: each head's clean output z put into the corrupted run alone.
+
+    With the logit difference LD(run) = log p(y_clean | run) - log p(y_corr | run) (each output
+    teacher-forced, end symbol included; y_clean and y_corr the greedy outputs of the two
+    inputs), a head scores (LD(patched) - LD(corrupted)) / (LD(clean) - LD(corrupted)): 1 when
+    it restores the whole difference, 0 when none (Meng et al. 2022; Wang et al. 2022; the
+    TransformerLens ``patching`` module).
+
+    Returns:
+        float64 ``[layers, heads]``.
+
+    Raises:
+        ValueError: inputs of different token lengths, or inputs with the same output.
+    """
+    return _patch(model, clean, corrupted, kind, [[h] for h in _all_heads(model, kind)]).reshape(
+        model.attention_shape(kind)
+    )
+
+
+def patch_set(
+    model: LoadedModel,
+    clean: str,
+    corrupted: str,
+    kind: AttentionKind,
+    heads: Sequence[tuple[int, int]],
+) -> float:
+    """The fraction restored by patching the heads ``(layer, head)`` together (see
+    ``patch_heads``); every cross-attention head together restores exactly 1, because the
+    decoder then sees nothing of the corrupted source."""
+    checked = check_heads(model, [(kind, layer, head) for layer, head in heads])
+    return float(_patch(model, clean, corrupted, kind, [[(k[1], k[2]) for k in checked]])[0])
+
+
+def value_weighted(
+    model: LoadedModel, text: str, kind: AttentionKind, target: str | None = None
+) -> np.ndarray:
+    """Norm-based attention (Kobayashi et al. 2020, "Attention is not only a weight"):
+    ``||alpha_ij f_h(x_j)||`` with ``f_h(x_j) = v_j W^O_h`` (the value with its bias, times the
+    head's slice of W^O): how much key j actually moves query i's residual stream through head h.
+
+    Args:
+        model: a model exposing ``head_output_weight``; text, target: as for ``vt.trace``.
+        kind: the attention kind.
+
+    Returns:
+        float32 ``[layers, heads, q, k]`` in the trace's layout.
+    """
+    text = check_text(text)
+    layers, _ = model.attention_shape(kind)
+    target = None if target is None else check_text(target, "target")
+    # a decoder-only trace covers the prompt (and a forced continuation), not its next token
+    prompt_only = target is None and model.spec.shows[-1] == "decoder"
+    out_ids = [] if prompt_only else model.reference_ids(text, target)
+    names = [(model.hook_name(kind, i, "hook_pattern"), model.hook_name(kind, i, "hook_v"))
+             for i in range(layers)]  # fmt: skip
+    with collect(model.module, [n for pair in names for n in pair]) as cache:
+        model.forced_logprobs(text, out_ids)
+    maps = []
+    for layer, (p_name, v_name) in enumerate(names):
+        alpha, v = cache[p_name], cache[v_name]  # (h, q, k), (h_kv, k, d_k)
+        w_o = model.head_output_weight(kind, layer).to("cpu", torch.float32).numpy()
+        v = np.repeat(v, alpha.shape[0] // v.shape[0], axis=0)  # grouped-query heads share v
+        norms = np.linalg.norm(np.einsum("hkd,hde->hke", v, w_o), axis=-1)  # (h, k)
+        maps.append(alpha * norms[:, None, :])
+    return np.stack(maps).astype(np.float32)

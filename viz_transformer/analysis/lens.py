@@ -1,0 +1,69 @@
+"""The logit lens (nostalgebraist 2020): each decoder layer's residual stream read through the
+model's final norm and output layer, as if the decoder stopped there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.networks.hooks import hooks
+from viz_transformer.text.checks import check_text
+
+
+@dataclass(frozen=True)
+class Lens:
+    """Top tokens of every decoder layer at every decoder position.
+
+    Attributes:
+        inputs: the decoder input at each position (start symbol first); position t predicts
+            the output token t.
+        tokens: ``[layers][positions]`` the most likely next token after that layer.
+        probs: float32 ``[layers, positions]`` its probability.
+        output: the model's own next token at each position (the last layer's top token).
+    """
+
+    inputs: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]
+    probs: np.ndarray
+    output: tuple[str, ...]
+
+
+def logit_lens(model: LoadedModel, text: str, target: str | None = None) -> Lens:
+    """Run ``text`` with its greedy output (or ``target``) forced and read each decoder layer.
+
+    Args:
+        model: a model with a decoder (``lens_points``); text, target: as for ``vt.trace``.
+
+    Returns:
+        a ``Lens`` of ``len(lens_points())`` layers by the decoder positions.
+
+    Raises:
+        ValueError: the model has no decoder output layer, or bad text.
+    """
+    text = check_text(text)
+    names = model.lens_points()
+    out_ids = model.reference_ids(text, None if target is None else check_text(target, "target"))
+    kept: dict[str, torch.Tensor] = {}
+
+    def keep(x: torch.Tensor, name: str) -> None:
+        kept[name] = x[0].detach()  # (T, d_model)
+
+    with hooks(model.module, dict.fromkeys(names, keep)):
+        model.forced_logprobs(text, out_ids)
+    with torch.no_grad():
+        stream = torch.stack([kept[n] for n in names])  # (L, T, d_model)
+        probs = model.unembed(stream).float().softmax(-1)  # (L, T, vocab)
+        top_p, top_id = (t.cpu().numpy() for t in probs.max(-1))  # (L, T) each
+    tokens = tuple(model.output_tokens(row.tolist()) for row in top_id)
+    n_inputs = top_id.shape[1]
+    inputs = model.output_tokens(out_ids)
+    start = ("<s>",) * (n_inputs - len(inputs))  # the start symbol or, decoder-only, the prompt
+    return Lens(
+        inputs=(*start, *inputs)[:n_inputs],
+        tokens=tokens,
+        probs=top_p.astype(np.float32),
+        output=tokens[-1],
+    )

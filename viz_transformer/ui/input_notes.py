@@ -1,0 +1,82 @@
+"""What a page says about the input before drawing it: the output (or that an encoder has none),
+several sentences with a picker for one at a time, a translation that stops early, and text that
+looks like the other language of a translator."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.models.registry import nearest_model
+from viz_transformer.text.language import guess_language, split_sentences, stops_early
+from viz_transformer.ui import caches, state, widgets
+
+PART_KEY = "sentence_part"  # the picker of one sentence of a paragraph (shared in links)
+NAMES = {"en": "English", "pt": "Portuguese"}
+
+
+def output_line(trace: vt.Trace, text: str) -> None:
+    """The model's output for ``text``, or why there is none (an encoder produces no text)."""
+    spec = caches.spec(trace.model_name)
+    if spec.architecture == "encoder-only":
+        st.markdown(
+            f"**No output:** {trace.model_name} is an encoder: it turns the sentence into vectors "
+            "(one per token) and writes no text; its self-attention is below."
+        )
+        return
+    st.markdown(f"**Output:** {widgets.literal(trace.output_text)}")
+    if spec.architecture == "encoder-decoder" and stops_early(text, trace.output_text):
+        st.warning(
+            "The output looks cut short: it has fewer sentences than the input (or under 40 % of "
+            "its length). These models were trained on single sentences and often stop after the "
+            "first ones; inspect one sentence at a time with the picker above."
+        )
+
+
+def sentence_picker(text: str) -> None:
+    """For a paragraph: say so, and offer its sentences one at a time (into the sidebar)."""
+    sentences = tuple(split_sentences(text))
+    if len(sentences) < 2:
+        return
+    st.info(
+        f"The input has {len(sentences)} sentences. The models were trained on single sentences: "
+        "pick one to inspect it alone (it replaces the sidebar's text)."
+    )
+    state.keep_choice(PART_KEY, [None, *range(len(sentences))], None)
+    st.selectbox(
+        f"One sentence ({len(sentences)} in the input)",
+        range(len(sentences)),
+        index=None,
+        format_func=lambda i: f"{i + 1}: {sentences[i][:90]}",
+        key=PART_KEY,
+        on_change=state.use_line,
+        args=(sentences, PART_KEY),
+        placeholder="Pick a sentence",
+    )
+
+
+def language_check(name: str, text: str) -> None:
+    """When the text looks like another language than the model reads, suggest the model that
+    reads it (the other direction of a translator)."""
+    spec = caches.spec(name)
+    guess = guess_language(text)
+    if spec.source_lang is None or guess is None or guess == spec.source_lang:
+        return
+    other = nearest_model(name, lambda s: s.source_lang == guess and s.shows == spec.shows)
+    other = other or nearest_model(name, lambda s: s.source_lang == guess)
+    message = (
+        f"This text looks {NAMES.get(guess, guess)}, but {name} reads "
+        f"{NAMES.get(spec.source_lang, spec.source_lang)}: its output will be nonsense."
+    )
+    if other is None:
+        st.warning(message)
+        return
+    st.warning(f"{message} **{other}** reads {NAMES.get(guess, guess)}.")
+    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=state.switch_model,
+              args=(other,), key=f"switch-language-{other}")  # fmt: skip
+
+
+def input_notes(name: str, text: str) -> None:
+    """Everything a page says about the input before tracing it."""
+    language_check(name, text)
+    sentence_picker(text)

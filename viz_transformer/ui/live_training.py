@@ -1,0 +1,113 @@
+"""The "Watch it learn" page's sections: start the server's live run, watch it grow (redrawn
+every ``REFRESH_S`` seconds by a fragment), stop it, and open its model in the other pages.
+
+One run serves every session (``caches.live_trainer``): a second visitor sees the run in
+progress and its Stop button; a second Start is refused with a message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from viz_transformer.training.live import MAX_SECONDS
+from viz_transformer.training.live_metrics import antidiagonal_mass
+from viz_transformer.training.live_runs import DEFAULT_SECONDS, LiveSnapshot, LiveTrainer
+from viz_transformer.training.tasks import TASKS
+from viz_transformer.ui import caches, state, widgets
+
+REFRESH_S = 2.0  # seconds between two redraws while a run is in progress
+TASK_KEY, SECONDS_KEY, COMPARE_KEY = "live_task", "live_seconds", "live_compare"
+NOTICE_KEY = "_live_notice"
+
+
+def _start(trainer: LiveTrainer) -> None:
+    """Start button: a new run, or the reason there is none (kept for the next run's page)."""
+    had_models = bool(trainer.snapshot().models)
+    try:
+        trainer.start(
+            st.session_state[TASK_KEY],
+            st.session_state[SECONDS_KEY],
+            compare=st.session_state[COMPARE_KEY],
+        )
+    except (RuntimeError, ValueError) as exc:
+        st.session_state[NOTICE_KEY] = str(exc)
+        return
+    if had_models:  # traces and figures of the previous live:* models are cached by name
+        st.cache_data.clear()
+        st.cache_resource.clear()
+
+
+def _open(name: str, example: str) -> None:
+    """Callback of "Open ... in the other pages": select the live model and its example."""
+    st.session_state[state.MODEL_KEY] = name
+    st.session_state[state.SHOWN_KEY] = name
+    st.session_state[state.TEXT_KEY] = example
+
+
+def controls(trainer: LiveTrainer) -> None:
+    """Task, time limit, the unscaled twin and Start; a refused start says why."""
+    left, middle, right = st.columns(3)
+    task = left.selectbox("Task", list(TASKS), key=TASK_KEY)
+    middle.slider("Time limit (seconds)", 10, MAX_SECONDS, DEFAULT_SECONDS, 10, key=SECONDS_KEY)
+    right.toggle("Also train without 1/√d_k (same seed)", True, key=COMPARE_KEY)
+    st.caption(TASKS[task].description)
+    st.button("Start training", type="primary", on_click=_start, args=(trainer,), key="live_start")
+    notice = st.session_state.pop(NOTICE_KEY, None)
+    if notice:
+        st.warning(widgets.literal(notice))
+
+
+def _status(trainer: LiveTrainer, snap: LiveSnapshot) -> None:
+    done = min(snap.elapsed / snap.limit, 1.0) if snap.limit else 0.0
+    verb = {"running": "Training", "done": "Finished", "stopped": "Stopped", "failed": "Failed"}
+    st.progress(done, f"{verb[snap.state]}: {snap.task}, {snap.elapsed:.0f} of {snap.limit:.0f} s")
+    if snap.state == "running":
+        st.button("Stop", on_click=trainer.stop, key="live_stop")
+    if snap.message:
+        widgets.show_error(snap.message)
+
+
+def _runs(snap: LiveSnapshot) -> None:
+    """Each run's probe maps side by side: cross-attention and decoder self-attention."""
+    figs = caches.live_figures(snap.run_id, snap.version, snap)
+    widgets.chart(figs["curves"], "live-curves", key="live-curves")
+    columns = st.columns(len(snap.traces))
+    for column, (label, record) in zip(columns, snap.traces.items(), strict=True):
+        with column:
+            said = widgets.literal(snap.outputs[label])
+            st.markdown(f"**{label}**: the model now says “{said}”")
+            if snap.task == "reverse":
+                mass = float(np.max(antidiagonal_mass(record)[-1]))
+                st.caption(f"Anti-diagonal mass of the best last-layer head: {mass:.2f}")
+            for kind in ("cross", "decoder"):
+                widgets.chart(figs[f"{label}/{kind}"], f"live-{kind}", key=f"live-{label}-{kind}")
+
+
+def _results(snap: LiveSnapshot) -> None:
+    example = TASKS[snap.task].example
+    for name in snap.models:
+        st.button(f"Open {name} in the other pages", key=f"open-{name}", on_click=_open,
+                  args=(name, example))  # fmt: skip
+    if snap.models:
+        st.page_link("pages/attention_maps.py", label="Attention maps", icon=":material/grid_on:")
+
+
+def live_view(trainer: LiveTrainer) -> None:
+    """The run's progress, curves and maps; redrawn every ``REFRESH_S`` s while it trains."""
+    running = trainer.running()
+
+    def draw() -> None:
+        snap = trainer.snapshot()
+        if running and snap.state != "running":
+            st.rerun(scope="app")  # the run ended: stop the timer, offer its models
+        if snap.state == "idle":
+            st.info("No run yet on this server: pick a task and press Start.")
+            return
+        _status(trainer, snap)
+        if snap.traces:
+            _runs(snap)
+        if snap.state != "running":
+            _results(snap)
+
+    st.fragment(draw, run_every=REFRESH_S if running else None)()
