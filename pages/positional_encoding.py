@@ -10,7 +10,7 @@ import streamlit as st
 from viz_transformer.analysis import positional as pa
 from viz_transformer.figures import positional as figs
 from viz_transformer.networks.positional import sinusoidal_table
-from viz_transformer.ui import widgets
+from viz_transformer.ui import rope_section, widgets
 from viz_transformer.ui.model_inputs import MAX_SIMILARITY, model_inputs
 
 LAYOUTS = {
@@ -78,6 +78,7 @@ def positional_encoding_page() -> None:
     arrays = sinusoid(d_model, length, layout)
     st.subheader(f"What {name} adds")
     arrays |= model_inputs(name, text, length)
+    arrays |= rope_section.draw(name)
     widgets.downloads("positional", arrays, {"model": name, "d_model": d_model, "layout": layout})
 
 

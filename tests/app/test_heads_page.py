@@ -38,3 +38,10 @@ def test_patching_form_works_and_refuses_unequal_lengths(open_page, figures):
 def test_default_model_page_draws(open_page):
     app = open_page(PAGE)
     assert not app.error
+
+
+def test_attention_maps_toggle_weights_by_value_norm(open_page, figures):
+    app = open_page("pages/attention_maps.py", model="paper-reverse")
+    app.radio(key="weighting").set_value("weighted by value norm").run()
+    assert not app.exception and not app.error
+    assert any("value norms" in f["layout"]["title"]["text"] for f in figures(app))

@@ -38,7 +38,7 @@ def at(bert, eager, monkeypatch) -> AppTest:
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.run()
     app.text_input(key="hf_id").set_value(bert.removeprefix("hf:"))
-    app.button[1].click().run()  # "Add model"
+    app.button(key="add_hf").click().run()  # "Add model"
     app.text_area(key="sentence").set_value(TEXT).run()
     assert not app.exception, app.exception
     return app

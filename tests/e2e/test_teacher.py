@@ -56,9 +56,18 @@ def _goto(page: Page, server: str, path: str, **params: str) -> None:
 
 
 def _figures(page: Page) -> list[str]:
+    """The figures once the page is still (two reads a second apart agree, none stale)."""
     page.wait_for_selector(PLOT)
     _settle(page)
-    return page.evaluate(FIGURES_JS)
+    before = None
+    for _ in range(30):
+        page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+        now = page.evaluate(FIGURES_JS)
+        if now == before:
+            return now
+        before = now
+        page.wait_for_timeout(1000)
+    raise AssertionError("the figures kept changing")
 
 
 def _titles(page: Page) -> list[str]:
@@ -198,6 +207,26 @@ def test_6_softmax_page_on_paper_en_pt_shows_a_task_models_curves_labelled_as_su
     assert "paper-en-pt was trained once" in _text(page)
     titles = _titles(page)
     assert any("trained twice (task:" in t for t in titles), titles
+
+
+OVERLAPS_JS = """plot => {
+    const box = e => e.getBoundingClientRect();
+    const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom
+        && b.top < a.bottom;
+    const titles = [...plot.querySelectorAll('.gtitle, .annotation-text')].map(box);
+    const areas = [...plot.querySelectorAll('.draglayer .nsewdrag')].map(box);
+    return titles.some((t, i) => areas.some(a => hit(t, a))
+        || titles.some((u, j) => j !== i && hit(t, u)));
+}"""
+
+
+def test_7_qkv_chart_titles_overlap_no_chart(page, server):
+    _goto(page, server, "qkv_walkthrough", model="paper-en-pt", kind="decoder", token="2")
+    plots = page.locator(".js-plotly-plot")
+    _figures(page)
+    assert plots.count() >= 4
+    for i in range(plots.count()):
+        assert not plots.nth(i).evaluate(OVERLAPS_JS), f"chart {i}: a title overlaps"
 
 
 def test_7_encoder_no_output_language_switch_statistics_dash_and_download_names(page, server):

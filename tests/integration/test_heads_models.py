@@ -12,6 +12,7 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.models.random_init.hf import TEXT
+from viz_transformer.networks.hooks import collect
 from viz_transformer.training.tasks import TASKS, pairs
 
 
@@ -64,13 +65,13 @@ def test_value_weighted_matches_transformers_outputs(load_tiny, family):
     handles = [
         m.v_proj.register_forward_hook(lambda _m, _i, out: values.append(out)) for m in modules
     ]
-    ids = torch.tensor([model.encode_text(TEXT)])
+    ids = torch.tensor([model.encode_text(TEXT)], device=ref.device)
     try:
         with torch.no_grad():
             if kind == "cross":
                 out_ids = model.reference_ids(TEXT)
                 start = model.module.config.decoder_start_token_id
-                dec = torch.tensor([[start, *out_ids]])
+                dec = torch.tensor([[start, *out_ids]], device=ref.device)
                 out = ref(input_ids=ids, decoder_input_ids=dec, output_attentions=True)
                 patterns = out.cross_attentions
             else:
@@ -102,3 +103,41 @@ def test_bergamot_ablation_changes_the_translation_and_importance_is_batched():
     assert imp.shape == (6, 8) and np.isfinite(imp).all()
     with pytest.raises(ValueError, match="has no 'decoder' attention heads"):
         vt.head_importance(model, text, "decoder")
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+def test_logit_lens_reads_transformers_hidden_states(load_tiny, family):
+    """Each decoder layer's stream is transformers' ``output_hidden_states`` (the last one after
+    the final norm), so the last layer's lens is the model's own logits."""
+    model = load_tiny(family)
+    out_ids = model.reference_ids(TEXT)
+    assert 1 <= len(out_ids) <= 5  # the greedy continuation, up to five tokens
+    ids = torch.tensor([[*model.encode_text(TEXT), *out_ids]], device=model.device)
+    with torch.no_grad():
+        ref = model.module(input_ids=ids, output_hidden_states=True)
+    names = model.lens_points()
+    assert len(names) == model.attention_shape("decoder")[0] == len(ref.hidden_states) - 1
+    with collect(model.module, names) as cache:
+        model.forced_logprobs(TEXT, out_ids)
+    for layer, name in enumerate(names[:-1]):
+        np.testing.assert_allclose(cache[name], ref.hidden_states[layer + 1][0].numpy(), atol=1e-5)
+    last = model.unembed(torch.from_numpy(cache[names[-1]]).to(model.device))
+    torch.testing.assert_close(last, ref.logits[0], atol=1e-4, rtol=1e-4)
+    lens = vt.logit_lens(model, TEXT)
+    assert lens.probs.shape == (len(names), ids.shape[1])
+    assert lens.inputs == model.token_labels(ids[0].tolist())
+    assert lens.output == model.token_labels(ref.logits[0].argmax(-1).tolist())
+
+
+def test_decoder_only_importance_scores_the_greedy_continuation(load_tiny):
+    model = load_tiny("llama")
+    out_ids = model.reference_ids(TEXT)
+    imp = vt.head_importance(model, TEXT, "decoder")
+    assert imp.shape == (2, 4)
+    clean = float(model.forced_logprobs(TEXT, out_ids).sum())
+    from viz_transformer.models.ablation import ablation_hooks
+
+    with vt.hooks(model.module, ablation_hooks(model, TEXT, [("decoder", 1, 2)], "zero", None)):
+        ablated = float(model.forced_logprobs(TEXT, out_ids).sum())
+    assert imp[1, 2] == pytest.approx(clean - ablated, abs=1e-4)
+    assert model.forced_logprobs(TEXT, out_ids).shape == (1, len(out_ids))

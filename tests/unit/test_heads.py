@@ -44,14 +44,15 @@ def _attention(attn, x_q, x_kv, mask, skip):
 def _hand_forward(model, src_ids, tgt_in, skip):
     """The paper's post-norm forward written out, ``skip`` = (kind, layer) without heads."""
     net, d = model.module, model.module.cfg.d_model
-    src, tgt = torch.tensor([src_ids]), torch.tensor([tgt_in])
+    dev = model.device
+    src, tgt = torch.tensor([src_ids], device=dev), torch.tensor([tgt_in], device=dev)
     x = net.src_embed(src) * math.sqrt(d) + net.pe[: len(src_ids)]
     for i, layer in enumerate(net.encoder.layers):
         a = _attention(layer.self_attn, x, x, None, skip == ("encoder", i))
         x = layer.norm_1(x + a)
         x = layer.norm_2(x + layer.ffn(x))
     y = net.tgt_embed(tgt) * math.sqrt(d) + net.pe[: len(tgt_in)]
-    causal = torch.ones(len(tgt_in), len(tgt_in), dtype=torch.bool).tril()
+    causal = torch.ones(len(tgt_in), len(tgt_in), dtype=torch.bool, device=dev).tril()
     for i, layer in enumerate(net.decoder.layers):
         y = layer.norm_1(y + _attention(layer.self_attn, y, y, causal, skip == ("decoder", i)))
         y = layer.norm_2(y + _attention(layer.cross_attn, y, x, None, skip == ("cross", i)))
@@ -73,9 +74,13 @@ def test_ablating_every_head_of_a_layer_leaves_only_the_output_bias(kind, layer)
     with torch.no_grad():
         full = _hand_forward(model, src_ids, [model.vocab.bos_id, *out_ids], (kind, layer))
         plain = _hand_forward(model, src_ids, [model.vocab.bos_id, *out_ids], None)
-    wanted = full.gather(-1, torch.tensor([*out_ids, model.vocab.eos_id])[:, None])[:, 0]
+    wanted = full.gather(
+        -1, torch.tensor([*out_ids, model.vocab.eos_id], device=model.device)[:, None]
+    )[:, 0]
     torch.testing.assert_close(got, wanted, atol=1e-5, rtol=1e-5)
-    unablated = plain.gather(-1, torch.tensor([*out_ids, model.vocab.eos_id])[:, None])[:, 0]
+    unablated = plain.gather(
+        -1, torch.tensor([*out_ids, model.vocab.eos_id], device=model.device)[:, None]
+    )[:, 0]
     torch.testing.assert_close(
         model.forced_logprobs(TEXT, out_ids)[0], unablated, atol=1e-5, rtol=0
     )

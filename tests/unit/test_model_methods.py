@@ -83,7 +83,7 @@ def test_hf_hook_names_sit_beside_each_attention_modules_pattern(hf):
     with pytest.raises(ValueError, match="layer 9 does not exist"):
         bart.hook_name("encoder", 9, "hook_pattern")
     with pytest.raises(ValueError, match="unknown hook points"):
-        bart.hook_name("encoder", 0, "hook_v")  # only q, k and the pattern are dispatched
+        bart.hook_name("encoder", 0, "hook_scores")  # q, k, v, the pattern and z are dispatched
 
 
 def test_paper_input_embedding(tiny):

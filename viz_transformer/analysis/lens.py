@@ -18,8 +18,8 @@ class Lens:
     """Top tokens of every decoder layer at every decoder position.
 
     Attributes:
-        inputs: the decoder input at each position (start symbol first); position t predicts
-            the output token t.
+        inputs: the decoder input at each position (start symbol first; a decoder-only model:
+            the prompt's tokens, then its greedy continuation); each position predicts the next.
         tokens: ``[layers][positions]`` the most likely next token after that layer.
         probs: float32 ``[layers, positions]`` its probability.
         output: the model's own next token at each position (the last layer's top token).
@@ -60,7 +60,9 @@ def logit_lens(model: LoadedModel, text: str, target: str | None = None) -> Lens
     tokens = tuple(model.output_tokens(row.tolist()) for row in top_id)
     n_inputs = top_id.shape[1]
     inputs = model.output_tokens(out_ids)
-    start = ("<s>",) * (n_inputs - len(inputs))  # the start symbol or, decoder-only, the prompt
+    # before the output: the start symbol or, decoder-only, the prompt's tokens
+    start = model.source_ids(text)[1] if model.spec.shows == ("decoder",) else ()
+    start = (*start, *("<s>",) * (n_inputs - len(inputs) - len(start)))
     return Lens(
         inputs=(*start, *inputs)[:n_inputs],
         tokens=tokens,

@@ -17,6 +17,7 @@ from viz_transformer.records.kinds import KIND_TITLES
 DIVERGING = "RdBu_r"  # red positive, blue negative, white 0
 MAX_TEXT_COLUMNS = 32  # wider strips show values on hover only
 ROW_PX = 24
+GAP_PX = 44  # between stacked subplots: room for the lower one's title
 
 
 def _where(w: Walkthrough) -> str:
@@ -60,12 +61,23 @@ def _limit(*arrays: np.ndarray) -> float:
     return float(max(np.abs(a).max() for a in arrays)) or 1.0
 
 
+def _height(n_rows: int) -> int:
+    return 130 + ROW_PX * n_rows
+
+
+def _spacing(n_rows: int) -> float:
+    """Vertical spacing between subplots as a fraction of the figure: ``GAP_PX`` pixels, so a
+    subplot's title never lands on the subplot above it, however tall the figure."""
+    return GAP_PX / _height(n_rows)
+
+
 def _layout(fig: go.Figure, title: str, n_rows: int, xtitle: str, last: int = 1) -> go.Figure:
-    """Title, a height of ``n_rows`` strip rows, and the x title under subplot ``last``."""
+    """Title, a height of ``n_rows`` strip rows, and the x title under subplot ``last``; the
+    title sits at the top of the figure with room below it for the first subplot's title."""
     fig.update_layout(
-        title=title,
-        height=110 + ROW_PX * n_rows,
-        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+        title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 12}},
+        height=_height(n_rows),
+        margin={"l": 10, "r": 10, "t": 80, "b": 40},
     )
     fig.update_xaxes(title_text=xtitle, row=last, col=1)
     return fig
@@ -97,7 +109,7 @@ def vectors_figure(w: Walkthrough) -> go.Figure:
         cols=1,
         shared_xaxes=True,
         row_heights=[1 / (2 * n + 1), n / (2 * n + 1), n / (2 * n + 1)],
-        vertical_spacing=0.04,
+        vertical_spacing=_spacing(2 * n + 4),
         subplot_titles=("query q", "keys k_j", "values v_j"),
     )
     zmax = _limit(w.q, w.k, w.v)
@@ -149,7 +161,7 @@ def weighted_sum_figure(w: Walkthrough) -> go.Figure:
         cols=1,
         shared_xaxes=True,
         row_heights=[n / (n + 1), 1 / (n + 1)],
-        vertical_spacing=0.06,
+        vertical_spacing=_spacing(n + 3),
         subplot_titles=("a_j v_j", "z = Σ_j a_j v_j"),
     )
     zmax = _limit(terms, w.z)
@@ -165,7 +177,7 @@ def output_figure(w: Walkthrough) -> go.Figure:
         rows=2,
         cols=1,
         shared_xaxes=True,
-        vertical_spacing=0.25,
+        vertical_spacing=_spacing(6),
         subplot_titles=(
             f"Concat of the {w.n_heads} heads' z (head {w.head} outlined)",
             "Concat · W^O + b^O",

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from viz_transformer import settings
+from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import ARCHITECTURES, KIND_SHORT, AttentionKind
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.language import guess_language
@@ -282,6 +283,17 @@ class LoadedModel(ABC):
             ValueError: the model has no chat template.
         """
         raise ValueError(f"{self.name} has no chat template: turn chat off to continue the text.")
+
+    def rotary_tables(self, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """cos and sin, float32 ``[positions, d_head]``, that the model's own rotary module
+        applies to q and k at positions 0..positions-1 (half-split pairs: dim i with
+        i + d_head/2); None for a model without rotary positions."""
+        return None
+
+    def architecture(self) -> ArchitectureSummary:
+        """What this model is built of (``records.architecture``), read from its modules and
+        config; runs one short forward pass (the example) to see where its norms sit."""
+        raise ValueError(f"{self.name} does not describe its architecture; pick another model.")
 
     @abstractmethod
     def trace(self, text: str, target: str | None = None) -> Trace:

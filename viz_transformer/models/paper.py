@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from viz_transformer.models import own_heads
+from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import (
     DecoderSession,
     HeadScale,
@@ -37,6 +38,7 @@ from viz_transformer.networks.hooks import (
 )
 from viz_transformer.networks.paper import DecoderCache, Transformer
 from viz_transformer.networks.paper_decode import greedy_decode
+from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import WEIGHTS_DIR
@@ -137,6 +139,19 @@ class PaperModel(LoadedModel):
 
     def attention_shape(self, kind: AttentionKind) -> tuple[int, int]:
         return own_heads.attention_shape(self.module, self.spec.shows, kind)
+
+    def architecture(self) -> ArchitectureSummary:
+        """The paper's choices, read from the config and modules (a ReLU FFN, Eq. 2)."""
+        cfg, net = self.module.cfg, self.module
+        positions = (
+            f"sinusoid ({cfg.pe_layout} sin/cos) added to the token embeddings x sqrt(d_model), "
+            f"table of {net.pe.shape[0]} positions; q and k are not rotated"
+        )
+        return summarize(
+            self, lambda: self.trace(self.spec.example), positions=positions, heads=cfg.n_heads,
+            kv_heads=cfg.n_heads, d_head=cfg.d_k, d_ff=cfg.d_ff, activation="relu",
+            tied=net.generator.weight is net.tgt_embed.weight, context=net.pe.shape[0],
+        )  # fmt: skip
 
     def reference_ids(self, text: str, target: str | None = None) -> list[int]:
         return self._output_ids(self._source_ids(text), target)

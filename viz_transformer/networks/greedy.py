@@ -40,7 +40,7 @@ def greedy_loop(
     Returns:
         For each sequence, its output ids, ending at ``</s>`` if it was produced.
     """
-    out = torch.empty((batch, 0), dtype=torch.long, device=device)  # (B, steps so far)
+    out: list[torch.Tensor] = []  # per step (B,): stacked once at the end
     done = torch.zeros(batch, dtype=torch.bool, device=device)  # (B,)
     prev: torch.Tensor | None = None
     for _ in range(max_new):
@@ -48,8 +48,9 @@ def greedy_loop(
         # a finished row keeps emitting </s> so the batch steps on together; cut below
         best = logits.argmax(-1)  # (B,)
         prev = (best if columns is None else columns[best]).masked_fill(done, eos_id)
-        out = torch.cat([out, prev[:, None]], dim=1)
+        out.append(prev)
         done |= prev == eos_id
         if bool(done.all()):
             break
-    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in out.tolist()]
+    rows = torch.stack(out, dim=1).tolist() if out else [[] for _ in range(batch)]  # (B, steps)
+    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in rows]

@@ -54,6 +54,12 @@ class HookPoint(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return dispatch(self.name, x)
 
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        # straight to ``dispatch``: ``nn.Module.__call__``'s hook bookkeeping costs ~2 us per
+        # point, dozens of points per decoding step; PyTorch's own forward hooks on a HookPoint
+        # therefore never run (hook functions go through ``hooks()`` instead)
+        return dispatch(self.name, x)
+
 
 def dispatch(name: str, x: torch.Tensor) -> torch.Tensor:
     """Run this thread's hook functions for ``name`` on ``x``; the identity when there are none.
@@ -230,6 +236,22 @@ def collect(model: nn.Module, names: list[str]) -> Iterator[dict[str, np.ndarray
 
     with hooks(model, dict.fromkeys(names, record)):
         yield cache
+
+
+@contextmanager
+def record_calls(
+    model: nn.Module, names: list[str], select: Callable[[torch.Tensor], torch.Tensor]
+) -> Iterator[dict[str, list[torch.Tensor]]]:
+    """Like ``collect_calls``, but keep ``select(x)`` of every call as a tensor on the model's
+    device: a caller that records at every decoding step stacks them and crosses to the CPU
+    once, rather than once per call."""
+    calls: dict[str, list[torch.Tensor]] = {n: [] for n in names}
+
+    def record(x: torch.Tensor, name: str) -> None:
+        calls[name].append(select(x).detach())
+
+    with hooks(model, dict.fromkeys(names, record)):
+        yield calls
 
 
 @contextmanager

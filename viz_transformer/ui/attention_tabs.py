@@ -13,6 +13,7 @@ import streamlit as st
 
 from viz_transformer.analysis import aggregate
 from viz_transformer.figures import attention
+from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.export import trace_meta
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import fits_in_memory, is_lazy
@@ -87,10 +88,30 @@ def maps(view: MapView) -> None:
         widgets.chart(fig, f"{kind}-overview")
     head = st.selectbox("Head", range(arr.shape[1]), key="head")
     window = zoom_window(*arr.shape[2:]) if attention.is_large(view.trace, kind) else None
-    fig = caches.head_figure(view.name, view.text, kind, layer, head, view.hide, window)
+    weighting = "weights"
+    if window is None and not attention.is_large(view.trace, kind):
+        weighting = st.radio("Show", ["weights", "weighted by value norm"], horizontal=True,
+                             key="weighting", help="Kobayashi et al. 2020: ‖α_ij v_j W^O_h‖, "
+                             "what key j really adds to query i through this head.")  # fmt: skip
+    if weighting == "weights":
+        fig = caches.head_figure(view.name, view.text, kind, layer, head, view.hide, window)
+    elif (fig := value_weighted_figure(view, head)) is None:
+        return
     widgets.chart(fig, f"{kind}-L{layer}-H{head}")
     shown = {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
     widgets.downloads(f"attention-{kind}-L{layer}-H{head}", shown, view.meta(head=head))
+
+
+def value_weighted_figure(view: MapView, head: int) -> Any:
+    """One head's value-weighted map (special tokens shown), or None after a message."""
+    try:
+        weighted = caches.value_weighted(view.name, view.text, view.kind)[view.layer, head]
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(exc)
+        return None
+    rows, cols = view.trace.tokens_for(view.kind)
+    title = f"Layer {view.layer}, head {head}: weights times value norms ‖α f(x)‖"
+    return heatmap(weighted, list(rows), list(cols), title, "query")
 
 
 def head_view(view: MapView) -> None:

@@ -17,6 +17,7 @@ from viz_transformer.analysis import positional as pa
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import attention
 from viz_transformer.figures import live as live_figs
+from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.settings import TRACE_CACHE_ENTRIES
 from viz_transformer.training import live_runs
@@ -64,6 +65,18 @@ def head_figure(name: str, text: str, kind: AttentionKind, layer: int, head: int
                 window: tuple[int, int, int] | None) -> go.Figure:  # fmt: skip
     """One head's map; ``window`` is (first query, first key, size) of a full-resolution zoom."""
     return attention.head_figure(trace(name, text), kind, layer, head, hide, window)
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading the architecture…")
+def architecture(name: str) -> ArchitectureSummary:
+    """What ``name`` is built of (``LoadedModel.architecture``)."""
+    return model(name).architecture()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def rotary_tables(name: str, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """cos, sin ``[positions, d_head]`` of ``name``'s rotary module, None without one."""
+    return model(name).rotary_tables(positions)
 
 
 @st.cache_data(max_entries=64, show_spinner="Decoding step by step…")

@@ -1,25 +1,31 @@
-"""What head ablation, importance and value-weighted attention read from a Hugging Face model:
-its heads per kind, its output scored by teacher forcing, and W^O split per head."""
+"""What head ablation, importance, value-weighted attention and the logit lens read from a
+Hugging Face model: its heads per kind, its output scored by teacher forcing, W^O split per
+head, and (decoder-only) the residual stream after each decoder layer with the final norm and
+unembedding that read it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
 from viz_transformer.models.base import target_logprobs
 from viz_transformer.models.own_heads import check_kind
+from viz_transformer.networks.hooks import any_active, dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 
-if TYPE_CHECKING:
-    from viz_transformer.models.hf.model import HFModel
+HFModel = Any  # models.hf.model.HFModel, which imports this module
 
 # where W^O sits, relative to the module whose weights we hook: inside it (Llama o_proj, BART and
 # Marian out_proj, GPT-2 c_proj, T5 o) or beside it (BERT's attention.output.dense)
 OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "o", "SelfAttention.o", "EncDecAttention.o")
 SIBLING_PROJECTIONS = ("output.dense",)
+CONTINUATION = 5  # greedy tokens a decoder-only model's output is scored on (importance, lens)
+# the final norm before the unembedding, as decoder-only models name it on their base model
+FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "norm_f", "decoder.final_layer_norm")
 
 
 def _attention_module(model: HFModel, kind: AttentionKind, layer: int) -> tuple[str, nn.Module]:
@@ -37,8 +43,9 @@ def attention_shape(model: HFModel, kind: str) -> tuple[int, int]:
 
 
 def reference_ids(model: HFModel, text: str, target: str | None) -> list[int]:
-    """Greedy output (seq2seq: ``generate``; decoder-only: the next token) or ``target``'s ids,
-    end symbols dropped; nothing for an encoder only."""
+    """Greedy output (seq2seq: ``generate``; decoder-only: the next ``CONTINUATION`` tokens, one
+    uncached pass each under the caller's hooks) or ``target``'s ids, end symbols dropped;
+    nothing for an encoder only."""
     arch = model.spec.shows[-1]
     if arch == "encoder":
         return []
@@ -51,13 +58,31 @@ def reference_ids(model: HFModel, text: str, target: str | None) -> list[int]:
     elif arch == "cross":
         ids = model._greedy(model.encode_text(text))
     else:
-        ids = [int(forced_logits(model, text, [], 1)[0, -1].argmax())]
+        return _continuation(model, text)
     eos = model._eos_ids()
     return [i for i in ids if i not in eos] if arch == "cross" else list(ids)
 
 
-def forced_logits(model: HFModel, text: str, out_ids: Sequence[int], batch: int) -> torch.Tensor:
-    """Logits ``(B, T, vocab)`` of one teacher-forced pass (encoder only: ``(B, 0, 0)``)."""
+def _continuation(model: HFModel, text: str) -> list[int]:
+    """Up to ``CONTINUATION`` greedy next tokens of a decoder-only model, stopping before an
+    end symbol (but always at least one token, the next one, even if it is the end)."""
+    eos, ids = model._eos_ids(), []
+    for _ in range(CONTINUATION):
+        nxt = int(forced_logits(model, text, ids, 1, keep=1)[0, -1].argmax())
+        if nxt in eos and ids:
+            break
+        ids.append(nxt)
+        if nxt in eos:
+            break
+    return ids
+
+
+def forced_logits(
+    model: HFModel, text: str, out_ids: Sequence[int], batch: int, keep: int = 0
+) -> torch.Tensor:
+    """Logits ``(B, T, vocab)`` of one teacher-forced pass (encoder only: ``(B, 0, 0)``);
+    ``keep`` > 0 asks a decoder-only model for its last ``keep`` rows only (``logits_to_keep``:
+    the unembedding of a 30-layer 135M model is a fifth of its work per position)."""
     arch = model.spec.shows[-1]
     src = model.encode_text(text)
     inputs: dict[str, list[int]] = {"input_ids": src}
@@ -68,7 +93,11 @@ def forced_logits(model: HFModel, text: str, out_ids: Sequence[int], batch: int)
         inputs["decoder_input_ids"] = [int(start), *out_ids]
     elif arch == "decoder":
         inputs["input_ids"] = [*src, *out_ids]
-    batch_inputs = {k: torch.tensor([v] * batch, device=model.device) for k, v in inputs.items()}
+    batch_inputs: dict[str, Any] = {
+        k: torch.tensor([v] * batch, device=model.device) for k, v in inputs.items()
+    }
+    if keep and arch == "decoder" and _accepts(model.module, "logits_to_keep"):
+        batch_inputs["logits_to_keep"] = keep
     with torch.no_grad():
         out = model.module(**batch_inputs)
     logits = getattr(out, "logits", None)
@@ -79,8 +108,8 @@ def forced_logits(model: HFModel, text: str, out_ids: Sequence[int], batch: int)
 
 def forced_logprobs(model: HFModel, text: str, out_ids: Sequence[int], batch: int) -> torch.Tensor:
     """See ``LoadedModel.forced_logprobs``."""
-    logits = forced_logits(model, text, out_ids, batch)
     arch = model.spec.shows[-1]
+    logits = forced_logits(model, text, out_ids, batch, keep=len(out_ids) + 1)
     if arch == "encoder":
         return torch.zeros((batch, 0), device=model.device)
     if arch == "cross":
@@ -118,3 +147,85 @@ def _find(module: nn.Module, name: str) -> nn.Module | None:
     except AttributeError:
         return None
     return found if hasattr(found, "weight") else None
+
+
+def _accepts(module: nn.Module, argument: str) -> bool:
+    return argument in inspect.signature(module.forward).parameters
+
+
+def _layer_path(attention_path: str) -> str:
+    """The decoder layer holding an attention module: the shortest prefix of its path that is
+    an item of a layer list (``model.layers.3``, ``transformer.h.3``, T5's ``decoder.block.3``)."""
+    parts = attention_path.split(".")
+    cut = next(i for i, part in enumerate(parts) if part.isdigit())
+    return ".".join(parts[: cut + 1])
+
+
+def _stream_reader(name: str) -> Callable[[nn.Module, Any, Any], Any]:
+    """A forward hook passing a decoder layer's output hidden states to ``dispatch`` (a hook
+    function may replace them); nothing happens outside a ``hooks()`` block."""
+
+    def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> Any:
+        if not any_active():
+            return None
+        hidden = output[0] if isinstance(output, tuple) else output
+        new = dispatch(name, hidden)
+        if new is hidden:
+            return None
+        return (new, *output[1:]) if isinstance(output, tuple) else new
+
+    return hook
+
+
+def install_stream_hooks(module: nn.Module, names: dict[AttentionKind, list[str]]) -> list[str]:
+    """For a decoder-only model, one permanent hook per decoder layer dispatching its output at
+    ``<layer path>.hook_resid_post`` (declared in ``extra_hook_names``); others get none.
+
+    Returns:
+        the stream names in layer order (empty unless decoder-only).
+    """
+    if list(names) != ["decoder"]:
+        return []
+    streams = []
+    for pattern in names["decoder"]:
+        path = _layer_path(pattern.removesuffix(".hook_pattern"))
+        streams.append(point_name(path, "hook_resid_post"))
+        module.get_submodule(path).register_forward_hook(_stream_reader(streams[-1]))
+    module.extra_hook_names = [*getattr(module, "extra_hook_names", ()), *streams]
+    return streams
+
+
+def lens_points(model: HFModel) -> list[str]:
+    """The decoder layers' ``hook_resid_post`` names (decoder-only models)."""
+    streams = [n for n in model.module.extra_hook_names if n.endswith(".hook_resid_post")]
+    if not streams:
+        raise ValueError(
+            f"{model.name}: the logit lens reads decoder-only Hugging Face models (GPT-2, Llama, "
+            "SmolLM2, ...) and the paper and Bergamot models; pick one of those."
+        )
+    return streams
+
+
+def unembed(model: HFModel, x: torch.Tensor) -> torch.Tensor:
+    """Logits of residual-stream vectors: the base model's final norm, then the output layer.
+
+    Raises:
+        ValueError: no final norm under a known name (the lens would read unnormalised vectors).
+    """
+    base = model.module.base_model
+    norm = next((m for n in FINAL_NORMS if (m := _module(base, n)) is not None), None)
+    head = model.module.get_output_embeddings()
+    if norm is None or head is None:
+        raise ValueError(
+            f"{model.name}: no final norm ({', '.join(FINAL_NORMS)}) or output layer found, so "
+            "its residual stream cannot be read as logits; pick a GPT-2 or Llama-family model."
+        )
+    with torch.no_grad():
+        return head(norm(x.to(head.weight.dtype)))
+
+
+def _module(root: nn.Module, name: str) -> nn.Module | None:
+    try:
+        return root.get_submodule(name)
+    except AttributeError:
+        return None

@@ -25,6 +25,7 @@ from viz_transformer.models.base import (
     default_device,
     row_argmax,
 )
+from viz_transformer.models.hf import architecture as hf_architecture
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
@@ -42,6 +43,7 @@ from viz_transformer.models.hf.names import (
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES, POSITION_TABLES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.networks.hooks import collect_calls
+from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Patterns, Trace, truncation_note
 
@@ -91,6 +93,7 @@ class HFModel(LoadedModel):
         if device_map is None:
             module = module.to(torch.device(device) if device else default_device())
         names = install_pattern_hooks(module, spec.shows)
+        hf_heads.install_stream_hooks(module, names)  # the logit lens's residual stream
         lazy = module.config._attn_implementation == hf_attention.IMPLEMENTATION
         lazy = lazy and hf_attention.plain_attention(module.config, spec.positions)
         return cls(spec, module.device, module, tokenizer, names, lazy)
@@ -258,6 +261,12 @@ class HFModel(LoadedModel):
     def head_scale(self) -> HeadScale:
         return hf_inputs.head_scale(self.module.config)
 
+    def architecture(self) -> ArchitectureSummary:
+        return hf_architecture.summary(self)
+
+    def rotary_tables(self, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
+        return hf_architecture.rotary_tables(self, positions)
+
     def input_embedding(self) -> InputEmbedding:
         return hf_inputs.input_embedding(self.module, self.spec.positions, self.position_table())
 
@@ -279,6 +288,12 @@ class HFModel(LoadedModel):
 
     def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
         return hf_heads.output_weight(self, kind, layer)
+
+    def lens_points(self) -> list[str]:
+        return hf_heads.lens_points(self)
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        return hf_heads.unembed(self, x)
 
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
         return self.token_labels(list(ids))

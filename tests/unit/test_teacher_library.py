@@ -1,0 +1,98 @@
+"""Issue 17's library parts: what a model shows, the nearest model with a missing part, whether a
+model can take a sentence, the language guess, paragraphs, and presenter-mode figure text."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+import viz_transformer as vt
+from viz_transformer.figures.common import scaled_fonts, wrap_title
+from viz_transformer.figures.heatmap import MAX_HEIGHT, heatmap
+from viz_transformer.models.registry import nearest_model
+from viz_transformer.text.language import guess_language, split_sentences, stops_early
+
+
+def test_each_spec_says_architecture_kinds_positions_and_data():
+    assert vt.model_info("paper-en-pt").summary() == (
+        "encoder-decoder: encoder self, decoder masked self, cross attention; sinusoidal "
+        "positions; English -> Portuguese"
+    )
+    assert vt.model_info("paper-reverse").data == "task: reverse"
+    assert vt.model_info("minilm").summary().startswith("encoder-only: encoder self; learned")
+    assert vt.model_info("bergamot-pt-en").data == "Portuguese -> English"
+
+
+def test_the_nearest_model_with_a_missing_kind_reads_the_same_language():
+    has_decoder = lambda s: "decoder" in s.shows  # noqa: E731
+    assert nearest_model("bergamot-en-pt", has_decoder) == "paper-en-pt"
+    assert nearest_model("minilm", has_decoder) == "paper-en-pt"  # English, then real language
+    assert nearest_model("paper-en-pt", has_decoder) != "paper-en-pt"  # never itself
+    assert nearest_model("bergamot-pt-en", lambda s: s.source_lang == "pt") is None
+
+
+def test_a_model_accepts_a_sentence_it_reads_in_its_language():
+    assert vt.load_model("paper-en-pt").accepts("I am a student.")
+    assert not vt.load_model("paper-en-pt").accepts("Eu sou um estudante e gosto de ler.")
+    sov = vt.load_model("paper-sov")
+    assert sov.accepts(sov.spec.example)
+    assert not sov.accepts("The agreement was signed in August 1992.")  # unknown words
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("I am a student and I like to read.", "en"),
+        ("Eu sou um estudante e gosto de ler.", "pt"),
+        ("Onde fica a estação?", "pt"),
+        ("happy king red ship", None),  # a task's words: no guess
+        ("", None),
+    ],
+)
+def test_the_language_guess(text, lang):
+    assert guess_language(text) == lang
+
+
+def test_sentences_split_after_an_end_mark_but_not_after_abbreviations():
+    text = "Mr. Smith went home. He was tired! Was he?\nYes"
+    assert split_sentences(text) == ["Mr. Smith went home.", "He was tired!", "Was he?", "Yes"]
+    assert split_sentences("Version 3.5 is out.") == ["Version 3.5 is out."]
+
+
+def test_an_output_with_fewer_sentences_or_far_shorter_stops_early():
+    source = "The cat sleeps. The dog runs. The bird sings."
+    assert stops_early(source, "O gato dorme.")
+    assert not stops_early(source, "O gato dorme. O cão corre. O pássaro canta.")
+    assert not stops_early(source, "")  # nothing to judge
+
+
+def test_presenter_scaling_multiplies_every_explicit_size_and_fills_in_the_defaults():
+    fig = make_subplots(1, 2, subplot_titles=("a", "b"))
+    fig.add_trace(go.Heatmap(z=[[0, 1]], colorbar={"tickfont": {"size": 10}}), 1, 1)
+    fig.update_layout(title="t", height=300, legend_font_size=11)
+    fig.update_yaxes(tickfont_size=12)
+    out = scaled_fonts(fig, 2.0)
+    assert out.layout.title.font.size == 34 and out.layout.font.size == 24
+    assert out.layout.legend.font.size == 22 and out.data[0].colorbar.tickfont.size == 20
+    assert out.layout.yaxis.tickfont.size == 24 and out.layout.xaxis2.tickfont.size == 24
+    assert [a.font.size for a in out.layout.annotations] == [32, 32]  # subplot titles: 16 px
+    assert out.layout.height == 600 and out.layout.hoverlabel.font.size == 26
+    assert fig.layout.title.font.size is None  # the (possibly cached) figure is unchanged
+
+
+def test_a_long_title_wraps_at_spaces_and_keeps_its_subtitle():
+    text, lines = wrap_title("one two three four<br><sup>note</sup>", 9)
+    assert text == "one two<br>three<br>four<br><sup>note</sup>" and lines == 3
+
+
+def test_a_long_map_keeps_a_readable_height_and_thins_its_labels():
+    n = 200
+    tokens = [f"t{i}" for i in range(n)]
+    fig = heatmap(np.full((n, n), 1 / n), tokens, tokens, "map", "query")
+    assert fig.layout.height == MAX_HEIGHT  # 28 px a row would be 5,760 px
+    shown = fig.layout.yaxis.ticktext
+    assert 20 < len(shown) < n and shown[:2] == ("t0", f"t{fig.layout.yaxis.tickvals[1]}")
+    short = heatmap(np.eye(5), tokens[:5], tokens[:5], "map", "query")
+    assert short.layout.yaxis.ticktext == tuple(tokens[:5])
