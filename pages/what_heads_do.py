@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from viz_transformer.records.kinds import KIND_TITLES
-from viz_transformer.ui import caches, heads, widgets
+from viz_transformer.ui import caches, heads, state, widgets
 
 
 def what_heads_do_page() -> None:
@@ -27,12 +27,15 @@ def what_heads_do_page() -> None:
         widgets.show_error(exc)
         st.stop()
     kinds = [k for k in spec.shows if trace.get(k) is not None]
+    state.keep_choice("heads_kind", kinds)  # the URL may name a kind this model lacks
+    state.keep_choice("heads_mode", ["zero", "mean"])
     left, right = st.columns([2, 1])
     kind = left.radio("Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True,
                       key="heads_kind")  # fmt: skip
     mode = right.radio("Ablation", ["zero", "mean"], horizontal=True, key="heads_mode",
                        help="zero: the head adds nothing; mean: its average z.")  # fmt: skip
     shape = caches.model(name).attention_shape(kind)
+    state.clamp_state(heads_layer=shape[0], heads_head=shape[1])
     has_output = spec.shows[-1] != "encoder"
     st.subheader("Which heads matter")
     if has_output:

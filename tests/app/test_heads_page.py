@@ -45,3 +45,29 @@ def test_attention_maps_toggle_weights_by_value_norm(open_page, figures):
     app.radio(key="weighting").set_value("weighted by value norm").run()
     assert not app.exception and not app.error
     assert any("value norms" in f["layout"]["title"]["text"] for f in figures(app))
+
+
+def test_a_stopped_importance_job_stays_stopped_until_asked_again(open_page, figures):
+    from viz_transformer.ui.heads import STOP_KEY
+
+    app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "encoder"})
+    text = app.session_state["sentence"]
+    app.session_state[STOP_KEY] = ("paper-reverse", text, "cross", "mean")
+    app.radio(key="heads_kind").set_value("cross").run()
+    app.radio(key="heads_mode").set_value("mean").run()
+    assert any("Importance stopped" in i.value for i in app.info)
+    assert not any(f["layout"]["title"]["text"].startswith("Importance") for f in figures(app))
+    app.button(key="heads_resume").click().run()
+    assert any(f["layout"]["title"]["text"].startswith("Importance") for f in figures(app))
+    assert not app.exception and not app.error
+
+
+def test_head_widgets_round_trip_through_the_url(open_page):
+    params = {"heads_kind": "cross", "heads_mode": "mean", "heads_layer": "1", "heads_head": "3"}
+    app = open_page(PAGE, model="paper-reverse", params=params)
+    assert app.radio(key="heads_kind").value == "cross"
+    assert app.radio(key="heads_mode").value == "mean"
+    assert (app.selectbox(key="heads_layer").value, app.selectbox(key="heads_head").value) == (1, 3)
+    assert app.query_params["heads_head"] == ["3"] or app.query_params["heads_head"] == "3"
+    bad = open_page(PAGE, model="paper-reverse", params={"heads_kind": "nope", "heads_head": "9"})
+    assert bad.radio(key="heads_kind").value == "encoder" and not bad.exception

@@ -205,6 +205,7 @@ def test_6_softmax_page_on_paper_en_pt_shows_a_task_models_curves_labelled_as_su
     page.get_by_text("5. Training with and without the scale").wait_for()
     _settle(page)
     assert "paper-en-pt was trained once" in _text(page)
+    _figures(page)  # every chart drawn
     titles = _titles(page)
     assert any("trained twice (task:" in t for t in titles), titles
 

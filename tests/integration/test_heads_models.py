@@ -141,3 +141,20 @@ def test_decoder_only_importance_scores_the_greedy_continuation(load_tiny):
         ablated = float(model.forced_logprobs(TEXT, out_ids).sum())
     assert imp[1, 2] == pytest.approx(clean - ablated, abs=1e-4)
     assert model.forced_logprobs(TEXT, out_ids).shape == (1, len(out_ids))
+
+
+@pytest.mark.slow
+def test_smollm2_has_induction_heads(smollm2_model):
+    """Measured with bench/bench_heads.py: on a 20-word sentence shuffled and repeated, five of
+    SmolLM2-135M's 270 heads (L17 H3-5, L18 H6, L20 H6) score above 0.3 (issue 15: several);
+    none in layer 0, where no earlier layer can supply the previous token."""
+    sentence = (
+        "The agreement on the European Economic Area was signed in August 1992 by the twelve "
+        "member states and seven other countries."
+    )
+    induction = vt.head_roles(smollm2_model, "decoder", sentence)["induction"]
+    assert induction.shape == (30, 9)
+    strong = {(int(a), int(h)) for a, h in np.argwhere(induction > 0.3)}
+    assert len(strong) >= 3, strong
+    assert {(17, 3), (17, 4), (17, 5)} <= strong
+    assert not any(layer == 0 for layer, _ in strong)

@@ -199,6 +199,9 @@ def value_weighted(
     ``||alpha_ij f_h(x_j)||`` with ``f_h(x_j) = v_j W^O_h`` (the value with its bias, times the
     head's slice of W^O): how much key j actually moves query i's residual stream through head h.
 
+    It takes the model and the text, not a ``Trace``: a trace keeps the attention weights but
+    not the values, so the pass is rerun (one teacher-forced pass, the trace's layout).
+
     Args:
         model: a model exposing ``head_output_weight``; text, target: as for ``vt.trace``.
         kind: the attention kind.

@@ -5,6 +5,7 @@ head as one figure. The shared heatmap helpers live in ``heatmap``; the bertviz-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -135,10 +136,17 @@ def _tile(tiles: list[list[np.ndarray]], gap: int) -> tuple[np.ndarray, np.ndarr
     return tiled, np.stack([layer_of, head_of], axis=-1)
 
 
-def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = False) -> go.Figure:
+def overview_figure(
+    trace: Trace,
+    kind: AttentionKind,
+    hide_special: bool = False,
+    kv_of: Sequence[int] | None = None,
+) -> go.Figure:
     """All layers x heads as one tiled heatmap (rows = layers, columns = heads), NaN gaps between.
 
-    One trace draws ~4x faster than dozens of subplots in the browser.
+    One trace draws ~4x faster than dozens of subplots in the browser. With ``kv_of`` (per query
+    head its K/V head, ``LoadedModel.kv_groups``) and fewer K/V heads than query heads
+    (grouped-query attention), each column names its K/V head and a line separates the groups.
     """
     _, _, ri, ci, _, note = axes(trace, kind, hide_special)
     arr = require(trace, kind)
@@ -156,10 +164,19 @@ def overview_figure(trace: Trace, kind: AttentionKind, hide_special: bool = Fals
     fig = go.Figure(
         weight_trace(tiled, hover, customdata=where, showscale=False, hoverongaps=False)
     )
+    ticks = [f"head {h}" for h in range(n_heads)]
+    grouped = kv_of is not None and len(set(kv_of)) < n_heads
+    if grouped:
+        ticks = [f"{t}<br>K/V {g}" for t, g in zip(ticks, kv_of, strict=True)]
+        for h in range(1, n_heads):  # a line where the next K/V group starts
+            if kv_of[h] != kv_of[h - 1]:
+                fig.add_vline(x=h * (k + gap) - (gap + 1) / 2, line={"color": "black", "width": 2})
+        groups = f"grouped-query attention: {n_heads} query heads share {len(set(kv_of))} K/V heads"
+        note = "; ".join(filter(None, [groups, note]))
     fig.update_xaxes(
         tickmode="array",
         tickvals=[h * (k + gap) + (k - 1) / 2 for h in range(n_heads)],
-        ticktext=[f"head {h}" for h in range(n_heads)],
+        ticktext=ticks,
         showgrid=False,
         zeroline=False,
     )

@@ -18,6 +18,7 @@ DIVERGING = "RdBu_r"  # red positive, blue negative, white 0
 MAX_TEXT_COLUMNS = 32  # wider strips show values on hover only
 ROW_PX = 24
 GAP_PX = 44  # between stacked subplots: room for the lower one's title
+MARGIN = {"l": 10, "r": 10, "t": 80, "b": 40}  # the top holds the title and a subplot title
 
 
 def _where(w: Walkthrough) -> str:
@@ -66,9 +67,10 @@ def _height(n_rows: int) -> int:
 
 
 def _spacing(n_rows: int) -> float:
-    """Vertical spacing between subplots as a fraction of the figure: ``GAP_PX`` pixels, so a
-    subplot's title never lands on the subplot above it, however tall the figure."""
-    return GAP_PX / _height(n_rows)
+    """Vertical spacing between subplots as plotly takes it, a fraction of the plot area (the
+    height less the top and bottom margins): ``GAP_PX`` pixels, so a subplot's title never lands
+    on the subplot above it, however tall the figure."""
+    return min(0.5, GAP_PX / (_height(n_rows) - MARGIN["t"] - MARGIN["b"]))
 
 
 def _layout(fig: go.Figure, title: str, n_rows: int, xtitle: str, last: int = 1) -> go.Figure:
@@ -77,7 +79,7 @@ def _layout(fig: go.Figure, title: str, n_rows: int, xtitle: str, last: int = 1)
     fig.update_layout(
         title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 12}},
         height=_height(n_rows),
-        margin={"l": 10, "r": 10, "t": 80, "b": 40},
+        margin=MARGIN,
     )
     fig.update_xaxes(title_text=xtitle, row=last, col=1)
     return fig

@@ -240,6 +240,12 @@ class LoadedModel(ABC):
         """
         raise NotImplementedError
 
+    def kv_groups(self, kind: AttentionKind) -> tuple[int, ...]:
+        """Per query head of ``kind``, the key/value head it reads: grouped-query attention
+        shares one K/V head among ``heads / kv_heads`` consecutive query heads; plain multi-head
+        attention gives each query head its own (``(0, 1, ..., heads - 1)``, the default)."""
+        return tuple(range(self.attention_shape(kind)[1]))
+
     def reference_ids(self, text: str, target: str | None = None) -> list[int]:
         """The output ids a trace of ``text`` records, end symbol excluded: the greedy output
         under whatever hooks are active (so an ablation can change it), or ``target``'s ids.

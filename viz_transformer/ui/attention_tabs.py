@@ -18,7 +18,9 @@ from viz_transformer.records.export import trace_meta
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import fits_in_memory, is_lazy
 from viz_transformer.records.trace import Patterns, Trace
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import caches, sinks, state, widgets
+
+WEIGHTINGS = ["weights", "weighted by value norm"]  # the maps' radio (in the URL)
 
 TABS = ("Maps", "Head view", "Mean / max / rollout", "Statistics")
 SUMMARIES = {"mean": aggregate.head_mean, "max": aggregate.head_max, "rollout": aggregate.rollout}
@@ -86,11 +88,13 @@ def maps(view: MapView) -> None:
     if not is_lazy(arr) or st.toggle(ask, key="ov"):
         fig = caches.overview_figure(view.name, view.text, kind, view.hide)
         widgets.chart(fig, f"{kind}-overview")
+        sinks.gqa_line(view.name, kind)
     head = st.selectbox("Head", range(arr.shape[1]), key="head")
     window = zoom_window(*arr.shape[2:]) if attention.is_large(view.trace, kind) else None
     weighting = "weights"
     if window is None and not attention.is_large(view.trace, kind):
-        weighting = st.radio("Show", ["weights", "weighted by value norm"], horizontal=True,
+        state.keep_choice("weighting", WEIGHTINGS)  # a bad value from the URL
+        weighting = st.radio("Show", WEIGHTINGS, horizontal=True,
                              key="weighting", help="Kobayashi et al. 2020: ‖α_ij v_j W^O_h‖, "
                              "what key j really adds to query i through this head.")  # fmt: skip
     if weighting == "weights":
@@ -100,6 +104,7 @@ def maps(view: MapView) -> None:
     widgets.chart(fig, f"{kind}-L{layer}-H{head}")
     shown = {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
     widgets.downloads(f"attention-{kind}-L{layer}-H{head}", shown, view.meta(head=head))
+    sinks.section(view.name, view.text, view.trace, kind, layer, head)
 
 
 def value_weighted_figure(view: MapView, head: int) -> Any:

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis import aggregate, decoding, sampling, walkthrough
+from viz_transformer.analysis import aggregate, decoding, sampling, sinks, walkthrough
 from viz_transformer.analysis import positional as pa
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import attention
@@ -57,7 +57,13 @@ def head_stats(name: str, text: str, kind: AttentionKind) -> dict[str, np.ndarra
 @st.cache_resource(max_entries=16, show_spinner="Drawing every head…")
 def overview_figure(name: str, text: str, kind: AttentionKind, hide: bool) -> go.Figure:
     """Every head of every layer of ``kind``, one tile each."""
-    return attention.overview_figure(trace(name, text), kind, hide)
+    return attention.overview_figure(trace(name, text), kind, hide, model(name).kv_groups(kind))
+
+
+@st.cache_data(max_entries=32, show_spinner="Measuring the first token's share…")
+def sink_mass(name: str, text: str, kind: AttentionKind) -> np.ndarray:
+    """``[layers, heads]`` mean weight on the first token (``analysis.sinks``)."""
+    return sinks.sink_mass(trace(name, text).get(kind), kind)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)

@@ -26,20 +26,52 @@ def head_label(layer: int, head: int) -> str:
     return f"L{layer} H{head}"
 
 
+STOP_KEY = "_heads_stopped"  # the (model, text, kind, mode) whose importance job was stopped
+
+
+class Stopped(Exception):
+    """Raised from the progress callback once the user pressed Stop."""
+
+
+def _stop(key: tuple[str, str, str, str]) -> None:
+    st.session_state[STOP_KEY] = key
+
+
+def _resume() -> None:
+    st.session_state.pop(STOP_KEY, None)
+
+
 def importance(name: str, text: str, kind: AttentionKind, mode: str) -> np.ndarray | None:
-    """The importance map, computed with a progress bar the first time; None after a message."""
+    """The importance map, computed with a progress bar and a Stop button the first time; None
+    after a message (an error, or a stopped job with a button to start it again).
+
+    Pressing Stop reruns the page (Streamlit interrupts the running job at its next progress
+    update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again."""
     store, key = caches.head_importance_store(), (name, text, kind, mode)
+    if key not in store and st.session_state.get(STOP_KEY) == key:
+        st.info("Importance stopped. A large model ablates hundreds of heads; start it again?")
+        st.button("Compute importance", key="heads_resume", on_click=_resume)
+        return None
     if key not in store:
+        stop = st.empty()
+        stop.button("Stop", key="heads_stop", on_click=_stop, args=(key,))
         bar = st.progress(0.0, text="Ablating every head, one per batch row…")
+
+        def progress(done: float) -> None:
+            if st.session_state.get(STOP_KEY) == key:
+                raise Stopped
+            bar.progress(done, text=f"Ablating every head, one per batch row… {done:.0%}")
+
         try:
-            store.put(
-                key, vt.head_importance(caches.model(name), text, kind, None, mode, bar.progress)
-            )
+            store.put(key, vt.head_importance(caches.model(name), text, kind, None, mode, progress))
+        except Stopped:
+            return None
         except widgets.LOAD_ERRORS as exc:
             widgets.show_error(exc)
             return None
         finally:
             bar.empty()
+            stop.empty()
     scores = store[key]
     widgets.chart(
         figures.head_grid(

@@ -32,7 +32,8 @@ URL_KEYS: dict[str, Callable[[str], Any]] = {
     MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
     PRESENTER_KEY: _flag, "attn_tab": str, "hide_special": _flag, "agg": str, "token": int,
     "beam": int, "top_k": int, "max_steps": int, "dec_layer": int, "target": str,
-    "sentence_part": int,
+    "sentence_part": int, "weighting": str, "heads_kind": str, "heads_mode": str,
+    "heads_layer": int, "heads_head": int,
 }  # fmt: skip
 KEPT_KEYS = (*URL_KEYS, HF_KEY, SHOWN_KEY)
 URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)

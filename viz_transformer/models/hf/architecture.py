@@ -12,6 +12,7 @@ import torch
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.hf.inputs import head_scale
 from viz_transformer.records.architecture import ArchitectureSummary
+from viz_transformer.records.kinds import AttentionKind
 
 HFModel = Any  # models.hf.model.HFModel, which imports this module
 FFN_WIDTHS = ("intermediate_size", "d_ff", "decoder_ffn_dim", "ffn_dim", "n_inner")
@@ -87,3 +88,14 @@ def rotary_tables(model: HFModel, positions: int) -> tuple[np.ndarray, np.ndarra
     with torch.no_grad():
         cos, sin = rotary(x, ids)  # (1, positions, d_head) each
     return cos[0].float().cpu().numpy(), sin[0].float().cpu().numpy()
+
+
+def kv_groups(model: HFModel, kind: AttentionKind) -> tuple[int, ...]:
+    """Per query head its K/V head (``LoadedModel.kv_groups``): with ``num_key_value_heads`` in
+    the config (Llama, Mistral, Qwen...), query head ``h`` reads K/V head ``h // (heads /
+    kv_heads)``, as transformers' ``repeat_kv`` lays them out; one each otherwise."""
+    heads = model.attention_shape(kind)[1]
+    kv_heads = getattr(model.module.config, "num_key_value_heads", None) or heads
+    if kind == "cross" or heads % kv_heads:
+        return tuple(range(heads))
+    return tuple(h // (heads // kv_heads) for h in range(heads))

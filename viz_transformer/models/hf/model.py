@@ -264,6 +264,9 @@ class HFModel(LoadedModel):
     def architecture(self) -> ArchitectureSummary:
         return hf_architecture.summary(self)
 
+    def kv_groups(self, kind: AttentionKind) -> tuple[int, ...]:
+        return hf_architecture.kv_groups(self, kind)
+
     def rotary_tables(self, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
         return hf_architecture.rotary_tables(self, positions)
 
