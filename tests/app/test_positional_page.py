@@ -93,10 +93,17 @@ def test_learned_positions_beside_the_sinusoid_and_their_cosine_similarity(
     np.testing.assert_allclose(cos, pa.similarity(table, cosine=True), atol=1e-5)
 
 
-@pytest.mark.parametrize(("family", "words"), [("llama", "rotates"), ("t5", "bias")])
+@pytest.mark.parametrize(
+    ("family", "words", "rotary_charts"), [("llama", "rotates", 2), ("t5", "bias", 0)]
+)
 def test_rotary_and_relative_models_say_nothing_is_added(
-    tmp_path, family, words, figures, open_page
+    tmp_path, family, words, rotary_charts, figures, open_page
 ):
     at = open_page(PAGE, f"hf:{BUILDERS[family](tmp_path / family)}")
     assert any(words in i.value and "nothing is added" in i.value for i in at.info)
-    assert len(figures(at)) == 4  # the sinusoid's four views only
+    titles = [str(f["layout"].get("title", {}).get("text", "")) for f in figures(at)]
+    # The sinusoid's four views, then (rotary only) the rotation angles and the score by offset.
+    rotary = [t for t in titles if "Rotation of each" in t or "offset m - n" in t]
+    assert len(rotary) == rotary_charts, titles
+    assert len(titles) == 4 + rotary_charts, titles
+    assert any("Rotary positions in hf:" in h.value for h in at.subheader) == bool(rotary_charts)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from viz_transformer.analysis.rope import rotate
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.networks.hooks import (
     ATTENTION_POINTS,
@@ -44,7 +45,11 @@ class KindCapture:
             parts of layer 0's input (section 3.4, 3.5); None for cross-attention.
         w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``.
         captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
-            ``[L, h, T, .]`` what the hook points recorded.
+            ``[L, h, T, .]`` what the hook points recorded (a Llama: ``"pattern"`` only).
+        resid: ``[L, Tq, d]`` each block's input before its pre-attention RMSNorm (whose gain is
+            ``weights["norm"]``, epsilon ``norm_eps``), None for a post-norm model.
+        rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), None without.
+        kv_heads: key/value heads; fewer than ``n_heads`` is grouped-query attention.
     """
 
     model_name: str
@@ -59,6 +64,10 @@ class KindCapture:
     pos: np.ndarray | None
     weights: dict[str, np.ndarray]
     captured: dict[str, np.ndarray]
+    resid: np.ndarray | None = None
+    norm_eps: float = 0.0
+    rotary: tuple[np.ndarray, np.ndarray] | None = None
+    kv_heads: int = 0  # 0: one per query head
 
     @property
     def n_layers(self) -> int:
@@ -66,7 +75,11 @@ class KindCapture:
 
     @property
     def d_k(self) -> int:
-        return self.x_q.shape[-1] // self.n_heads
+        return self.weights["w_q"].shape[-1] // self.n_heads
+
+    def kv_head(self, head: int) -> int:
+        """The key/value head query ``head`` reads (consecutive query heads share one)."""
+        return head // (self.n_heads // self.kv_heads) if self.kv_heads else head
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,9 @@ class Walkthrough:
         weights: ``(Tk,)`` softmax of ``scaled`` (step 5); keep: ``(Tk,)`` False where masked.
         z: ``(d_k,)`` sum_j weights_j v_j (step 6); concat: ``(d,)`` every head's z side by side.
         out: ``(d,)`` concat @ W^O + b^O, the sub-layer output before the residual and LayerNorm.
+        resid, normed: a pre-norm model's block input ``(d,)`` and its RMSNorm recomputed here
+            (equal to ``x``, which the model's norm computed); q_plain, k_plain: q and k before
+            RoPE rotated them; kv_head: the K/V head this query head shares. None otherwise.
     """
 
     model_name: str
@@ -105,10 +121,16 @@ class Walkthrough:
     z: np.ndarray
     concat: np.ndarray
     out: np.ndarray
+    resid: np.ndarray | None = None
+    normed: np.ndarray | None = None
+    q_plain: np.ndarray | None = None
+    k_plain: np.ndarray | None = None
+    kv_head: int | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The numbers of every step, by name, for downloads."""
-        names = ("x", "embed", "pos", "q", "k", "v", "raw", "scaled", "weights", "z", "concat")
+        names = ("resid", "normed", "x", "embed", "pos", "q_plain", "k_plain", "q", "k", "v",
+                 "raw", "scaled", "weights", "z", "concat")  # fmt: skip
         found = {n: getattr(self, n) for n in (*names, "out") if getattr(self, n) is not None}
         return {**found, "keep": self.keep.astype(np.int8)}
 
@@ -118,7 +140,7 @@ class Walkthrough:
             "model": self.model_name, "kind": self.kind, "layer": self.layer, "head": self.head,
             "position": self.position, "query_token": self.query_tokens[self.position],
             "key_tokens": list(self.key_tokens), "d_k": self.d_k, "n_heads": self.n_heads,
-            "divided_by_sqrt_d_k": self.divided,
+            "divided_by_sqrt_d_k": self.divided, "kv_head": self.kv_head,
         }  # fmt: skip
 
 
@@ -164,6 +186,12 @@ def capture(
     target = None if target is None else check_text(target, "target")
     run = model.qkv_run(text, kind, target)
     cache = run.cache
+    if run.weights is not None:  # a pre-norm rotary decoder read without our hook points
+        return KindCapture(
+            model.name, kind, run.tgt_tokens, run.tgt_tokens, run.n_heads, run.scaled,
+            cache["x"], cache["x"], None, None, run.weights, {"pattern": cache["pattern"]},
+            cache["resid"], run.norm_eps, run.rotary, run.kv_heads,
+        )  # fmt: skip
     n = len(getattr(model.module, ATTENTION_SUBLAYERS[kind][0]).layers)
     mods = [attention_module(model, kind, i) for i in range(n)]
     x_q = np.stack([cache[query_stream_name(kind, i)] for i in range(n)])
@@ -185,21 +213,31 @@ def capture(
     )  # fmt: skip
 
 
-def _head(cap: KindCapture, layer: int, head: int, x: np.ndarray, keep: np.ndarray) -> dict:
-    """Steps 2 to 6 of one head for the query vector ``x`` ``(d,)``, in float64."""
+def _head(
+    cap: KindCapture, layer: int, head: int, position: int, x: np.ndarray, keep: np.ndarray
+) -> dict:
+    """Steps 2 to 6 of one head for the query vector ``x`` ``(d,)`` at ``position``, in float64;
+    with rotary positions q and k are rotated by their positions before they meet."""
     sl = slice(head * cap.d_k, (head + 1) * cap.d_k)
+    kv = cap.kv_head(head)
+    kv_sl = slice(kv * cap.d_k, (kv + 1) * cap.d_k)  # grouped-query: the shared K/V head
     w = {n: a[layer].astype(np.float64) for n, a in cap.weights.items()}
     xs = cap.x_kv[layer].astype(np.float64)  # (Tk, d)
     q = x @ w["w_q"][:, sl] + w["b_q"][sl]  # (d_k,)
-    k = xs @ w["w_k"][:, sl] + w["b_k"][sl]  # (Tk, d_k)
-    v = xs @ w["w_v"][:, sl] + w["b_v"][sl]  # (Tk, d_k)
+    k = xs @ w["w_k"][:, kv_sl] + w["b_k"][kv_sl]  # (Tk, d_k)
+    v = xs @ w["w_v"][:, kv_sl] + w["b_v"][kv_sl]  # (Tk, d_k)
+    plain = {}
+    if cap.rotary is not None:
+        cos, sin = (t.astype(np.float64) for t in cap.rotary)
+        plain = {"q_plain": q, "k_plain": k, "kv_head": kv}
+        q, k = rotate(q, cos[position], sin[position]), rotate(k, cos[: len(k)], sin[: len(k)])
     raw = k @ q  # (Tk,)
     scaled = np.where(keep, raw / math.sqrt(cap.d_k) if cap.scaled else raw, -np.inf)
     # -inf -> exp 0: masked keys get exactly zero weight (section 3.2.3)
     e = np.exp(scaled - scaled[keep].max())
     weights = e / e.sum()
     return {"q": q, "k": k, "v": v, "raw": raw, "scaled": scaled, "weights": weights,
-            "z": weights @ v}  # fmt: skip
+            "z": weights @ v, **plain}  # fmt: skip
 
 
 def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrough:
@@ -220,7 +258,7 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
     keep = np.ones(len(cap.key_tokens), dtype=bool)
     if cap.kind == "decoder":  # a decoder position sees itself and the earlier ones only
         keep[position + 1 :] = False
-    heads = [_head(cap, layer, h, x, keep) for h in range(cap.n_heads)]
+    heads = [_head(cap, layer, h, position, x, keep) for h in range(cap.n_heads)]
     concat = np.concatenate([h["z"] for h in heads])  # (d,)
     out = concat @ cap.weights["w_o"][layer].astype(np.float64) + cap.weights["b_o"][layer]
     at_start = layer == 0 and cap.embed is not None and cap.pos is not None
@@ -229,8 +267,17 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
         cap.d_k, cap.n_heads, cap.scaled, x,
         cap.embed[position].astype(np.float64) if at_start else None,
         cap.pos[position].astype(np.float64) if at_start else None,
-        keep=keep, concat=concat, out=out, **heads[head],
+        keep=keep, concat=concat, out=out, **heads[head], **_rms(cap, layer, position),
     )  # fmt: skip
+
+
+def _rms(cap: KindCapture, layer: int, position: int) -> dict[str, np.ndarray]:
+    """A pre-norm block's input and its RMSNorm, ``x / sqrt(mean(x^2) + eps) * g``, in float64."""
+    if cap.resid is None:
+        return {}
+    resid = cap.resid[layer, position].astype(np.float64)
+    normed = resid / np.sqrt(np.mean(resid**2) + cap.norm_eps) * cap.weights["norm"][layer]
+    return {"resid": resid, "normed": normed}
 
 
 def walkthrough(

@@ -101,12 +101,26 @@ class QKVRun:
         cache: hook name -> float32 array, batch dimension removed.
         src_tokens: the source as shown; tgt_tokens: the decoder input as shown (start first).
         scaled: whether the scores were divided by sqrt(d_k).
+        weights: for a model read without our hook points (a Hugging Face Llama), its
+            projections ``w_q`` ``[L, d, h * d_head]``, ``w_k``/``w_v`` ``[L, d, kv_heads *
+            d_head]``, ``w_o`` ``[L, h * d_head, d]``, biases ``b_*`` (zeros where it has none),
+            and ``norm`` ``[L, d]`` the pre-attention RMSNorm's gain; the cache then holds
+            ``resid`` and ``x`` ``[L, T, d]`` (each block's input, and it RMS-normalised by the
+            model) and ``pattern`` ``[L, h, T, T]``. None for our own networks.
+        rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), or None.
+        n_heads, kv_heads: query and key/value heads (with ``weights``); norm_eps: the RMSNorm's
+            epsilon.
     """
 
     cache: dict[str, np.ndarray]
     src_tokens: tuple[str, ...]
     tgt_tokens: tuple[str, ...]
     scaled: bool
+    weights: dict[str, np.ndarray] | None = None
+    rotary: tuple[np.ndarray, np.ndarray] | None = None
+    n_heads: int = 0
+    kv_heads: int = 0
+    norm_eps: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from viz_transformer.models.base import (
     InputEmbedding,
     LoadedModel,
     ModelSpec,
+    QKVRun,
     default_device,
     row_argmax,
 )
@@ -30,6 +31,7 @@ from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
 from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf import qkv as hf_qkv
 from viz_transformer.models.hf import smollm2
 from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
@@ -263,6 +265,9 @@ class HFModel(LoadedModel):
 
     def architecture(self) -> ArchitectureSummary:
         return hf_architecture.summary(self)
+
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+        return hf_qkv.qkv_run(self, text, kind, target)
 
     def kv_groups(self, kind: AttentionKind) -> tuple[int, ...]:
         return hf_architecture.kv_groups(self, kind)

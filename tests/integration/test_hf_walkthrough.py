@@ -1,0 +1,86 @@
+"""The Q/K/V walkthrough of a Hugging Face Llama (tiny, random, grouped-query): every step
+recomputed by ``analysis.walkthrough`` equals what the model's own modules computed, read here
+with forward hooks on the block, q_proj, k_proj and o_proj."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import viz_transformer as vt
+from viz_transformer.analysis import walkthrough
+from viz_transformer.models.random_init.hf import BUILDERS
+
+TEXT = "the cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> vt.LoadedModel:
+    return vt.load_model(f"hf:{BUILDERS['llama'](tmp_path_factory.mktemp('llama'))}")
+
+
+def _module_reads(model: vt.LoadedModel, layer: int) -> dict[str, np.ndarray]:
+    """Block input, q_proj and k_proj outputs, o_proj input and output of ``layer``: ``[T, .]``."""
+    block = model.module.model.layers[layer]
+    attn = block.self_attn
+    seen: dict[str, np.ndarray] = {}
+
+    def keep(name: str, pre: bool):
+        def hook(module, args, kwargs, *out):
+            value = (args[0] if args else kwargs["hidden_states"]) if pre else out[0]
+            value = value[0] if isinstance(value, tuple) else value
+            seen[name] = value[0].detach().to("cpu", torch.float32).numpy()
+
+        return hook
+
+    handles = [
+        block.register_forward_pre_hook(keep("resid", True), with_kwargs=True),
+        attn.o_proj.register_forward_pre_hook(keep("concat", True), with_kwargs=True),
+        attn.q_proj.register_forward_hook(keep("q", False), with_kwargs=True),
+        attn.k_proj.register_forward_hook(keep("k", False), with_kwargs=True),
+        attn.o_proj.register_forward_hook(keep("out", False), with_kwargs=True),
+    ]
+    try:
+        ids = model.encode_text(TEXT)
+        batch = torch.tensor([ids], device=model.device)
+        with torch.no_grad():
+            model.module(input_ids=batch)
+    finally:
+        for h in handles:
+            h.remove()
+    return seen
+
+
+@pytest.mark.parametrize(("layer", "head", "position"), [(0, 0, 3), (1, 3, 5), (1, 2, 0)])
+def test_every_step_equals_the_model(llama: vt.LoadedModel, layer, head, position) -> None:
+    cap = walkthrough.capture(llama, TEXT, "decoder")
+    assert cap.n_heads == 4 and cap.kv_heads == 2 and cap.d_k == 8
+    w = walkthrough.explain(cap, layer, head, position)
+    seen = _module_reads(llama, layer)
+    d = w.d_k
+    kv = head // 2  # 4 query heads over 2 K/V heads
+    assert w.kv_head == kv
+    np.testing.assert_allclose(w.resid, seen["resid"][position], atol=1e-5)
+    np.testing.assert_allclose(w.normed, w.x, atol=1e-5)  # our RMSNorm = the model's
+    np.testing.assert_allclose(w.q_plain, seen["q"][position, head * d : (head + 1) * d], atol=1e-5)
+    np.testing.assert_allclose(w.k_plain, seen["k"][: len(w.k), kv * d : (kv + 1) * d], atol=1e-5)
+    np.testing.assert_allclose(w.weights, cap.captured["pattern"][layer, head, position], atol=1e-5)
+    assert np.all(w.weights[position + 1 :] == 0) and w.weights.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(w.concat, seen["concat"][position], atol=1e-5)
+    np.testing.assert_allclose(w.z, seen["concat"][position, head * d : (head + 1) * d], atol=1e-5)
+    np.testing.assert_allclose(w.out, seen["out"][position], atol=1e-5)
+    # RoPE rotates: without it the scores differ (position 0 is the one it leaves alone)
+    if position > 0:
+        assert not np.allclose(w.k_plain @ w.q_plain, w.raw, atol=1e-4)
+
+
+def test_unsupported_families_say_why(tmp_path) -> None:
+    bert = vt.load_model(f"hf:{BUILDERS['bert'](tmp_path / 'bert')}")
+    with pytest.raises(ValueError, match="Llama-family"):
+        walkthrough.capture(bert, TEXT, "encoder")
+
+
+def test_wrong_kind_for_a_decoder_only(llama: vt.LoadedModel) -> None:
+    with pytest.raises(ValueError, match="decoder-only"):
+        llama.qkv_run(TEXT, "encoder")
