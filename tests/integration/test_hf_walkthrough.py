@@ -84,3 +84,16 @@ def test_unsupported_families_say_why(tmp_path) -> None:
 def test_wrong_kind_for_a_decoder_only(llama: vt.LoadedModel) -> None:
     with pytest.raises(ValueError, match="decoder-only"):
         llama.qkv_run(TEXT, "encoder")
+
+
+@pytest.mark.slow
+def test_smollm2_walkthrough_equals_its_attention(smollm2_model) -> None:
+    text = "The capital of France is"
+    cap = walkthrough.capture(smollm2_model, text, "decoder")
+    assert (cap.n_heads, cap.kv_heads, cap.d_k) == (9, 3, 64)
+    assert smollm2_model.kv_groups("decoder") == (0, 0, 0, 1, 1, 1, 2, 2, 2)
+    for layer, head in ((0, 0), (15, 4), (29, 8)):
+        w = walkthrough.explain(cap, layer, head, len(cap.query_tokens) - 1)
+        assert w.kv_head == head // 3
+        np.testing.assert_allclose(w.normed, w.x, atol=1e-4)
+        np.testing.assert_allclose(w.weights, cap.captured["pattern"][layer, head, -1], atol=1e-5)

@@ -51,7 +51,7 @@ def test_hidden_first_key_rows_renormalised_causal_zeros_kept() -> None:
     assert np.all(np.isnan(out[0]))  # the first query saw only the first token
     np.testing.assert_allclose(out[1:].sum(-1), 1.0, atol=1e-6)
     upper = np.triu(np.ones((6, 5), bool), k=1)[1:]  # key j + 1 > query i
-    assert np.all(out[1:][upper[: 5]] == 0.0)
+    assert np.all(out[1:][upper[:5]] == 0.0)
     # the ratios between the remaining keys are unchanged
     np.testing.assert_allclose(out[4, 1] / out[4, 0], z[4, 2] / z[4, 1], rtol=1e-5)
     with pytest.raises(ValueError, match="k >= 2"):

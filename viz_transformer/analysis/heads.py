@@ -20,7 +20,7 @@ from viz_transformer.models.ablation import (
     record_z,
     replace_heads,
 )
-from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.base import LayerRuns, LoadedModel
 from viz_transformer.networks.hooks import collect, hooks
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.text.checks import check_text
@@ -44,7 +44,14 @@ def _batched_scores(
     progress: Progress | None,
 ) -> np.ndarray:
     """Total log-probability of ``out_ids`` (and the end symbol) per row of ``rows``, each row
-    run with its heads replaced; ``BATCH`` rows per pass. Returns ``(len(rows),)``."""
+    run with its heads replaced. Returns ``(len(rows),)``.
+
+    Where the model keeps a clean pass layer by layer (``LoadedModel.layer_runs``), rows are
+    grouped by their lowest layer and each group reruns only the layers from there on (the
+    layers below are the clean run's); otherwise every row runs whole, ``BATCH`` per pass."""
+    runs = model.layer_runs(text, out_ids, kind) if any(rows) else None
+    if runs is not None:
+        return _layered_scores(model, kind, runs, rows, values, progress)
     totals = []
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
@@ -56,6 +63,37 @@ def _batched_scores(
         if progress is not None:
             progress(min(1.0, (start + len(chunk)) / len(rows)))
     return np.concatenate(totals).astype(np.float64)
+
+
+def _layered_scores(
+    model: LoadedModel,
+    kind: AttentionKind,
+    runs: LayerRuns,
+    rows: list[list[tuple[int, int]]],
+    values: dict[str, torch.Tensor] | None,
+    progress: Progress | None,
+) -> np.ndarray:
+    """``_batched_scores`` from a clean pass kept layer by layer: rows without heads take the
+    clean score, the others run from their lowest layer on, one batch per layer."""
+    totals = np.full(len(rows), float(runs.clean.sum()))
+    by_layer: dict[int, list[int]] = {}
+    for i, heads in enumerate(rows):
+        if heads:
+            by_layer.setdefault(min(layer for layer, _ in heads), []).append(i)
+    done, work = 0, sum(runs.layers - layer for layer, group in by_layer.items() for _ in group)
+    for layer in sorted(by_layer):
+        group = by_layer[layer]
+        for start in range(0, len(group), BATCH):
+            chunk = group[start : start + BATCH]
+            fns = replace_heads(model, kind, [rows[i] for i in chunk], values)
+            with hooks(model.module, fns):
+                logprobs = runs.run_from(layer, len(chunk))  # (B, n)
+            fns.check()
+            totals[chunk] = logprobs.sum(-1).cpu().numpy()
+            done += len(chunk) * (runs.layers - layer)
+            if progress is not None:
+                progress(min(1.0, done / work))
+    return totals
 
 
 def head_importance(

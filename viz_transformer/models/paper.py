@@ -132,7 +132,7 @@ class PaperModel(LoadedModel):
 
     def source_ids(self, text: str) -> tuple[list[int], tuple[str, ...]]:
         ids = self._source_ids(text)
-        return ids, tuple(self.vocab.tokens[i] for i in ids)
+        return ids, self.vocab.source_tokens(text, ids)
 
     def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
         return known_hook(self.module, attention_hook_name(kind, layer, point))
@@ -208,7 +208,7 @@ class PaperModel(LoadedModel):
         tokens = self.vocab.tokens
         return QKVRun(
             cache,
-            tuple(tokens[i] for i in src_ids),
+            self.vocab.source_tokens(text, src_ids),
             tuple(tokens[i] for i in tgt_in),
             self.module.cfg.scale_scores,
         )
@@ -247,7 +247,7 @@ class PaperModel(LoadedModel):
             )
 
         return DecoderSession(
-            src_tokens=tuple(vocab.tokens[i] for i in src_ids),
+            src_tokens=vocab.source_tokens(text, src_ids),
             start_tokens=(vocab.tokens[vocab.bos_id],),
             eos_ids=frozenset({vocab.eos_id}),
             max_new=module.cfg.max_len - 1,
@@ -300,7 +300,7 @@ class PaperModel(LoadedModel):
         arrays = {kind: np.stack([cache[n] for n in ns]) for kind, ns in names.items()}
         return Trace(
             model_name=self.name,
-            src_tokens=tuple(vocab.tokens[i] for i in src_ids),
+            src_tokens=vocab.source_tokens(text, src_ids),
             tgt_tokens=tuple(vocab.tokens[i] for i in tgt_in),
             pred_tokens=tuple(vocab.tokens[i] for i in row_argmax(logits)),
             encoder=arrays["encoder"],

@@ -6,7 +6,7 @@ It offers what the paper models use of :class:`viz_transformer.text.vocab.WordVo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,9 +17,41 @@ SPECIAL_IDS = {"pad_id": 0, "bos_id": 1, "eos_id": 2, "unk_id": 3}  # the WordVo
 MODEL_FILE = "spm.model"
 
 
+CONTINUES = "##"  # BERT's mark of a piece that continues the word before it: read ##s
+UNKNOWN = "<unk:{}>"  # an unknown piece shown with the characters it stands for
+
+
 def display_piece(piece: str) -> str:
-    """A piece as shown: the word-start mark "▁" dropped unless it is all there is."""
-    return piece if piece == "▁" else piece.removeprefix("▁")
+    """A piece as shown: the word-start mark "▁" dropped (unless it is all there is); a piece
+    that continues a word (no "▁" and starting with a letter or digit) gets ``CONTINUES`` in
+    front, as BERT writes its pieces ("read ##s"); punctuation and special pieces stay bare."""
+    if piece == "▁" or piece.startswith("▁"):
+        return piece if piece == "▁" else piece[1:]
+    return f"{CONTINUES}{piece}" if piece[:1].isalnum() else piece
+
+
+def show_unknowns(
+    tokens: Sequence[str], ids: Sequence[int], surfaces: Sequence[str], unk_id: int
+) -> tuple[str, ...]:
+    """``tokens`` with each unknown piece shown by its characters (``<unk:😀>``).
+
+    Args:
+        tokens: display tokens of ``ids``; ids: a prefix of ``encode(text)``, perhaps cut and
+            with ``</s>`` appended; surfaces: ``encode(text, out_type=str)``, which gives an
+            unknown piece's own characters; unk_id: the vocabulary's ``<unk>`` id.
+    """
+    return tuple(
+        UNKNOWN.format(surfaces[k].removeprefix("▁") or surfaces[k])
+        if i == unk_id and k < len(surfaces)
+        else t
+        for k, (i, t) in enumerate(zip(ids, tokens, strict=True))
+    )
+
+
+def unknown_characters(tokens: Iterable[str]) -> list[str]:
+    """The characters behind each ``<unk:...>`` display token, in order."""
+    head, tail = UNKNOWN.split("{}")
+    return [t[len(head) : -len(tail)] for t in tokens if t.startswith(head) and t != "<unk>"]
 
 
 def train_sentencepiece(texts: Iterable[str], prefix: Path, vocab_size: int = 8000) -> Path:
@@ -80,7 +112,7 @@ class SentencePieceVocab:
 
     @cached_property
     def tokens(self) -> tuple[str, ...]:
-        """The pieces as displayed (without "▁"), indexed by id."""
+        """The pieces as displayed (without "▁", ``##`` before a continuation), indexed by id."""
         return tuple(display_piece(p) for p in self.pieces)
 
     @cached_property
@@ -116,6 +148,12 @@ class SentencePieceVocab:
             raise ValueError("the sentence is empty; type a sentence to translate.")
         ids = self.processor.encode(text.strip())
         return ids + ([self.eos_id] if add_eos else [])
+
+    def source_tokens(self, text: str, ids: Sequence[int]) -> tuple[str, ...]:
+        """Display tokens of ``ids`` (from ``encode(text)``), unknown pieces as ``<unk:😀>``."""
+        surfaces = self.processor.encode(text.strip(), out_type=str)
+        tokens = [self.tokens[i] for i in ids]
+        return show_unknowns(tokens, ids, surfaces, SPECIAL_IDS["unk_id"])
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of ``ids``, special pieces dropped."""

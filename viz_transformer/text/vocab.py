@@ -62,6 +62,10 @@ class WordVocab:
     def eos_id(self) -> int:
         return 2
 
+    def source_tokens(self, text: str, ids: list[int]) -> tuple[str, ...]:
+        """Display tokens of ``ids`` encoded from ``text`` (whole words: nothing is unknown)."""
+        return tuple(self.tokens[i] for i in ids)
+
     def unknown_words(self, text: str) -> list[str]:
         """Words of ``text`` this vocabulary does not know, in order of appearance, once each."""
         index, out = self.index, []

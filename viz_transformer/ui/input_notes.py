@@ -9,6 +9,7 @@ import streamlit as st
 import viz_transformer as vt
 from viz_transformer.models.registry import nearest_model
 from viz_transformer.text.language import guess_language, split_sentences, stops_early
+from viz_transformer.text.spm import CONTINUES, unknown_characters
 from viz_transformer.ui import caches, state, widgets
 
 PART_KEY = "sentence_part"  # the picker of one sentence of a paragraph (shared in links)
@@ -76,7 +77,32 @@ def language_check(name: str, text: str) -> None:
               args=(other,), key=f"switch-language-{other}")  # fmt: skip
 
 
+def token_notes(name: str, text: str) -> None:
+    """The characters the model cannot read (each is one ``<unk:...>`` token), and what the
+    marks on the token labels mean when the sentence has any."""
+    try:
+        tokens = caches.model(name).source_ids(text)[1]
+    except (*widgets.LOAD_ERRORS, NotImplementedError):
+        return  # the page says why it cannot trace this text
+    unknown = unknown_characters(tokens)
+    if unknown:
+        chars = sum(len(u) for u in unknown)
+        groups = f"{len(unknown)} unknown token{'s' * (len(unknown) != 1)}"
+        st.warning(
+            f"{chars} character{'s' * (chars != 1)} this model cannot read ({groups}: "
+            f"{', '.join(widgets.literal(u) for u in unknown[:12])}). It sees each group as "
+            "one `<unk>` token, labelled `<unk:…>` on the maps with the characters it stands for."
+        )
+    if unknown or any(t.startswith(CONTINUES) for t in tokens):
+        st.caption(
+            "Token labels: `##s` is a piece that continues the word before it (`read` + `##s` = "
+            "reads); a piece that starts a word, and punctuation, are shown bare; `<unk:😀>` is "
+            "a piece the model cannot read, shown with its characters."
+        )
+
+
 def input_notes(name: str, text: str) -> None:
     """Everything a page says about the input before tracing it."""
     language_check(name, text)
     sentence_picker(text)
+    token_notes(name, text)

@@ -96,7 +96,7 @@ def forced_logits(
     batch_inputs: dict[str, Any] = {
         k: torch.tensor([v] * batch, device=model.device) for k, v in inputs.items()
     }
-    if keep and arch == "decoder" and _accepts(model.module, "logits_to_keep"):
+    if keep and arch == "decoder" and accepts(model.module, "logits_to_keep"):
         batch_inputs["logits_to_keep"] = keep
     with torch.no_grad():
         out = model.module(**batch_inputs)
@@ -149,11 +149,11 @@ def _find(module: nn.Module, name: str) -> nn.Module | None:
     return found if hasattr(found, "weight") else None
 
 
-def _accepts(module: nn.Module, argument: str) -> bool:
+def accepts(module: nn.Module, argument: str) -> bool:
     return argument in inspect.signature(module.forward).parameters
 
 
-def _layer_path(attention_path: str) -> str:
+def layer_path(attention_path: str) -> str:
     """The decoder layer holding an attention module: the shortest prefix of its path that is
     an item of a layer list (``model.layers.3``, ``transformer.h.3``, T5's ``decoder.block.3``)."""
     parts = attention_path.split(".")
@@ -188,7 +188,7 @@ def install_stream_hooks(module: nn.Module, names: dict[AttentionKind, list[str]
         return []
     streams = []
     for pattern in names["decoder"]:
-        path = _layer_path(pattern.removesuffix(".hook_pattern"))
+        path = layer_path(pattern.removesuffix(".hook_pattern"))
         streams.append(point_name(path, "hook_resid_post"))
         module.get_submodule(path).register_forward_hook(_stream_reader(streams[-1]))
     module.extra_hook_names = [*getattr(module, "extra_hook_names", ()), *streams]

@@ -20,6 +20,7 @@ from viz_transformer.models.base import (
     DecoderSession,
     HeadScale,
     InputEmbedding,
+    LayerRuns,
     LoadedModel,
     ModelSpec,
     QKVRun,
@@ -31,6 +32,7 @@ from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
 from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf import partial as hf_partial
 from viz_transformer.models.hf import qkv as hf_qkv
 from viz_transformer.models.hf import smollm2
 from viz_transformer.models.hf.load import load_module
@@ -137,7 +139,7 @@ class HFModel(LoadedModel):
         if arch == "encoder":
             preds, output = (), ""
         else:
-            preds = self.token_labels(row_argmax(logits))
+            preds = self.token_labels(row_argmax(logits), text_start=False)
             output = target if target is not None else self._decode([int(logits[-1].argmax())])
         return Trace(
             model_name=self.name,
@@ -179,8 +181,8 @@ class HFModel(LoadedModel):
         return Trace(
             model_name=self.name,
             src_tokens=self.token_labels(src_ids),
-            tgt_tokens=self.token_labels(tgt_in),
-            pred_tokens=self.token_labels(row_argmax(logits)),
+            tgt_tokens=self.token_labels(tgt_in, text_start=False),
+            pred_tokens=self.token_labels(row_argmax(logits), text_start=False),
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],
@@ -294,6 +296,11 @@ class HFModel(LoadedModel):
     def forced_logprobs(self, text: str, out_ids: Sequence[int], batch: int = 1) -> torch.Tensor:
         return hf_heads.forced_logprobs(self, text, out_ids, batch)
 
+    def layer_runs(
+        self, text: str, out_ids: Sequence[int], kind: AttentionKind
+    ) -> LayerRuns | None:
+        return hf_partial.layer_runs(self, text, out_ids, kind)
+
     def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
         return hf_heads.output_weight(self, kind, layer)
 
@@ -304,7 +311,7 @@ class HFModel(LoadedModel):
         return hf_heads.unembed(self, x)
 
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
-        return self.token_labels(list(ids))
+        return self.token_labels(list(ids), text_start=False)
 
     def position_table(self) -> np.ndarray | None:
         """Learned position embeddings of the (encoder) input, ``[positions, d_model]``.
@@ -358,10 +365,14 @@ class HFModel(LoadedModel):
         eos = self.tokenizer.eos_token_id if eos is None else eos
         return set(eos) if isinstance(eos, list) else {eos}
 
-    def token_labels(self, ids: list[int]) -> tuple[str, ...]:
-        """Display strings of ``ids`` (``Ġ``/``▁`` stripped, special tokens kept)."""
+    def token_labels(self, ids: list[int], text_start: bool = True) -> tuple[str, ...]:
+        """Display strings of ``ids`` (``Ġ``/``▁`` stripped, ``##`` before a piece continuing a
+        word, special tokens kept); ``text_start``: ``ids`` begin a text (its first word has no
+        mark before it), not outputs or predictions."""
         with self._lock:
-            return pretty_tokens(self.tokenizer.convert_ids_to_tokens(ids))
+            marks_starts = any(t[:1] in "Ġ▁" for t in self.tokenizer.tokenize(" the word"))
+            specials = frozenset(self.tokenizer.all_special_tokens) if text_start else None
+            return pretty_tokens(self.tokenizer.convert_ids_to_tokens(ids), marks_starts, specials)
 
     def _decode(self, ids: list[int]) -> str:
         with self._lock:

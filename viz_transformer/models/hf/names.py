@@ -274,7 +274,22 @@ def install_pattern_hooks(
     return names
 
 
-def pretty_tokens(tokens: list[str]) -> tuple[str, ...]:
+def pretty_tokens(
+    tokens: list[str], marks_starts: bool = False, text_start: frozenset[str] | None = None
+) -> tuple[str, ...]:
     """Display tokens: the byte-level "Ġ" and SentencePiece "▁" word markers removed (as bertviz
-    does), special tokens ([CLS], </s>, <pad>) kept; a bare marker stays visible."""
-    return tuple(t.lstrip("Ġ▁") or t for t in tokens)
+    does), special tokens ([CLS], </s>, <pad>) kept; a bare marker stays visible.
+
+    With ``marks_starts`` (a tokenizer that marks where a word *starts*: "Ġ", "▁"), a piece
+    without the mark that starts with a letter or digit continues a word: it gets "##" in front,
+    as BERT's WordPiece pieces already have it. The rule reads one piece at a time, so a piece
+    shows alike wherever it stands; ``text_start`` (the special tokens) says the pieces begin a
+    text, whose first non-special piece starts a word with no mark before it ("The", not "##The").
+    """
+    first = next((k for k, t in enumerate(tokens) if t not in (text_start or ())), -1)
+    shown = []
+    for k, t in enumerate(tokens):
+        glued = marks_starts and t[:1].isalnum() and t[:1] not in "Ġ▁" and t.strip("Ċĉ")
+        shown.append(f"##{t}" if glued and not (text_start is not None and k == first) else
+                     t.lstrip("Ġ▁") or t)  # fmt: skip
+    return tuple(shown)

@@ -12,17 +12,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from viz_transformer.models.base import QKVRun
+from viz_transformer.models.base import QKV_NOTE, QKVRun
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
 
 HFModel = Any  # models.hf.model.HFModel, which imports this module
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
-UNSUPPORTED = (
-    "The walkthrough reads Llama-family decoders (Llama, SmolLM2, Mistral, Qwen2: q_proj, k_proj, "
-    "v_proj, o_proj after an RMSNorm, rotary positions) and our own paper and Bergamot models; "
-    "for {name}, the Attention maps page shows its weights."
-)
 
 
 def _blocks(model: HFModel) -> list[tuple[nn.Module, nn.Module]]:
@@ -76,7 +71,7 @@ def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) 
             model cannot read.
     """
     if not supports(model):
-        raise ValueError(UNSUPPORTED.format(name=model.name))
+        raise ValueError(QKV_NOTE)
     if kind != "decoder":
         raise ValueError(
             f"{model.name} is decoder-only: its one attention kind is the decoder's masked "
@@ -92,9 +87,10 @@ def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) 
     with torch.no_grad(), collect_calls(model.module, [*model.names["decoder"], *streams]) as calls:
         embedded = model.module.get_input_embeddings()(batch)  # (1, T, d)
         model.module(input_ids=batch, attention_mask=torch.ones_like(batch))
-        resid = [embedded[0], *(torch.from_numpy(calls[n][0]) for n in streams[:-1])]
+        resid = [embedded[0]]  # the block inputs: embeddings, then each earlier block's output
+        resid += [torch.tensor(calls[n][0], device=embedded.device) for n in streams[:-1]]
         normed = [
-            layer.input_layernorm(r.to(embedded.device, embedded.dtype)[None])[0]
+            layer.input_layernorm(r.to(embedded.dtype)[None])[0]
             for (layer, _), r in zip(blocks, resid, strict=True)
         ]
     cache = {

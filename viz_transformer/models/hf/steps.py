@@ -82,7 +82,7 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
         eos_ids=frozenset(model._eos_ids() - {None}),
         max_new=max(1, min(MAX_NEW_TOKENS, limit - len(start) + 1)),
         score=score,
-        tokens=lambda ids: model.token_labels(list(ids)),
+        tokens=lambda ids: model.token_labels(list(ids), text_start=False),
         notes={} if arch == "cross" else {"cross": NOTES["decoder"]["cross"]},
     )
 

@@ -1,0 +1,23 @@
+"""The Q/K/V walkthrough page on a Hugging Face Llama (tiny, random): it draws every step, and the
+weights chart is the model's own attention row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from viz_transformer.models.random_init.hf import BUILDERS
+
+PAGE = "pages/qkv_walkthrough.py"
+
+
+def test_llama_walkthrough_draws_every_step(
+    open_page: Callable[..., AppTest], figures: Callable, tmp_path: Path
+) -> None:
+    at = open_page(PAGE, model=f"hf:{BUILDERS['llama'](tmp_path / 'llama')}")
+    assert len(figures(at)) == 5  # input, q/k/v, scores, weighted sum, output
+    assert not any("Llama-family" in i.value for i in at.info)
+    at.selectbox(key="head").set_value(3).run()
+    assert not at.exception, at.exception
