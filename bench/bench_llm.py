@@ -9,6 +9,8 @@ Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_llm.py [--runs 5] [
 - 20-token trace: ``vt.trace`` of a 20-token prompt after load (median of ``--runs``);
 - 512-token prompt: in that child, ``vt.trace`` then the first head map (layer 0, head 0; the
   trace keeps queries and keys, ``LazyPatterns``), and the child's peak RSS (``ru_maxrss``);
+- sinks and walkthrough: the first-token mass of all 30 x 9 heads of a 20-token trace, and the
+  Q/K/V walkthrough's capture of every layer plus one head explained (medians of ``--runs``);
 - generation: a decoder session (the step-by-step page's code, key/value cache) scoring a fixed
   31-token continuation one step at a time; step 30 against step 1 (medians over ``--runs``).
 
@@ -66,6 +68,25 @@ def run_child(stage: str, cache: Path) -> dict[str, float]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def _sinks_and_walkthrough(model, prompt: str, runs: int) -> tuple[float, float]:
+    """Medians over ``runs``: the sink mass of every head of a fresh trace (``analysis.sinks``),
+    and the walkthrough's capture of every layer (``models/hf/qkv.py``) plus one head's steps."""
+    import viz_transformer as vt
+    from viz_transformer.analysis import sinks, walkthrough
+
+    sink, capture = [], []
+    for _ in range(runs):
+        arr = vt.trace(model, prompt).decoder
+        start = time.perf_counter()
+        sinks.sink_mass(arr, "decoder")
+        sink.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        cap = walkthrough.capture(model, prompt, "decoder")
+        walkthrough.explain(cap, 15, 4, len(cap.query_tokens) - 1)
+        capture.append(time.perf_counter() - start)
+    return statistics.median(sink), statistics.median(capture)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -98,6 +119,7 @@ def main() -> None:
         vt.trace(model, prompt)
         times.append(time.perf_counter() - start)
     trace_s = statistics.median(times[1:])
+    sink_s, capture_s = _sinks_and_walkthrough(model, prompt, args.runs)
     continuation = list(range(1000, 1031))  # a fixed 31-token continuation
     steps: dict[int, list[float]] = {1: [], 30: []}
     for _ in range(args.runs):
@@ -119,6 +141,9 @@ def main() -> None:
          f"{long['first_map_s']:.2f} s", "< 5 s", verdict(long["first_map_s"], 5)],
         ["peak RSS of that process (load + 512 tokens)", f"{long['rss_mb']:.0f} MB", "< 2,500 MB",
          verdict(long["rss_mb"], 2500)],
+        ["attention-sink mass, 30 x 9 heads of that trace (median)", f"{sink_s * 1000:.1f} ms",
+         "", ""],
+        ["Q/K/V walkthrough capture + one head explained (median)", f"{capture_s:.2f} s", "", ""],
         ["generation step 1 / step 30 (KV cache)", f"{s1:.1f} / {s30:.1f} ms",
          "step 30 <= 1.5 x step 1", verdict(s30 / s1, 1.5)],
     ]  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from viz_transformer.ui import caches, widgets
@@ -19,15 +20,37 @@ PARTS = [
 ]  # fmt: skip
 
 
+def first_chart(name: str, text: str) -> None:
+    """One head of the sentence, small, so the first screen shows what the app draws: the last
+    layer's first head of cross-attention (a translator), else of the model's first kind."""
+    try:
+        trace = caches.trace(name, text)
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(exc)
+        return
+    kinds = [k for k in ("cross", "encoder", "decoder") if trace.get(k) is not None]
+    if not kinds:
+        return
+    kind = kinds[0]
+    layer = trace.get(kind).shape[0] - 1
+    fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
+    widgets.chart(fig.update_layout(height=330, margin={"t": 40, "b": 10}), f"home-{kind}")
+    st.caption(
+        f"{name}, {kind} attention, layer {layer}, head 0: each row is one token's weights "
+        "over the tokens it may see. Every layer and head: **Attention maps**."
+    )
+
+
 def home_page() -> None:
     """The paper, the loaded model and where each part of Figure 1 is shown."""
-    name, _ = widgets.sidebar()
+    name, text = widgets.sidebar()
     widgets.page_header(
         "viz-transformer",
         "See what happens inside the Transformer of *Attention Is All You Need* (Vaswani et al., "
         "2017): every layer and head, for models built exactly as section 3 describes and for "
         "real pretrained models. Pick a model and a sentence in the sidebar; every page uses them.",
     )
+    first_chart(name, text)
     spec = caches.spec(name)
     try:
         model = caches.model(name)

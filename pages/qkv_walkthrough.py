@@ -36,6 +36,28 @@ def pickers(cap: walkthrough.KindCapture, preds: tuple[str, ...]) -> tuple[int, 
     return position, layer, head
 
 
+def caption(name: str, cap: walkthrough.KindCapture, w: walkthrough.Walkthrough) -> str:
+    """What follows the numbers, read from the model: biases or none, RoPE and the shared K/V
+    head when the model has them, and where its norm sits (``LoadedModel.architecture``)."""
+    biased = any(cap.weights[f"b_{p}"].any() for p in "qkvo")
+    bias = "these implementations add them" if biased else f"neither does {name}"
+    note = f"d_k = {w.d_k}. The paper writes the projections without biases; {bias}."
+    if w.q_plain is not None:
+        note += " q and k were rotated by their positions (RoPE) before they met."
+    if cap.kv_heads and cap.kv_heads < cap.n_heads:
+        note += f" Query head {w.head} shares K/V head {w.kv_head} (grouped-query attention)."
+    try:
+        arch = caches.architecture(name)
+    except widgets.LOAD_ERRORS:
+        return note  # the model does not describe itself: say nothing about its norms
+    if arch.norm_placement == "pre":
+        return note + (
+            f" Pre-norm: x is the block's input after its {arch.norm_type}; the output is added "
+            "to the un-normalised residual stream, which no norm touches inside the block."
+        )
+    return note + f" The output then joins the residual: {arch.norm_type}(x + output) (post-norm)."
+
+
 def qkv_walkthrough_page() -> None:
     """Capture q, k and v of the sentence and follow the chosen token through the chosen head."""
     name, text = widgets.sidebar()
@@ -71,10 +93,7 @@ def qkv_walkthrough_page() -> None:
     for equation, (figure, part) in zip(walkthrough_equations(w), STEPS, strict=True):
         st.latex(equation)
         widgets.chart(figure(w), f"{stem}-{part}", key=part)
-    st.caption(
-        f"d_k = {w.d_k}. The paper writes the projections without biases; these implementations "
-        "add them. The output then joins the residual: LayerNorm(x + output) (post-norm, 3.1)."
-    )
+    st.caption(caption(name, cap, w))
     widgets.downloads(stem, w.arrays(), w.meta())
     if widgets.presenting():
         widgets.show_missing(trace, "walkthrough")

@@ -21,3 +21,7 @@ def test_llama_walkthrough_draws_every_step(
     assert not any("Llama-family" in i.value for i in at.info)
     at.selectbox(key="head").set_value(3).run()
     assert not at.exception, at.exception
+    caption = " ".join(c.value for c in at.caption)  # read from the model: pre-norm, no biases
+    assert "Pre-norm: x is the block's input after its LlamaRMSNorm" in caption
+    assert "post-norm" not in caption and "without biases; neither does" in caption
+    assert "(RoPE)" in caption

@@ -104,6 +104,8 @@ def test_paper_model_decoder_masks_the_future_and_text_changes_keep_a_valid_toke
     expected = wt.walkthrough(model, text, "decoder", 1, 3, 2)
     assert not expected.keep[3:].any()
     check_figures(at, expected, vt.trace(model, text))
+    caption = " ".join(c.value for c in at.caption)  # read from the model, not typed in
+    assert "LayerNorm(x + output) (post-norm)" in caption and "implementations add them" in caption
     at.radio(key="kind").set_value("encoder").run()
     last = len(at.selectbox(key="token").options) - 1  # "</s>" of the 8-word example
     at.selectbox(key="token").set_value(last).run()

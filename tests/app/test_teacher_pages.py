@@ -3,6 +3,8 @@ keeps or replaces the sentence as the new model can take it."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 import viz_transformer as vt
@@ -42,3 +44,21 @@ def test_switching_keeps_a_sentence_the_new_model_reads(open_page):
     assert not at.exception and at.session_state["model"] == "bergamot-en-pt"
     assert at.session_state["sentence"] == vt.model_info("minilm").example  # English: kept
     assert at.get("plotly_chart")  # the steps are drawn now
+
+
+def test_home_shows_one_head_of_the_sentence_on_its_first_screen(open_page, figures, decode_array):
+    at = open_page("app.py", "paper-en-pt")
+    (fig,) = figures(at)  # one small chart, above the model line and Figure 1's parts
+    assert fig["layout"]["height"] <= 400
+    trace = vt.trace(vt.load_model("paper-en-pt"), vt.model_info("paper-en-pt").example)
+    np.testing.assert_allclose(decode_array(fig["data"][0]["z"]), trace.cross[-1, 0], atol=1e-6)
+    labels = [html.unescape(t) for t in fig["layout"]["xaxis"]["ticktext"]]
+    assert labels == list(trace.src_tokens)
+    assert any("Attention maps" in c.value for c in at.caption)
+
+
+def test_unknown_characters_are_counted_and_the_token_marks_explained(open_page):
+    at = open_page(ATTENTION, "bergamot-en-pt", {"sentence": "I like 😀 and 日本."})
+    warning = next(w.value for w in at.warning if "cannot read" in w.value)
+    assert warning.startswith("3 characters this model cannot read (2 unknown tokens: 😀, 日本)")
+    assert any("##s" in c.value and "<unk:😀>" in c.value for c in at.caption)

@@ -36,23 +36,21 @@ def healthy() -> Callable[[str], bool]:
     return _answers
 
 
-@pytest.fixture(scope="module")
-def server(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``streamlit run app.py`` on a free loopback port for the module; yields its URL.
-
-    The server's output goes to ``artifacts/<module>-server.log`` (a pipe nobody reads could fill
-    up and stall it); it is stopped afterwards, killed if it does not stop.
-    """
+@contextlib.contextmanager
+def serve(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free loopback port, with ``env`` added to the environment;
+    yields its URL. Its output goes to ``artifacts/<log_name>-server.log`` (a pipe nobody reads
+    could fill up and stall it); it is stopped afterwards, killed if it does not stop."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    log = ROOT / "artifacts" / f"{request.module.__name__.rsplit('.', 1)[-1]}-server.log"
+    log = ROOT / "artifacts" / f"{log_name}-server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     flags = {"server.port": port, "server.address": "127.0.0.1", "server.headless": "true",
              "browser.gatherUsageStats": "false"}  # fmt: skip
     args = [f"--{k}={v}" for k, v in flags.items()]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     with log.open("wb") as out:
         cmd = [sys.executable, "-m", "streamlit", "run", "app.py", *args]
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -68,6 +66,13 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
                 proc.wait(timeout=15)
             proc.kill()  # does nothing when it has stopped
             proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The app served for the module (``serve``, log named after the module); yields its URL."""
+    with serve(request.module.__name__.rsplit(".", 1)[-1]) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

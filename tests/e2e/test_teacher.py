@@ -247,3 +247,12 @@ def test_7_encoder_no_output_language_switch_statistics_dash_and_download_names(
     with page.expect_download() as info:
         page.get_by_role("button", name="Data as JSON").click()
     assert info.value.suggested_filename == "paper-sov_attention-cross-L1-H2.json"
+
+
+def test_5_a_translation_that_stops_early_is_flagged(page, server):
+    # measured: Bergamot EN->PT translates this 12-sentence paragraph into 2 sentences
+    long = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 12)
+    _goto(page, server, "attention_maps", model="bergamot-en-pt", sentence=long)
+    page.wait_for_selector(PLOT)
+    assert "The output looks cut short" in _text(page)
+    assert "The input has 12 sentences" in _text(page)

@@ -167,7 +167,7 @@ def test_source_tokens_mark_continuations_and_show_unknown_characters(en_pt: Ber
     ids, tokens = en_pt.source_ids("He reads 😀 日本 Привет.")
     pieces = en_pt.sp.encode("He reads 😀 日本 Привет.", out_type=str)
     assert len(ids) == len(tokens) == len(pieces) + 1 and tokens[-1] == "</s>"
-    assert ("read", "##s") == tokens[1:3]  # "▁read" + "s"
+    assert tokens[1:3] == ("read", "##s")  # "▁read" + "s"
     unknown = [t for t, i in zip(tokens, ids, strict=True) if i == en_pt.sp.unk_id()]
     assert unknown == ["<unk:😀>", "<unk:日本>", "<unk:Привет>"]
     assert en_pt.trace("He reads 😀.").src_tokens == en_pt.source_ids("He reads 😀.")[1]

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
+from viz_transformer.models.ablation import replace_heads
 from viz_transformer.models.random_init.hf import TEXT
 from viz_transformer.networks.hooks import collect
 from viz_transformer.training.tasks import TASKS, pairs
@@ -158,3 +159,34 @@ def test_smollm2_has_induction_heads(smollm2_model):
     assert len(strong) >= 3, strong
     assert {(17, 3), (17, 4), (17, 5)} <= strong
     assert not any(layer == 0 for layer, _ in strong)
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+def test_layer_runs_rerun_from_the_lowest_ablated_layer_as_whole_passes_do(
+    load_tiny, family, monkeypatch
+):
+    """The fast path of head importance (each row rerun from its lowest ablated layer on the
+    inputs the clean pass kept, ``LoadedModel.layer_runs``) equals whole ablated passes, on a
+    grouped-query Llama (4 heads, 2 key/value heads) and on GPT-2."""
+    model = load_tiny(family)
+    out_ids = model.reference_ids(TEXT)
+    runs = model.layer_runs(TEXT, out_ids, "decoder")
+    assert runs is not None and runs.layers == 2
+    torch.testing.assert_close(runs.clean, model.forced_logprobs(TEXT, out_ids), atol=1e-5, rtol=0)
+    rows = [[(0, 1)], [(0, 0), (1, 1)], [(1, 0)]]  # row 1 also changes a head of layer 1
+    with vt.hooks(model.module, fns := replace_heads(model, "decoder", rows)):
+        fast = runs.run([0, 0, 1])
+    fns.check()
+    with vt.hooks(model.module, replace_heads(model, "decoder", rows)):
+        whole = model.forced_logprobs(TEXT, out_ids, batch=3)
+    torch.testing.assert_close(fast, whole, atol=1e-5, rtol=0)
+    assert (fast - runs.clean).abs().amax(-1).min() > 1e-4  # every row's ablation shows
+    with pytest.raises(ValueError, match="ascending layer order"):
+        runs.run([1, 0])
+    for mode in ("zero", "mean"):
+        got = vt.head_importance(model, TEXT, "decoder", ablation=mode)
+        with monkeypatch.context() as patch:
+            patch.setattr(model, "layer_runs", lambda *_: None)  # the generic path
+            want = vt.head_importance(model, TEXT, "decoder", ablation=mode)
+        assert np.abs(want).max() > 1e-3
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)

@@ -96,3 +96,33 @@ def test_a_long_map_keeps_a_readable_height_and_thins_its_labels():
     assert 20 < len(shown) < n and shown[:2] == ("t0", f"t{fig.layout.yaxis.tickvals[1]}")
     short = heatmap(np.eye(5), tokens[:5], tokens[:5], "map", "query")
     assert short.layout.yaxis.ticktext == tuple(tokens[:5])
+
+
+def test_pieces_that_continue_a_word_are_marked_and_unknown_ones_show_their_characters():
+    from viz_transformer.models.hf.names import pretty_tokens
+    from viz_transformer.text.spm import display_piece, show_unknowns, unknown_characters
+
+    assert [display_piece(p) for p in ["▁read", "s", "▁", ",", "</s>", "ção"]] == [
+        "read", "##s", "▁", ",", "</s>", "##ção",
+    ]  # fmt: skip
+    surfaces = ["▁He", "▁", "😀", "▁", "日本", "s"]
+    tokens = show_unknowns(["He", "▁", "<unk>", "▁", "<unk>", "##s", "</s>"],
+                           [9, 13, 3, 13, 3, 7, 2], surfaces, unk_id=3)  # fmt: skip
+    assert tokens == ("He", "▁", "<unk:😀>", "▁", "<unk:日本>", "##s", "</s>")
+    assert unknown_characters([*tokens, "<unk>"]) == ["😀", "日本"]
+    # byte-level BPE (GPT-2): "Ġ" starts a word; the text's first piece starts one too, and a
+    # piece shows alike wherever it stands (the decoder steps label tokens one at a time)
+    gpt2 = ["<|endoftext|>", "Hello", "Ġre", "ading", "!", "Ġ2", "024"]
+    assert pretty_tokens(gpt2, True, frozenset({"<|endoftext|>"})) == (
+        "<|endoftext|>", "Hello", "re", "##ading", "!", "2", "##024",
+    )  # fmt: skip
+    assert pretty_tokens(["ading"], True) == ("##ading",)
+    assert pretty_tokens(["[CLS]", "read", "##s"], False) == ("[CLS]", "read", "##s")  # WordPiece
+
+
+def test_paper_en_pt_marks_continuations_and_unknown_characters():
+    model = vt.load_model("paper-en-pt")
+    ids, tokens = model.source_ids("He reads 😀 books.")
+    assert len(ids) == len(tokens) and tokens[-1] == "</s>"
+    assert "<unk:😀>" in tokens and any(t.startswith("##") for t in tokens)
+    assert vt.trace(model, "He reads 😀 books.").src_tokens == tokens

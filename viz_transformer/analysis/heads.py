@@ -74,25 +74,22 @@ def _layered_scores(
     progress: Progress | None,
 ) -> np.ndarray:
     """``_batched_scores`` from a clean pass kept layer by layer: rows without heads take the
-    clean score, the others run from their lowest layer on, one batch per layer."""
+    clean score; the others, ordered by their lowest layer, run ``BATCH`` per pass, each from
+    its lowest layer on."""
     totals = np.full(len(rows), float(runs.clean.sum()))
-    by_layer: dict[int, list[int]] = {}
-    for i, heads in enumerate(rows):
-        if heads:
-            by_layer.setdefault(min(layer for layer, _ in heads), []).append(i)
-    done, work = 0, sum(runs.layers - layer for layer, group in by_layer.items() for _ in group)
-    for layer in sorted(by_layer):
-        group = by_layer[layer]
-        for start in range(0, len(group), BATCH):
-            chunk = group[start : start + BATCH]
-            fns = replace_heads(model, kind, [rows[i] for i in chunk], values)
-            with hooks(model.module, fns):
-                logprobs = runs.run_from(layer, len(chunk))  # (B, n)
-            fns.check()
-            totals[chunk] = logprobs.sum(-1).cpu().numpy()
-            done += len(chunk) * (runs.layers - layer)
-            if progress is not None:
-                progress(min(1.0, done / work))
+    first = {i: min(layer for layer, _ in heads) for i, heads in enumerate(rows) if heads}
+    order = sorted(first, key=first.__getitem__)
+    work = done = sum(runs.layers - first[i] for i in order)
+    for start in range(0, len(order), BATCH):
+        chunk = order[start : start + BATCH]
+        fns = replace_heads(model, kind, [rows[i] for i in chunk], values)
+        with hooks(model.module, fns):
+            logprobs = runs.run([first[i] for i in chunk])  # (B, n)
+        fns.check()
+        totals[chunk] = logprobs.sum(-1).cpu().numpy()
+        done -= sum(runs.layers - first[i] for i in chunk)
+        if progress is not None:
+            progress(1.0 - done / work)
     return totals
 
 

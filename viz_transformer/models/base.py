@@ -173,13 +173,14 @@ class LayerRuns:
     Attributes:
         clean: ``(1, n)`` log-probabilities of the scored ids in the clean run.
         layers: layers of the attention kind asked for.
-        run_from: ``run_from(layer, batch)`` reruns ``batch`` copies from ``layer`` on (the
-            layers below keep the clean run's outputs) under the caller's hooks: ``(batch, n)``.
+        run: ``run(firsts)`` reruns one batch, row b from layer ``firsts[b]`` on (ascending;
+            the layers below keep the clean run's outputs), under the caller's hooks; returns
+            ``(len(firsts), n)`` log-probabilities.
     """
 
     clean: torch.Tensor
     layers: int
-    run_from: Callable[[int, int], torch.Tensor] = field(repr=False)
+    run: Callable[[Sequence[int]], torch.Tensor] = field(repr=False)
 
 
 def newest_rows(cache: dict[str, np.ndarray], names: list[str]) -> np.ndarray:

@@ -260,7 +260,8 @@ class BergamotModel(LoadedModel):
             memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
             if kind == "cross":
                 module.decode(memory, torch.tensor([out_ids], dtype=torch.long, device=self.device))
-        return QKVRun(cache, self.source_tokens(text, src_ids), (START_TOKEN, *self.pieces(out_ids)), True)
+        src_tokens = self.source_tokens(text, src_ids)
+        return QKVRun(cache, src_tokens, (START_TOKEN, *self.pieces(out_ids)), True)
 
     def _prepare(self, src_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor | None, int]:
         """Encoder output (1, S, d), the shortlist's ids (n,) or None, and the length limit."""

@@ -5,9 +5,11 @@ the rest of its call (attention mask, rotary position embeddings, position ids),
 own forward passed them (Llama-like stacks by keyword, GPT-2's blocks partly by position). A
 batch whose rows change nothing below layer ``l`` (a head of layer ``l`` ablated or patched)
 then runs only layers ``l..`` on copies of layer ``l``'s clean input, and the final norm and
-output layer (``unembed``) on the scored positions. Layers below ``l`` would see exactly the
-clean inputs, so their outputs are the clean run's; skipping them saves about half the layer
-work of head importance.
+output layer (``unembed``) on the scored positions. One batch can hold rows entering at several
+layers: it grows as it goes up the stack, so most layers run on many rows at once (a 9-row
+batch per layer would leave the matrix products ~25% slower per row on one CPU core). Layers
+below ``l`` would see exactly the clean inputs, so their outputs are the clean run's; skipping
+them saves about half the layer work of head importance.
 
 The pass runs without a key/value cache, so no call carries state from one run to the next. A
 model whose final norm and output layer do not give back its own logits (a soft-capped output,
@@ -44,8 +46,9 @@ def layer_runs(
     if len(set(map(id, layers))) != len(layers):
         return None
     ids = list(out_ids)
-    calls, final, logits = _clean_pass(model, layers, [*model.encode_text(text), *ids], len(ids))
-    if any(call is None for call in calls):
+    kept, final, logits = _clean_pass(model, layers, [*model.encode_text(text), *ids], len(ids))
+    calls = [call for call in kept if call is not None]
+    if len(calls) != len(layers):
         return None
     n = len(ids)
 
@@ -56,15 +59,21 @@ def layer_runs(
         if not torch.allclose(tail(final), logits, atol=1e-4, rtol=1e-4):
             return None
 
-    def run_from(first: int, batch: int) -> torch.Tensor:
-        hidden = calls[first][0][0].expand(batch, -1, -1).contiguous()  # (B, T, d)
+    def run(firsts: Sequence[int]) -> torch.Tensor:
+        if list(firsts) != sorted(firsts) or not firsts:
+            raise ValueError(f"rows must enter in ascending layer order, not {list(firsts)}.")
+        hidden = calls[firsts[0]][0][0][:0]  # (B, T, d), rows added as their layer comes
         with torch.inference_mode():
-            for layer, (args, kwargs) in zip(layers[first:], calls[first:], strict=True):
-                out = layer(hidden, *_expand(args[1:], batch), **_expand(kwargs, batch))
+            for i in range(firsts[0], len(layers)):
+                args, kwargs = calls[i]
+                if joining := sum(first == i for first in firsts):
+                    hidden = torch.cat([hidden, args[0].expand(joining, -1, -1)])
+                batch = hidden.shape[0]
+                out = layers[i](hidden, *_expand(args[1:], batch), **_expand(kwargs, batch))
                 hidden = out[0] if isinstance(out, tuple) else out
             return target_logprobs(tail(hidden), ids)
 
-    return LayerRuns(clean=target_logprobs(logits, ids), layers=len(layers), run_from=run_from)
+    return LayerRuns(clean=target_logprobs(logits, ids), layers=len(layers), run=run)
 
 
 def _clean_pass(
