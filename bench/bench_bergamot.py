@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
-from viz_transformer.models.bergamot import BergamotModel, bergamot_specs
+from viz_transformer.models.bergamot import BergamotModel
+from viz_transformer.models.bergamot_spec import bergamot_specs
 
 SENTENCE = (  # 20 words
     "The committee will publish its final report on renewable energy next Tuesday, "

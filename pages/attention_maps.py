@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz_transformer.ui import attention_tabs, caches, input_notes, state, widgets
+from viz_transformer.ui import attention_tabs, caches, input_notes, sidebar, state, widgets
 
 
 def inputs(name: str, text: str) -> None:
@@ -17,7 +17,7 @@ def inputs(name: str, text: str) -> None:
 
 def attention_maps_page() -> None:
     """Pick a kind and layer of the sentence's trace; the open tab draws them."""
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     state.keep_or_set({"view_heads": [0], "agg": "mean", "upload_line": None})
     widgets.page_header(
         "Attention maps",

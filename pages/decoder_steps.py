@@ -7,7 +7,15 @@ import streamlit as st
 from viz_transformer.analysis import decoding
 from viz_transformer.figures import attention
 from viz_transformer.figures import decoder as figures
-from viz_transformer.ui import caches, decoder_view, generation, input_notes, state, widgets
+from viz_transformer.ui import (
+    caches,
+    decoder_view,
+    generation,
+    input_notes,
+    sidebar,
+    state,
+    widgets,
+)
 
 
 def teacher_forcing(name: str, text: str, start_len: int, top_k: int, max_steps: int) -> None:
@@ -37,7 +45,7 @@ def teacher_forcing(name: str, text: str, start_len: int, top_k: int, max_steps:
 def decoder_steps_page() -> None:
     """Decode the sentence step by step; the controls walk through the steps."""
     decoder_view.advance()
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     widgets.page_header(
         "Step-by-step decoder",
         "The decoder is auto-regressive (section 3.1): the encoder reads the source once, then "

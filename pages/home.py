@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import caches, sidebar, widgets
 
 PARTS = [
     ("Inputs, embeddings x sqrt(d_model), positional encoding", "pages/positional_encoding.py",
@@ -43,7 +43,7 @@ def first_chart(name: str, text: str) -> None:
 
 def home_page() -> None:
     """The paper, the loaded model and where each part of Figure 1 is shown."""
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     widgets.page_header(
         "viz-transformer",
         "See what happens inside the Transformer of *Attention Is All You Need* (Vaswani et al., "

@@ -10,7 +10,7 @@ import streamlit as st
 from viz_transformer.analysis import positional as pa
 from viz_transformer.figures import positional as figs
 from viz_transformer.networks.positional import sinusoidal_table
-from viz_transformer.ui import rope_section, widgets
+from viz_transformer.ui import rope_section, sidebar, widgets
 from viz_transformer.ui.model_inputs import MAX_SIMILARITY, model_inputs
 
 LAYOUTS = {
@@ -61,7 +61,7 @@ def sinusoid(d_model: int, length: int, layout: pa.Layout) -> dict[str, np.ndarr
 
 def positional_encoding_page() -> None:
     """The paper's sinusoid at a chosen size, then the chosen model's own input vectors."""
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     widgets.page_header(
         "Positional encoding",
         "Attention ignores order, so each position gets a vector added to its token's embedding "

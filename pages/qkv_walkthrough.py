@@ -7,7 +7,7 @@ import streamlit as st
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, input_notes, state, widgets
+from viz_transformer.ui import caches, input_notes, sidebar, state, widgets
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (
@@ -60,7 +60,7 @@ def caption(name: str, cap: walkthrough.KindCapture, w: walkthrough.Walkthrough)
 
 def qkv_walkthrough_page() -> None:
     """Capture q, k and v of the sentence and follow the chosen token through the chosen head."""
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     widgets.page_header(
         "Q, K, V walkthrough",
         "Follow one token through one attention head on the model's real numbers: its query "

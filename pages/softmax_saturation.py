@@ -8,7 +8,7 @@ import streamlit as st
 
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
-from viz_transformer.ui import caches, saturation, widgets
+from viz_transformer.ui import caches, saturation, sidebar, widgets
 
 
 def synthetic() -> None:
@@ -37,7 +37,7 @@ def synthetic() -> None:
 
 def softmax_saturation_page() -> None:
     """Random vectors first, then the chosen model's head and training runs."""
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     widgets.page_header(
         "Softmax saturation",
         "If q and k have independent N(0, 1) entries, q·k has mean 0 and variance d_k (footnote "

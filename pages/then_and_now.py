@@ -3,12 +3,12 @@ read from the loaded models."""
 
 from __future__ import annotations
 
-from viz_transformer.ui import then_and_now, widgets
+from viz_transformer.ui import sidebar, then_and_now, widgets
 
 
 def then_and_now_page() -> None:
     """The paper model, the built-in LLM and the sidebar's model, one column each."""
-    name, _ = widgets.sidebar()
+    name, _ = sidebar.draw()
     widgets.page_header(
         "2017 vs today",
         "The paper's Transformer (2017) next to SmolLM2 (2024), a small model built the way "

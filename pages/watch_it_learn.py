@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz_transformer.ui import caches, live_training, widgets
+from viz_transformer.ui import caches, live_training, sidebar, widgets
 
 
 def watch_it_learn_page() -> None:
     """Start (or watch) the server's one live run; the maps and curves grow as it trains."""
-    widgets.sidebar()
+    sidebar.draw()
     widgets.page_header(
         "Watch it learn",
         "Nobody writes the anti-diagonal: a small Transformer built as section 3 describes learns "

@@ -6,12 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from viz_transformer.records.kinds import KIND_TITLES
-from viz_transformer.ui import caches, heads, state, widgets
+from viz_transformer.ui import caches, heads, sidebar, state, widgets
 
 
 def what_heads_do_page() -> None:
     """Importance of every head, one head up close, a set ablated, roles, patching, lens."""
-    name, text = widgets.sidebar()
+    name, text = sidebar.draw()
     widgets.page_header(
         "What heads do",
         "Where a head looks is not what it does. Ablating a head (its output z replaced by zeros "

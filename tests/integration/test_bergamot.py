@@ -12,12 +12,8 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from viz_transformer.models.bergamot import (
-    DECODER_NOTE,
-    BergamotModel,
-    bergamot_specs,
-    display_piece,
-)
+from viz_transformer.models.bergamot import BergamotModel, display_piece
+from viz_transformer.models.bergamot_spec import DECODER_NOTE, bergamot_specs
 from viz_transformer.models.marian_binary import read_marian
 from viz_transformer.networks.hooks import collect, hook_names
 from viz_transformer.networks.marian_decode import beam_search, greedy_decode

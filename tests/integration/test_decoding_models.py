@@ -8,7 +8,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import decode_steps
-from viz_transformer.models.bergamot import DECODER_NOTE
+from viz_transformer.models.bergamot_spec import DECODER_NOTE
 
 
 @pytest.fixture(scope="module")

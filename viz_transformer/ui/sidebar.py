@@ -1,0 +1,121 @@
+"""The sidebar every page draws first: model picker, sentence, another HF model, presenter mode.
+
+It also restores the view from the URL once per session (``state.read_url``) and writes it
+back on every run, so a shared link reproduces the page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.settings import MAX_CHARS
+from viz_transformer.ui import caches, first_load, state, widgets
+
+PRESENTER_CSS = (
+    "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
+    " h1 { font-size: 1.8rem !important; padding: 0 0 0.5rem !important; }"
+    " [data-testid='stMainBlockContainer'] { padding: 4rem 1.5rem 2rem !important;"
+    " max-width: none !important; }</style>"
+)
+
+
+def _model_picker() -> str:
+    names = vt.available_models()
+    if not names:
+        st.error(
+            "No model is installed: the weights under viz_transformer/weights/ are missing. "
+            "Retrain them with `python -m viz_transformer.training.train`."
+        )
+        st.stop()
+    wanted = st.session_state.get(state.MODEL_KEY)
+    if isinstance(wanted, str) and wanted.startswith("hf:") and wanted not in names:
+        try:  # an hf: model from a shared link
+            state.remember_model(caches.spec(wanted).name)
+        except (ValueError, OSError) as exc:
+            with st.sidebar:
+                widgets.show_error(exc)
+    names = names + st.session_state.get(state.EXTRA_KEY, [])
+    state.keep_choice(state.MODEL_KEY, names)
+    st.session_state.setdefault(state.SHOWN_KEY, st.session_state[state.MODEL_KEY])
+    return st.selectbox(
+        "Model",
+        names,
+        key=state.MODEL_KEY,
+        on_change=state.on_model_change,
+        format_func=_model_label,
+        help="The paper-* models are built exactly as section 3 of the paper describes. Each "
+        "entry says what it shows: " + "; ".join(f"{n}: {_model_label(n)}" for n in names),
+    )
+
+
+def _model_label(name: str) -> str:
+    """A picker entry: the name, its architecture and what it reads (full summary in help)."""
+    try:
+        spec = caches.spec(name)
+    except (ValueError, OSError):
+        return name
+    return f"{name} · {spec.summary()}"
+
+
+def _hf_adder() -> None:
+    """A field for any Hugging Face model by hub id or folder."""
+    with st.expander("Another Hugging Face model"):
+        st.text_input(
+            "Hub id or absolute folder",
+            key=state.HF_KEY,
+            placeholder="Helsinki-NLP/opus-mt-en-de",
+            help="Loaded from a local folder or the local cache; downloaded only when the "
+            "network allows. Encoder, decoder and encoder-decoder models all work.",
+        )
+        st.button("Add model", on_click=state.add_hf_model, key="add_hf")
+        if state.HF_ERROR_KEY in st.session_state:
+            widgets.show_error(st.session_state[state.HF_ERROR_KEY])
+
+
+def _leave_v1_navigation() -> None:
+    """Run the page through app.py's ``st.navigation``, also on a first visit to a deep link.
+
+    Streamlit takes a ``pages/`` folder beside app.py for its old multipage layout until some
+    run calls ``st.navigation``; a server's first request for a page URL (a teacher's link)
+    would run the page alone and list the files as navigation. Clearing that flag and rerunning
+    goes through app.py to the same page (page ids come from the URL path in both layouts).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def draw() -> tuple[str, str]:
+    """Model and sentence pickers shared by every page; returns (model name, sentence)."""
+    _leave_v1_navigation()
+    state.keep()
+    state.read_url()
+    with st.sidebar:
+        name = _model_picker()
+        first_load.prepare(name)  # the built-in LLM's one-time conversion, with a progress bar
+        spec = caches.spec(name)
+        st.session_state.setdefault(state.TEXT_KEY, spec.example)
+        text = st.text_area("Sentence", key=state.TEXT_KEY, height=90, max_chars=MAX_CHARS)
+        st.caption(f"{spec.description} **Shows** {spec.summary()}.")
+        st.button("Use the example", help=spec.example, on_click=state.use_text,
+                  args=(spec.example,))  # fmt: skip
+        _hf_adder()
+        st.toggle("Presenter mode", key=state.PRESENTER_KEY, help="Larger text for a projector.")
+        _device_caption()
+    if st.session_state.get(state.PRESENTER_KEY):
+        st.html(PRESENTER_CSS)
+    state.write_url()
+    return name, text
+
+
+def _device_caption() -> None:
+    """Where the models run (``VT_DEVICE``, else CUDA when present, else the CPU)."""
+    try:
+        device = vt.default_device()
+    except ValueError as exc:  # VT_DEVICE names a device this machine lacks
+        widgets.show_error(exc)
+        return
+    st.caption(f"Models run on **{device}**.", help="Set VT_DEVICE (cpu, cuda, cuda:1, mps).")
