@@ -47,8 +47,9 @@ import viz_transformer as vt
 from bench import bench_bergamot
 from bench.common import ROOT, pick_device, sync, table, verdict, write_section
 from bench.models import WORDS, build_marian_base, paper_model
-from viz_transformer.models.base import DecoderSession, LoadedModel
+from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.hf import steps as hf_steps
+from viz_transformer.models.results import DecoderSession
 
 STEPS = 31  # prefixes of 0 .. 30 tokens
 SHOWN = (1, 2, 10, 20, 30, 31)  # steps in the table, counted from 1

@@ -5,8 +5,10 @@ OMP_NUM_THREADS=1), the time of ``vt.head_importance`` per kind (the greedy outp
 pass per 64 ablations), and the redundancy of ``paper-reverse``'s cross-attention heads on 40
 held-out inputs (the facts ``tests/integration/test_heads_models.py`` pins). For the built-in
 LLM ``smollm2`` (30 layers x 9 heads, decoder-only; < 20 s at 20 tokens), one timed run of
-``vt.head_importance`` on a 20-token prompt (its 5-token greedy continuation scored, 271 ablated
-copies in 5 passes) and its induction scores (``vt.head_roles``; the issue: several > 0.3).
+``vt.head_importance`` on a 20-token prompt (its 5-token greedy continuation scored; each of the
+270 ablated copies rerun from its head's layer on, ``LoadedModel.layer_runs``, 64 per pass),
+wall and thread CPU time, the same run through the generic whole-pass path for comparison
+(``--no-baseline`` skips it), and its induction scores (``vt.head_roles``; several > 0.3).
 """
 
 from __future__ import annotations
@@ -59,27 +61,45 @@ def importance_rows(names: list[str], runs: int, device: str) -> list[list[objec
     return rows
 
 
-def llm_rows() -> tuple[list[list[object]], str]:
+def timed_importance(model: vt.LoadedModel, calls: list[float]) -> tuple[np.ndarray, float, float]:
+    """``vt.head_importance`` of the LLM prompt with its wall and thread CPU seconds."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    scores = vt.head_importance(model, LLM_PROMPT, "decoder", progress=calls.append)
+    return scores, time.perf_counter() - wall, time.thread_time() - cpu
+
+
+def llm_rows(baseline: bool) -> tuple[list[list[object]], str]:
     """The decoder-only row (one timed run after the greedy continuation is warm) and a line
-    on the induction heads."""
+    on the induction heads and the timing."""
     vt.prepare_model(LLM)  # converts the GGUF once (~60-90 s), then a no-op
     model = vt.load_model(LLM)
     calls: list[float] = []
     model.reference_ids(LLM_PROMPT)  # warm-up: first passes allocate
-    start = time.perf_counter()
-    scores = vt.head_importance(model, LLM_PROMPT, "decoder", progress=calls.append)
-    took = time.perf_counter() - start
+    scores, took, cpu = timed_importance(model, calls)
     n = len(model.source_ids(LLM_PROMPT)[0])
     row = [LLM, "decoder", "x".join(map(str, scores.shape)), n, f"{took:.1f}",
            f"< {LLM_TARGET_S:g}", verdict(took, LLM_TARGET_S)]  # fmt: skip
+    line = (
+        f"`{LLM}` importance: {took:.1f} s wall, {cpu:.1f} s thread CPU time, {len(calls)} "
+        "progress callbacks (each ablated copy rerun from its head's layer on the clean pass's "
+        "kept layer inputs, `LoadedModel.layer_runs`)"
+    )
+    if baseline:  # the generic path: every copy runs the whole model
+        model.layer_runs = lambda *_: None  # type: ignore[method-assign]
+        whole, w_took, w_cpu = timed_importance(model, [])
+        del model.layer_runs
+        line += (
+            f"; the generic whole-pass path took {w_took:.1f} s wall, {w_cpu:.1f} s thread "
+            f"CPU, largest difference to the fast path {np.abs(whole - scores).max():.1e} nats"
+        )
+    line += f". 1-minute load average after it: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores."
     induction = vt.head_roles(model, "decoder", LLM_PROMPT)["induction"]
     top = sorted(((float(v), (int(a), int(h))) for (a, h), v in np.ndenumerate(induction)))[::-1]
-    line = (
-        f"`{LLM}` induction score (`vt.head_roles`, the prompt's words shuffled and repeated): "
-        f"{int((induction > 0.3).sum())} heads above 0.3; the top five "
+    line += (
+        f"\n\n`{LLM}` induction score (`vt.head_roles`, the prompt's words shuffled and "
+        f"repeated): {int((induction > 0.3).sum())} heads above 0.3; the top five "
         + ", ".join(f"L{lh[0]} H{lh[1]} {v:.2f}" for v, lh in top[:5])
-        + f". Importance ran {len(calls)} progress callbacks; 1-minute load average after it: "
-        + f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores."
+        + "."
     )
     return [row], line
 
@@ -105,6 +125,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per row (median)")
     parser.add_argument("--no-llm", action="store_true", help=f"skip {LLM} (~1 min per run)")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help=f"skip {LLM}'s generic whole-pass timing"
+    )
     add_device_arg(parser)
     args = parser.parse_args()
     device = pick_device(args.device)
@@ -113,7 +136,7 @@ def main() -> None:
     header = ["model", "kind", "layers x heads", "source tokens", "median s", "target", "verdict"]
     rows, induction = importance_rows(names, args.runs, device), ""
     if not args.no_llm:
-        llm, induction = llm_rows()
+        llm, induction = llm_rows(not args.no_baseline)
         rows += llm
     timings = table(header, rows)
     body = (

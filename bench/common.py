@@ -70,7 +70,7 @@ def pick_device(arg: str | None = None) -> str:
     Exits with the library's message when the device is missing (``--device cuda`` on a machine
     without CUDA, a misspelt ``VT_DEVICE``).
     """
-    from viz_transformer.models.base import check_device, default_device
+    from viz_transformer.models.devices import check_device, default_device
 
     try:
         return str(check_device(arg, f"--device {arg}") if arg else default_device())

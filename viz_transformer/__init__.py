@@ -12,8 +12,9 @@ Public API::
 from viz_transformer.analysis.heads import head_importance, patch_heads, patch_set, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.roles import head_roles
-from viz_transformer.models.base import LoadedModel, ModelSpec, default_device
+from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.capture import trace
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.smollm2 import prepare as prepare_model
 from viz_transformer.models.registry import (
     DEFAULT_MODEL,
@@ -22,6 +23,7 @@ from viz_transformer.models.registry import (
     load_model,
     model_info,
 )
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.records.trace import Trace

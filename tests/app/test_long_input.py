@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from viz_transformer import settings
 from viz_transformer.figures import attention
-from viz_transformer.models.base import default_device
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
 from viz_transformer.models.random_init.hf import BUILDERS

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough as wt
-from viz_transformer.models.base import QKV_NOTE
+from viz_transformer.models.results import QKV_NOTE
 
 PAGE = "pages/qkv_walkthrough.py"
 

@@ -121,13 +121,17 @@ def test_logit_lens_reads_transformers_hidden_states(load_tiny, family):
     with collect(model.module, names) as cache:
         model.forced_logprobs(TEXT, out_ids)
     for layer, name in enumerate(names[:-1]):
-        np.testing.assert_allclose(cache[name], ref.hidden_states[layer + 1][0].numpy(), atol=1e-5)
+        np.testing.assert_allclose(
+            cache[name], ref.hidden_states[layer + 1][0].cpu().numpy(), atol=1e-5
+        )
     last = model.unembed(torch.from_numpy(cache[names[-1]]).to(model.device))
     torch.testing.assert_close(last, ref.logits[0], atol=1e-4, rtol=1e-4)
     lens = vt.logit_lens(model, TEXT)
     assert lens.probs.shape == (len(names), ids.shape[1])
-    assert lens.inputs == model.token_labels(ids[0].tolist())
-    assert lens.output == model.token_labels(ref.logits[0].argmax(-1).tolist())
+    # the prompt labelled as the start of a text, the continuation and predictions as outputs
+    prompt = model.token_labels(model.encode_text(TEXT))
+    assert lens.inputs == (*prompt, *model.output_tokens(out_ids))
+    assert lens.output == model.output_tokens(ref.logits[0].argmax(-1).tolist())
 
 
 def test_decoder_only_importance_scores_the_greedy_continuation(load_tiny):
@@ -183,10 +187,16 @@ def test_layer_runs_rerun_from_the_lowest_ablated_layer_as_whole_passes_do(
     assert (fast - runs.clean).abs().amax(-1).min() > 1e-4  # every row's ablation shows
     with pytest.raises(ValueError, match="ascending layer order"):
         runs.run([1, 0])
-    for mode in ("zero", "mean"):
-        got = vt.head_importance(model, TEXT, "decoder", ablation=mode)
+    corrupted = "the cat ran to the trek"  # as many tokens, another continuation
+    scores = {
+        "zero": lambda: vt.head_importance(model, TEXT, "decoder"),
+        "mean": lambda: vt.head_importance(model, TEXT, "decoder", ablation="mean"),
+        "patch": lambda: vt.patch_heads(model, TEXT, corrupted, "decoder"),
+    }
+    for what, score in scores.items():
+        got = score()
         with monkeypatch.context() as patch:
             patch.setattr(model, "layer_runs", lambda *_: None)  # the generic path
-            want = vt.head_importance(model, TEXT, "decoder", ablation=mode)
-        assert np.abs(want).max() > 1e-3
-        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+            want = score()
+        assert np.abs(want).max() > 1e-3, what
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0, err_msg=what)

@@ -22,7 +22,7 @@ from transformers import (
     AutoModelForSeq2SeqLM,
 )
 
-from viz_transformer.models.base import default_device
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec, hf_specs
 from viz_transformer.models.random_init.hf import (

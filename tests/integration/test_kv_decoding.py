@@ -13,8 +13,9 @@ import torch
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import _search
 from viz_transformer.models import bergamot as bergamot_module
-from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
+from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.hf import steps as hf_steps
+from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.networks.hooks import collect
 
 Scored = dict[tuple[int, ...], StepScores]

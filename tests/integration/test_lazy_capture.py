@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from viz_transformer import settings
-from viz_transformer.models.base import default_device
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
 from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT

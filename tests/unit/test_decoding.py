@@ -17,8 +17,10 @@ from viz_transformer.analysis.decoding import (
     step_arrays,
     step_meta,
 )
-from viz_transformer.models.base import DecoderSession, LoadedModel, ModelSpec, StepScores
+from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.random_init.paper import tiny_paper_model
+from viz_transformer.models.results import DecoderSession, StepScores
+from viz_transformer.models.spec import ModelSpec
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.checks import check_text
 

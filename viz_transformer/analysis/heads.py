@@ -20,7 +20,8 @@ from viz_transformer.models.ablation import (
     record_z,
     replace_heads,
 )
-from viz_transformer.models.base import LayerRuns, LoadedModel
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.results import LayerRuns
 from viz_transformer.networks.hooks import collect, hooks
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.text.checks import check_text

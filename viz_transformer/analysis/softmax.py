@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from viz_transformer.models.base import HeadScale
+from viz_transformer.models.results import HeadScale
 
 SATURATED = 0.99  # a row whose largest weight exceeds this is "saturated"
 _CHUNK = 2**22  # numbers drawn at once, so a large sample never holds gigabytes

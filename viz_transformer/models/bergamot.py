@@ -20,18 +20,7 @@ import torch.nn.functional as F
 
 from viz_transformer.models import own_heads
 from viz_transformer.models.architecture import summarize
-from viz_transformer.models.base import (
-    DecoderSession,
-    HeadScale,
-    InputEmbedding,
-    LoadedModel,
-    ModelSpec,
-    QKVRun,
-    StepScores,
-    newest_rows,
-    row_argmax,
-    target_logprobs,
-)
+from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.bergamot_spec import (
     DECODER_NOTE,
     POSITIONS_NOTE,
@@ -44,6 +33,17 @@ from viz_transformer.models.marian_binary import (
     read_shortlist,
 )
 from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.models.results import (
+    DecoderSession,
+    HeadScale,
+    InputEmbedding,
+    QKVRun,
+    StepScores,
+    newest_rows,
+    row_argmax,
+    target_logprobs,
+)
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.hooks import (
     attention_hook_name,
     collect,

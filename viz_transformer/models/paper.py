@@ -16,19 +16,19 @@ from safetensors.torch import load_file
 
 from viz_transformer.models import own_heads
 from viz_transformer.models.architecture import summarize
-from viz_transformer.models.base import (
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.models.results import (
     DecoderSession,
     HeadScale,
     InputEmbedding,
-    LoadedModel,
-    ModelSpec,
     QKVRun,
     StepScores,
     newest_rows,
     row_argmax,
     target_logprobs,
 )
-from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.hooks import (
     attention_hook_name,

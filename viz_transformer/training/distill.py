@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from viz_transformer.models.base import default_device
+from viz_transformer.models.devices import default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask

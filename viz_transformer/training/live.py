@@ -23,9 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from viz_transformer.models.base import ModelSpec, default_device
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.models.registry import forget_memory_models, offer_memory_model
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask

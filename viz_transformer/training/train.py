@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-from viz_transformer.models.base import check_device, default_device
+from viz_transformer.models.devices import check_device, default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask

@@ -12,8 +12,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from viz_transformer.models.base import target_logprobs
 from viz_transformer.models.own_heads import check_kind
+from viz_transformer.models.results import target_logprobs
 from viz_transformer.networks.hooks import any_active, dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 

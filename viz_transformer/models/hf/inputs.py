@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
-from viz_transformer.models.base import HeadScale, InputEmbedding
+from viz_transformer.models.results import HeadScale, InputEmbedding
 from viz_transformer.networks.hooks import known_hook, point_name
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
 

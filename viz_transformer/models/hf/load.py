@@ -16,9 +16,9 @@ from transformers import (
     PreTrainedModel,
 )
 
-from viz_transformer.models.base import ModelSpec
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf.names import offline_first
+from viz_transformer.models.spec import ModelSpec
 
 AUTO = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
 

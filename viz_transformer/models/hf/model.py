@@ -16,17 +16,8 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, PreTrainedModel
 
-from viz_transformer.models.base import (
-    DecoderSession,
-    HeadScale,
-    InputEmbedding,
-    LayerRuns,
-    LoadedModel,
-    ModelSpec,
-    QKVRun,
-    default_device,
-    row_argmax,
-)
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf import architecture as hf_architecture
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import heads as hf_heads
@@ -46,6 +37,15 @@ from viz_transformer.models.hf.names import (
 )
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES, POSITION_TABLES
 from viz_transformer.models.hf.steps import decoder_session
+from viz_transformer.models.results import (
+    DecoderSession,
+    HeadScale,
+    InputEmbedding,
+    LayerRuns,
+    QKVRun,
+    row_argmax,
+)
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind

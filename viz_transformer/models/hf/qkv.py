@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from viz_transformer.models.base import QKV_NOTE, QKVRun
+from viz_transformer.models.results import QKV_NOTE, QKVRun
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
 

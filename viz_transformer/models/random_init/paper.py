@@ -8,8 +8,9 @@ from pathlib import Path
 
 import torch
 
-from viz_transformer.models.base import ModelSpec, default_device
+from viz_transformer.models.devices import default_device
 from viz_transformer.models.paper import PaperModel
+from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.text.vocab import WordVocab
