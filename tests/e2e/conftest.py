@@ -68,6 +68,13 @@ def serve(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
             proc.wait(timeout=15)
 
 
+@pytest.fixture(scope="session")
+def serve_app() -> Callable[..., contextlib.AbstractContextManager[str]]:
+    """``with serve_app(log_name, env) as url``: another server (``serve``), e.g. with its own
+    ``VT_CACHE_DIR``."""
+    return serve
+
+
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
     """The app served for the module (``serve``, log named after the module); yields its URL."""

@@ -22,7 +22,6 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 import viz_transformer as vt
-from tests.e2e.conftest import serve
 from viz_transformer.analysis.sampling import Sampling, sample_steps
 from viz_transformer.models.hf import smollm2
 
@@ -37,10 +36,10 @@ FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(el =
 
 
 @pytest.fixture(scope="module")
-def llm_server(smollm2_model) -> Iterator[str]:
+def llm_server(smollm2_model, serve_app) -> Iterator[str]:
     """The app with the run's converted smollm2 cache (``VT_CACHE_DIR`` of ``smollm2_model``)."""
     assert smollm2.is_converted()  # the fixture's cache: the server must not convert again
-    with serve("test_llm", {"VT_CACHE_DIR": os.environ["VT_CACHE_DIR"]}) as url:
+    with serve_app("test_llm", {"VT_CACHE_DIR": os.environ["VT_CACHE_DIR"]}) as url:
         yield url
 
 
@@ -223,7 +222,9 @@ def test_qkv_walkthrough_of_smollm2(page, llm_server):
     assert "post-norm" not in _text(page)
 
 
-def test_a_corrupt_cache_gives_one_message_and_the_app_keeps_working(browser, tmp_path: Path):
+def test_a_corrupt_cache_gives_one_message_and_the_app_keeps_working(
+    browser, serve_app, tmp_path: Path
+):
     broken = tmp_path / smollm2.FOLDER
     broken.mkdir()
     (broken / "model.safetensors").write_bytes(b"half")
@@ -231,7 +232,7 @@ def test_a_corrupt_cache_gives_one_message_and_the_app_keeps_working(browser, tm
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(90_000)
-    with serve("test_llm-corrupt", {"VT_CACHE_DIR": str(tmp_path)}) as url:
+    with serve_app("test_llm-corrupt", {"VT_CACHE_DIR": str(tmp_path)}) as url:
         _goto(page, url, "attention_maps")
         alerts = page.locator('[data-testid="stAlert"]').filter(has_text="damaged")
         assert alerts.count() == 1
