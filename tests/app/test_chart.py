@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+from viz_transformer.ui import widgets
 
 
 def _page() -> None:
@@ -25,7 +28,11 @@ def test_presenter_mode_enlarges_a_copy_and_leaves_the_figure_as_it_was():
     fig = at.session_state["fig"]
     assert fig.layout.font.size is None and fig.layout.title.font.size is None
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert spec["layout"]["font"]["size"] == 20 and spec["layout"]["title"]["font"]["size"] == 24
+    scale = widgets.PRESENTER_SCALE  # plotly's default sizes (12 px text, 17 px titles), scaled
+    assert spec["layout"]["font"]["size"] == pytest.approx(12 * scale)
+    assert spec["layout"]["title"]["font"]["size"] == pytest.approx(17 * scale)
+    assert spec["layout"]["xaxis"]["tickfont"]["size"] == pytest.approx(12 * scale)
+    assert spec["data"][0]["colorbar"]["tickfont"]["size"] == pytest.approx(12 * scale)
     assert spec["data"][0]["z"] == [[0.25, 0.75]]
 
     at.session_state["presenter"] = False
