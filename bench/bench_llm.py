@@ -149,8 +149,8 @@ def main() -> None:
     ]  # fmt: skip
     body = (
         table(["what", "measured", "target", ""], rows)
-        + "\n\nThe CPU was shared with other work while this ran (five helpers at once): take "
-        "absolute times as an upper bound."
+        + f"\n\n1-minute load average after the run: {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores (other work on the machine slows every number)."
     )
     write_section("bench_llm", "Built-in LLM smollm2 (issue 14)", body)
 
