@@ -82,6 +82,33 @@ class Alignment:
     diverges_at: int | None  # first position that differs (one running out counts); None: equal
 
 
+def make_step(
+    session: DecoderSession,
+    index: int,
+    prefix: list[int],
+    scores: StepScores,
+    chosen: int,
+    top_k: int,
+    beams: tuple[Beam, ...],
+) -> Step:
+    """One decoding step's record: the decoder input ``prefix``, its newest attention rows, the
+    ``top_k`` next tokens and the ``chosen`` one (greedy, beam or sampled)."""
+    top = np.argsort(-scores.logprobs, kind="stable")[:top_k]
+    return Step(
+        index=index,
+        input_tokens=(*session.start_tokens, *session.tokens(prefix)),
+        self_row=_frozen(scores.self_row),
+        cross_row=_frozen(scores.cross_row),
+        top_tokens=session.tokens(top.tolist()),
+        top_probs=_frozen(np.exp(scores.logprobs[top])),
+        chosen=session.tokens([chosen])[0],
+        chosen_prob=float(np.exp(scores.logprobs[chosen])),
+        beams=beams,
+        top_ids=tuple(top.tolist()),
+        chosen_id=chosen,
+    )
+
+
 def _frozen(arr: np.ndarray | None) -> np.ndarray | None:
     if arr is None:
         return None
@@ -157,23 +184,8 @@ def decode_steps(
     for t, chosen in enumerate(best):
         prefix = best[:t]
         scores = scored[prefix]
-        top = np.argsort(-scores.logprobs, kind="stable")[:top_k]
         beams = tuple(Beam(session.tokens(ids), total, ids == prefix) for ids, total in history[t])
-        steps.append(
-            Step(
-                index=t,
-                input_tokens=(*session.start_tokens, *session.tokens(prefix)),
-                self_row=_frozen(scores.self_row),
-                cross_row=_frozen(scores.cross_row),
-                top_tokens=session.tokens(top.tolist()),
-                top_probs=_frozen(np.exp(scores.logprobs[top])),
-                chosen=session.tokens([chosen])[0],
-                chosen_prob=float(np.exp(scores.logprobs[chosen])),
-                beams=beams,
-                top_ids=tuple(top.tolist()),
-                chosen_id=chosen,
-            )
-        )
+        steps.append(make_step(session, t, prefix, scores, chosen, top_k, beams))
     ended = best[-1] in session.eos_ids
     return Decoding(
         model_name=model.name,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from viz_transformer.analysis.decoding import Beam, Decoding, Step, _frozen
+from viz_transformer.analysis.decoding import Beam, Decoding, Step, make_step
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.text.checks import check_text
 
@@ -110,22 +110,8 @@ def sample_steps(
         chosen = (
             int(rng.choice(len(probs), p=probs)) if sampling.temperature else int(probs.argmax())
         )
-        top = np.argsort(-scores.logprobs, kind="stable")[:top_k]
-        steps.append(
-            Step(
-                index=t,
-                input_tokens=(*session.start_tokens, *session.tokens(out)),
-                self_row=_frozen(scores.self_row),
-                cross_row=_frozen(scores.cross_row),
-                top_tokens=session.tokens(top.tolist()),
-                top_probs=_frozen(np.exp(scores.logprobs[top])),
-                chosen=session.tokens([chosen])[0],
-                chosen_prob=float(np.exp(scores.logprobs[chosen])),
-                beams=(Beam(session.tokens(out), total, True),),
-                top_ids=tuple(top.tolist()),
-                chosen_id=chosen,
-            )
-        )
+        beams = (Beam(session.tokens(out), total, True),)
+        steps.append(make_step(session, t, out, scores, chosen, top_k, beams))
         total += float(scores.logprobs[chosen])
         out.append(chosen)
         if chosen in session.eos_ids:
