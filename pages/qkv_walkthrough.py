@@ -39,8 +39,7 @@ def pickers(cap: walkthrough.KindCapture, preds: tuple[str, ...]) -> tuple[int, 
 def caption(name: str, cap: walkthrough.KindCapture, w: walkthrough.Walkthrough) -> str:
     """What follows the numbers, read from the model: biases or none, RoPE and the shared K/V
     head when the model has them, and where its norm sits (``LoadedModel.architecture``)."""
-    biased = any(cap.weights[f"b_{p}"].any() for p in "qkvo")
-    bias = "these implementations add them" if biased else f"neither does {name}"
+    bias = "these implementations add them" if cap.biased else f"neither does {name}"
     note = f"d_k = {w.d_k}. The paper writes the projections without biases; {bias}."
     if w.q_plain is not None:
         note += " q and k were rotated by their positions (RoPE) before they met."
@@ -90,7 +89,7 @@ def qkv_walkthrough_page() -> None:
     position, layer, head = pickers(cap, trace.pred_tokens if same else ())
     w = walkthrough.explain(cap, layer, head, position)
     stem = f"qkv-{kind}-L{layer}-H{head}-t{position}"
-    for equation, (figure, part) in zip(walkthrough_equations(w), STEPS, strict=True):
+    for equation, (figure, part) in zip(walkthrough_equations(w, cap.biased), STEPS, strict=True):
         st.latex(equation)
         widgets.chart(figure(w), f"{stem}-{part}", key=part)
     st.caption(caption(name, cap, w))

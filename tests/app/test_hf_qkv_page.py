@@ -25,3 +25,8 @@ def test_llama_walkthrough_draws_every_step(
     assert "Pre-norm: x is the block's input after its LlamaRMSNorm" in caption
     assert "post-norm" not in caption and "without biases; neither does" in caption
     assert "(RoPE)" in caption
+    # the equations are the model's own: RMSNorm input, RoPE-rotated q and k, no biases
+    equations = [e.value for e in at.latex[1:]]  # after the header's MultiHead
+    assert r"\mathrm{RMSNorm}(r_i)" in equations[0]
+    assert r"R_{\Theta,i}(x_iW^Q_{3})" in equations[1] and "b^" not in equations[1]
+    assert "b^O" not in equations[4]

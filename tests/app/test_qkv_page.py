@@ -122,6 +122,7 @@ def test_layer_zero_shows_embedding_and_position_deeper_layers_only_the_stream(
     at.selectbox(key="layer").set_value(1).run()
     assert len(decode_array(figures(at)[0]["data"][0]["z"])) == 1
     assert "output of layer 0" in at.latex[1].value
+    assert "x_iW^Q_{0}+b^Q_{0}" in at.latex[2].value and "W^O+b^O" in at.latex[5].value  # biases
 
 
 def test_url_restores_the_view(check_figures, open_page):

@@ -74,6 +74,11 @@ class KindCapture:
         return self.x_q.shape[0]
 
     @property
+    def biased(self) -> bool:
+        """Whether any projection adds a bias (the paper's Eq. 1 has none; Llama adds none)."""
+        return any(self.weights[f"b_{p}"].any() for p in "qkvo")
+
+    @property
     def d_k(self) -> int:
         return self.weights["w_q"].shape[-1] // self.n_heads
 

@@ -12,7 +12,13 @@ from viz_transformer.analysis.walkthrough import Walkthrough
 
 
 def _input(w: Walkthrough) -> str:
-    """Where the query's layer input comes from: embeddings at layer 0, else the stream."""
+    """Where the query's layer input comes from: embeddings at layer 0, else the stream; a
+    pre-norm model's block input r_i normalised first (RMSNorm, gain g)."""
+    if w.normed is not None:
+        return (
+            r"x_i=\mathrm{RMSNorm}(r_i)=\frac{r_i}{\sqrt{\tfrac{1}{d}\sum_c r_{ic}^2+\epsilon}}"
+            r"\odot g,\quad r_i=\text{residual stream entering the block}"
+        )
     if w.embed is not None:
         return r"x_i=\sqrt{d_{model}}\,E_{t_i}+PE_i"
     if w.kind == "cross":
@@ -34,24 +40,38 @@ def _scores(w: Walkthrough) -> str:
     return scores
 
 
-def walkthrough_equations(w: Walkthrough) -> list[str]:
+def _projections(w: Walkthrough, biased: bool) -> str:
+    """q, k, v of this head: biases where the model has them, the shared K/V head of grouped-query
+    attention, and RoPE's rotation R of q and k by their positions where the model rotates."""
+    h, g = w.head, w.head if w.kv_head is None else w.kv_head
+    source = "m_j" if w.kind == "cross" else "x_j"  # cross-attention: keys from the encoder m
+
+    def term(x: str, p: str, head: int) -> str:
+        return rf"{x}W^{p}_{{{head}}}" + (rf"+b^{p}_{{{head}}}" if biased else "")
+
+    q, k = term("x_i", "Q", h), term(source, "K", g)
+    if w.q_plain is not None:
+        q, k = rf"R_{{\Theta,i}}({q})", rf"R_{{\Theta,j}}({k})"
+    return rf"q_i={q},\ k_j={k},\ v_j={term(source, 'V', g)}"
+
+
+def walkthrough_equations(w: Walkthrough, biased: bool = True) -> list[str]:
     """The five equations of ``w``'s steps, in the order of ``figures.qkv``'s figures.
 
     Args:
         w: one query position through one head.
+        biased: whether the model's projections add biases (the paper's Eq. 1 has none; most
+            implementations add them, Llama does not).
 
     Returns:
         LaTeX for: the input x_i, the projections q_i, k_j, v_j, the scores and weights a_ij,
         the weighted sum z_i, and the output projection through W^O.
     """
-    h = w.head
-    source = "m_j" if w.kind == "cross" else "x_j"  # cross-attention: keys from the encoder m
-    proj = rf"q_i=x_iW^Q_{{{h}}}+b^Q_{{{h}}},\ "
-    proj += rf"k_j={source}W^K_{{{h}}}+b^K_{{{h}}},\ v_j={source}W^V_{{{h}}}+b^V_{{{h}}}"
     return [
         _input(w),
-        proj,
+        _projections(w, biased),
         _scores(w),
         r"z_i=\sum_j a_{ij}\,v_j",
-        r"\mathrm{MultiHead}_i=\mathrm{Concat}(z_i^{(0)},\dots,z_i^{(h-1)})\,W^O+b^O",
+        r"\mathrm{MultiHead}_i=\mathrm{Concat}(z_i^{(0)},\dots,z_i^{(h-1)})\,W^O"
+        + ("+b^O" if biased else ""),
     ]
