@@ -43,16 +43,8 @@ def sentence_picker(text: str) -> None:
         f"The input has {len(sentences)} sentences. The models were trained on single sentences: "
         "pick one to inspect it alone (it replaces the sidebar's text)."
     )
-    state.keep_choice(PART_KEY, [None, *range(len(sentences))], None)
-    st.selectbox(
-        f"One sentence ({len(sentences)} in the input)",
-        range(len(sentences)),
-        index=None,
-        format_func=lambda i: f"{i + 1}: {sentences[i][:90]}",
-        key=PART_KEY,
-        on_change=state.use_line,
-        args=(sentences, PART_KEY),
-        placeholder="Pick a sentence",
+    widgets.line_picker(
+        f"One sentence ({len(sentences)} in the input)", sentences, PART_KEY, "Pick a sentence"
     )
 
 

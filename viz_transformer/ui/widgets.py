@@ -7,7 +7,7 @@ with ``show_error()`` (a message in the page, never a traceback).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -171,16 +171,20 @@ def upload_picker(key: str = "upload_line") -> None:
         return
     for note in upload.notes:
         st.caption(note)
-    lines = upload.lines
-    if (st.session_state.get(key) or 0) >= len(lines):
-        st.session_state[key] = None
+    line_picker(f"Sentence ({len(upload.lines)} in the file)", upload.lines, key, "Pick a line")
+
+
+def line_picker(label: str, lines: Sequence[str], key: str, placeholder: str) -> None:
+    """A numbered choice among ``lines`` (their first 90 characters); the one picked replaces the
+    sidebar's sentence. A remembered pick past the end (other lines now) starts empty again."""
+    state.keep_choice(key, [None, *range(len(lines))], None)
     st.selectbox(
-        f"Sentence ({len(lines)} in the file)",
+        label,
         range(len(lines)),
         index=None,
         format_func=lambda i: f"{i + 1}: {lines[i][:90]}",
         key=key,
         on_change=state.use_line,
         args=(lines, key),
-        placeholder="Pick a line",
+        placeholder=placeholder,
     )
