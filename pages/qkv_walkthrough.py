@@ -7,7 +7,7 @@ import streamlit as st
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, input_notes, sidebar, state, widgets
+from viz_transformer.ui import caches, input_notes, qkv_notes, sidebar, state, widgets
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (
@@ -34,27 +34,6 @@ def pickers(cap: walkthrough.KindCapture, preds: tuple[str, ...]) -> tuple[int, 
     layer = col_layer.selectbox("Layer", range(cap.n_layers), key="layer")
     head = col_head.selectbox("Head", range(cap.n_heads), key="head")
     return position, layer, head
-
-
-def caption(name: str, cap: walkthrough.KindCapture, w: walkthrough.Walkthrough) -> str:
-    """What follows the numbers, read from the model: biases or none, RoPE and the shared K/V
-    head when the model has them, and where its norm sits (``LoadedModel.architecture``)."""
-    bias = "these implementations add them" if cap.biased else f"neither does {name}"
-    note = f"d_k = {w.d_k}. The paper writes the projections without biases; {bias}."
-    if w.q_plain is not None:
-        note += " q and k were rotated by their positions (RoPE) before they met."
-    if cap.kv_heads and cap.kv_heads < cap.n_heads:
-        note += f" Query head {w.head} shares K/V head {w.kv_head} (grouped-query attention)."
-    try:
-        arch = caches.architecture(name)
-    except widgets.LOAD_ERRORS:
-        return note  # the model does not describe itself: say nothing about its norms
-    if arch.norm_placement == "pre":
-        return note + (
-            f" Pre-norm: x is the block's input after its {arch.norm_type}; the output is added "
-            "to the un-normalised residual stream, which no norm touches inside the block."
-        )
-    return note + f" The output then joins the residual: {arch.norm_type}(x + output) (post-norm)."
 
 
 def qkv_walkthrough_page() -> None:
@@ -92,7 +71,7 @@ def qkv_walkthrough_page() -> None:
     for equation, (figure, part) in zip(walkthrough_equations(w, cap.biased), STEPS, strict=True):
         st.latex(equation)
         widgets.chart(figure(w), f"{stem}-{part}", key=part)
-    st.caption(caption(name, cap, w))
+    st.caption(qkv_notes.caption(name, cap, w))
     widgets.downloads(stem, w.arrays(), w.meta())
     if widgets.presenting():
         widgets.show_missing(trace, "walkthrough")
