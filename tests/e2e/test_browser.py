@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -91,7 +91,7 @@ def test_uploading_a_file_and_picking_a_line(page: Page):
     page.locator('[data-testid="stSelectbox"]').filter(has_text="in the file").click()
     page.get_by_role("option").filter(has_text="green tea").click()
     _charts_with(page, "tea")
-    assert page.locator("textarea").first.input_value() == "I drink green tea every morning."
+    expect(page.locator("textarea").first).to_have_value("I drink green tea every morning.")
     _shot(page, "3-attention-uploaded")
 
 
