@@ -1,0 +1,75 @@
+"""``distill train --resume`` on a rebuilt corpus (issue 18): the resumed run keeps the vocabulary
+its embeddings were trained with, and the bar an epoch must beat is the resumed model's score on
+the new dev set, not the score recorded on the old one. A tiny model on a tiny corpus, offline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
+from viz_transformer.training.distill import DistillSettings, load_shipped, train_and_ship
+
+TINY = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
+        "d_ff": 64, "dropout": 0.0, "max_len": 64}  # fmt: skip
+SETTINGS = DistillSettings(steps=3, batch_size=400, warmup=2, dev_size=8, log_every=1)
+WORDS = {
+    "cat": "gato",
+    "dog": "cão",
+    "house": "casa",
+    "tree": "árvore",
+    "book": "livro",
+    "car": "carro",
+    "girl": "menina",
+    "boy": "menino",
+    "bird": "pássaro",
+    "river": "rio",
+}
+NOUNS = list(WORDS)
+
+
+def _corpus(folder: Path, adjectives: list[str], vocab_size: int) -> None:
+    """``corpus-0.tsv`` of "the <adjective> <noun>" pairs, every fifth held out, and a vocabulary
+    trained on it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, (adj, noun) in enumerate((a, n) for a in adjectives for n in NOUNS):
+        split = "held_out" if i % 5 == 0 else "train"
+        rows.append(f"the {adj} {noun}\to {WORDS[noun]} {adj}\t{split}")
+    (folder / "corpus-0.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    texts = [t for row in rows for t in row.split("\t")[:2]]
+    assert train_sentencepiece(texts, folder / "spm", vocab_size) == folder / MODEL_FILE
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny run trained and shipped on a first corpus."""
+    root = tmp_path_factory.mktemp("distill")
+    _corpus(root / "first", ["big", "small", "red"], 40)
+    out = root / "shipped"
+    train_and_ship(root / "first", out, TINY, 1.0, SETTINGS, device=torch.device("cpu"))
+    return out
+
+
+def test_resume_on_a_rebuilt_corpus_keeps_the_shipped_vocabulary(shipped: Path, tmp_path: Path):
+    before = SentencePieceVocab.load(shipped / MODEL_FILE)
+    rebuilt = tmp_path / "rebuilt"
+    _corpus(rebuilt, ["big", "small", "red", "old", "new", "blue"], 48)  # another vocabulary
+    assert SentencePieceVocab.load(rebuilt / MODEL_FILE).pieces != before.pieces
+    out = tmp_path / "resumed"
+    shutil.copytree(shipped, out)
+    wider = {**TINY, "d_model": 64}  # ignored: a resumed run keeps its shipped size
+    meta = train_and_ship(rebuilt, out, wider, 1.0, SETTINGS, out, torch.device("cpu"))
+    model, vocab, _ = load_shipped(out)
+    assert model.cfg.d_model == TINY["d_model"]
+    assert vocab.pieces == before.pieces
+    assert model.cfg.vocab_size == len(before)  # the embeddings still fit the vocabulary
+    assert meta["held_out"]["n"] == 12  # every fifth of the 60 rebuilt pairs, scored
+    log = (rebuilt / "train.log").read_text()
+    recorded = json.loads((shipped / "meta.json").read_text())["dev"]
+    # the bar is the resumed model's dev score on the rebuilt corpus, said next to the old one
+    assert f"(recorded {recorded})" in log and "resuming" in log
