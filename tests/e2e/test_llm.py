@@ -22,13 +22,17 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 import viz_transformer as vt
-from tests.e2e.browsing import FIGURES_JS, PLOT, fresh_page, page_text, settle
 from viz_transformer.analysis.sampling import Sampling, sample_steps
 from viz_transformer.models.hf import smollm2
 
 pytestmark = pytest.mark.slow
 
 TEXT = "The capital of France is"
+PLOT = ".js-plotly-plot .main-svg"
+# every figure drawn, as JSON (typed arrays as lists, NaN as null), in page order
+FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(el => JSON.stringify(
+    {data: el.data, title: el.layout.title, x: el.layout.xaxis, y: el.layout.yaxis},
+    (k, v) => ArrayBuffer.isView(v) ? Array.from(v) : v))"""
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +46,29 @@ def llm_server(smollm2_model, serve_app) -> Iterator[str]:
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     """A fresh browser context (a new session) per test."""
-    with fresh_page(browser, 1400, 1000) as pg:
-        yield pg
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(90_000)
+    yield pg
+    context.close()
+
+
+def _settle(page: Page) -> None:
+    """Wait until the script run ends (the status widget leaves) and no exception shows."""
+    page.wait_for_timeout(400)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def _goto(page: Page, server: str, path: str, **params: str) -> None:
     page.goto(f"{server}/{path}?{urlencode({'model': 'smollm2', 'sentence': TEXT, **params})}")
     page.wait_for_selector("h1")
-    settle(page)
+    _settle(page)
 
 
 def _figures(page: Page) -> list[dict]:
     page.wait_for_selector(PLOT)
-    settle(page)
+    _settle(page)
     return [json.loads(f) for f in page.evaluate(FIGURES_JS)]
 
 
@@ -72,9 +86,13 @@ def _array(spec: dict | list) -> np.ndarray:
     return raw.reshape([int(n) for n in str(shape).split(",")]) if shape else raw
 
 
+def _text(page: Page) -> str:
+    return page.locator("body").inner_text()
+
+
 def _switch(page: Page, name: str) -> None:
     page.get_by_text(name, exact=True).click()  # the label: the input itself is covered
-    settle(page)
+    _settle(page)
 
 
 def _model_trace() -> np.ndarray:
@@ -90,13 +108,13 @@ def test_attention_maps_masked_overview_grouped_by_kv_head_and_sinks(page, llm_s
     ask = page.get_by_text("Overview of every head")
     if ask.count():  # a lazy capture draws the overview on request
         ask.click()
-        settle(page)
+        _settle(page)
     figs = _figures(page)
     overview = next(f for f in figs if "30 layers x 9 heads" in _title(f))
     assert "grouped-query attention: 9 query heads share 3 K/V heads" in _title(overview)
     assert len(overview["x"]["ticktext"]) == 9 and len(overview["y"]["ticktext"]) == 30
     assert [t.rsplit("K/V ", 1)[1] for t in overview["x"]["ticktext"]] == list("000111222")
-    assert "9 query heads share 3 K/V heads" in page_text(page)  # with the KV-cache bytes saved
+    assert "9 query heads share 3 K/V heads" in _text(page)  # with the KV-cache bytes saved
     head = next(f for f in figs if "layer 3, head 0" in _title(f))
     z = _array(head["data"][0]["z"])
     assert z.shape == (n, n)
@@ -132,10 +150,10 @@ def _tokens(tokens: tuple[str, ...]) -> list[str]:
 def test_decoder_next_adds_a_row_and_seeded_sampling_is_reproducible(page, llm_server):
     _goto(page, llm_server, "decoder_steps", max_steps="6", step="0")
     first = _chips(page, 0)
-    assert first and "Decoder-only model" in page_text(page)
+    assert first and "Decoder-only model" in _text(page)
     page.get_by_role("button", name="Next").click()
     page.get_by_text("Decoder input at step 1").wait_for()
-    settle(page)
+    _settle(page)
     assert _chips(page, 1)[:-1] == first and len(_chips(page, 1)) == len(first) + 1
     rows = [f for f in _figures(page) if "masked" in _title(f).lower()]
     assert rows, [_title(f) for f in _figures(page)]
@@ -148,16 +166,16 @@ def test_decoder_next_adds_a_row_and_seeded_sampling_is_reproducible(page, llm_s
             seed_box = page.get_by_label("Seed")
             seed_box.fill(str(seed))
             seed_box.press("Enter")
-            settle(page)
+            _settle(page)
         want = sample_steps(model, TEXT, 6, Sampling(0.8, 50, 0.95, seed))
-        shown = int(re.search(r"Decoder input at step (\d+)", page_text(page)).group(1))
+        shown = int(re.search(r"Decoder input at step (\d+)", _text(page)).group(1))
         if shown == 0:  # a new decoding may start over at step 0: walk to the sampled tokens
             page.get_by_role("button", name="Next").click()
             page.get_by_text("Decoder input at step 1").wait_for()
-            settle(page)
+            _settle(page)
             shown = 1
         assert _chips(page, shown) == _tokens(want.steps[shown].input_tokens), seed
-        assert f"seed {seed} makes the draw reproducible" in page_text(page)
+        assert f"seed {seed} makes the draw reproducible" in _text(page)
 
 
 def test_then_and_now_reads_both_columns_from_the_models(page, llm_server):
@@ -178,7 +196,7 @@ def test_then_and_now_reads_both_columns_from_the_models(page, llm_server):
 def test_positional_page_rotary_section(page, llm_server):
     _goto(page, llm_server, "positional_encoding")
     page.get_by_role("heading", name="Rotary positions in smollm2").wait_for()
-    text = page_text(page)
+    text = _text(page)
     assert "Nothing is added to the token embedding" in text
     error = float(re.search(r"changes the score by at most ([0-9.e+-]+) of", text).group(1))
     assert error < 1e-4  # exactly invariant up to float rounding
@@ -201,7 +219,7 @@ def test_qkv_walkthrough_of_smollm2(page, llm_server):
     assert f"Pre-norm: x is the block's input after its {norm}" in caption.inner_text()
     assert "neither does smollm2" in caption.inner_text()  # Llama's projections have no biases
     assert f"Query head {head} shares K/V head {head // 3}" in caption.inner_text()
-    assert "post-norm" not in page_text(page)
+    assert "post-norm" not in _text(page)
 
 
 def test_a_corrupt_cache_gives_one_message_and_the_app_keeps_working(
@@ -223,6 +241,6 @@ def test_a_corrupt_cache_gives_one_message_and_the_app_keeps_working(
         page.get_by_role("option").filter(has_text="paper-en-pt ·").click()
         page.get_by_text("Decoder masked self-attention", exact=True).wait_for()
         page.wait_for_selector(PLOT)
-        settle(page)
-        assert "damaged" not in page_text(page)
+        _settle(page)
+        assert "damaged" not in _text(page)
     context.close()

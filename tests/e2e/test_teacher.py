@@ -17,12 +17,16 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.browsing import FIGURES_JS, PLOT, fresh_page, page_text, settle
-
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
+PLOT = ".js-plotly-plot .main-svg"
 PAGES = ("attention_maps", "positional_encoding", "softmax_saturation", "decoder_steps",
          "qkv_walkthrough")  # fmt: skip
+# every figure drawn, as JSON (typed arrays as lists), in page order: two views are the same
+# when these strings are
+FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(el => JSON.stringify(
+    {data: el.data, title: el.layout.title, x: el.layout.xaxis, y: el.layout.yaxis},
+    (k, v) => ArrayBuffer.isView(v) ? Array.from(v) : v))"""
 
 pytestmark = pytest.mark.slow
 
@@ -30,21 +34,34 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     """A fresh browser context (no shared session) at the issue's small screen, 1024x768."""
-    with fresh_page(browser, 1024, 768) as pg:
-        yield pg
+    context = browser.new_context(viewport={"width": 1024, "height": 768}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(90_000)
+    yield pg
+    context.close()
+
+
+def _settle(page: Page) -> None:
+    """Wait until the script run ends (the status widget leaves) and no exception shows.
+
+    A rerun may start later than the 400 ms waited here: a value that a rerun writes is checked
+    with Playwright's ``expect``, which retries, not with a plain read after this."""
+    page.wait_for_timeout(400)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+    assert page.locator('[data-testid="stException"]').count() == 0
 
 
 def _goto(page: Page, server: str, path: str, **params: str) -> None:
     """Open ``path`` with the view ``params`` in the URL, as a shared link does."""
     page.goto(f"{server}/{path}?{urlencode(params)}" if params else f"{server}/{path}")
     page.wait_for_selector("h1")
-    settle(page)
+    _settle(page)
 
 
 def _figures(page: Page) -> list[str]:
     """The figures once the page is still (two reads a second apart agree, none stale)."""
     page.wait_for_selector(PLOT)
-    settle(page)
+    _settle(page)
     before = None
     for _ in range(30):
         page.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
@@ -61,10 +78,14 @@ def _titles(page: Page) -> list[str]:
     return page.locator(".js-plotly-plot .gtitle").evaluate_all("ts => ts.map(t => t.textContent)")
 
 
+def _text(page: Page) -> str:
+    return page.locator("body").inner_text()
+
+
 def test_1_picker_says_what_each_model_shows_and_a_switch_keeps_the_sentence(page, server):
     _goto(page, server, "attention_maps")
     sentence = page.locator("textarea").first.input_value()
-    assert "Nearest model with decoder masked self-attention: paper-en-pt" in page_text(page)
+    assert "Nearest model with decoder masked self-attention: paper-en-pt" in _text(page)
     page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
     options = page.get_by_role("option").all_inner_texts()
     page.keyboard.press("Escape")
@@ -75,7 +96,7 @@ def test_1_picker_says_what_each_model_shows_and_a_switch_keeps_the_sentence(pag
     assert any(o.startswith("minilm · encoder-only: encoder self; learned") for o in options)
     page.get_by_role("button", name="Switch to paper-en-pt").click()
     page.get_by_text("Decoder masked self-attention", exact=True).wait_for()
-    settle(page)
+    _settle(page)
     expect(page.locator("textarea").first).to_have_value(sentence)  # English: kept
     assert "model=paper-en-pt" in page.url
 
@@ -91,7 +112,7 @@ def test_2_presenter_mode_from_the_url_scales_every_figure_text_and_a_chart_is_o
 ):
     _goto(page, server, path, presenter="True")
     page.wait_for_selector(PLOT)
-    settle(page)
+    _settle(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"presenter-{path}.png"))  # the first screen only
     assert page.get_by_role("switch", name="Presenter mode").is_checked()
@@ -115,7 +136,7 @@ def test_3_decoder_controls_stay_beside_the_rows_use_material_icons_and_step_fas
     for name in ("Reset", "Back", "Next", "Play"):
         button = page.get_by_role("button", name=name, exact=False).first
         assert button.locator('[data-testid="stIconMaterial"]').count() == 1, name
-    assert not re.search("[⏮◀▶⏹]", page_text(page))  # no glyphs that Debian's fonts lack
+    assert not re.search("[⏮◀▶⏹]", _text(page))  # no glyphs that Debian's fonts lack
     page.mouse.wheel(0, 5000)  # scroll to the last rows: the controls stay in view
     page.wait_for_timeout(500)
     box = page.get_by_role("button", name="Next").bounding_box()
@@ -125,7 +146,7 @@ def test_3_decoder_controls_stay_beside_the_rows_use_material_icons_and_step_fas
         start = time.perf_counter()
         page.get_by_role("button", name="Next").click()
         page.get_by_text(f"Decoder input at step {step}").wait_for()
-        settle(page)
+        _settle(page)
         seconds.append(time.perf_counter() - start)
     out = ROOT / "artifacts" / "teacher-timings.json"
     out.write_text(json.dumps({"decoder_next_seconds": seconds}, indent=1))
@@ -135,11 +156,11 @@ def test_3_decoder_controls_stay_beside_the_rows_use_material_icons_and_step_fas
 def test_4_a_shared_link_keeps_tab_kind_layer_and_hidden_special_tokens(page, server, browser):
     _goto(page, server, "attention_maps", model="paper-sov")
     page.get_by_text("Encoder-decoder (cross) attention", exact=True).click()
-    settle(page)
+    _settle(page)
     page.get_by_text("Hide special tokens").click()
-    settle(page)
+    _settle(page)
     page.locator('[data-testid="stButtonGroup"]').get_by_text("Mean / max / rollout").click()
-    settle(page)
+    _settle(page)
     page.get_by_text("Max", exact=True).click()
     mine = _figures(page)
     assert mine and "max" in mine[0].lower()
@@ -156,7 +177,7 @@ def test_4_a_shared_link_keeps_the_query_token_beam_width_and_top_k(page, server
     assert "token=3" in page.url
     _goto(page, server, "decoder_steps", model="paper-reverse", beam="3", top_k="2", step="2")
     decoder = _figures(page)
-    assert "Decoder input at step 2" in page_text(page)
+    assert "Decoder input at step 2" in _text(page)
     friend = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
     friend.set_default_timeout(90_000)
     friend.goto(f"{server}/qkv_walkthrough?model=paper-sov&token=3")
@@ -169,11 +190,11 @@ def test_4_a_shared_link_keeps_the_query_token_beam_width_and_top_k(page, server
 def test_5_a_paragraph_is_offered_one_sentence_at_a_time_and_long_maps_stay_readable(page, server):
     text = "The cat sat on the mat. The dog slept by the door. Birds sang in the trees."
     _goto(page, server, "attention_maps", model="bergamot-en-pt", sentence=text)
-    assert "The input has 3 sentences" in page_text(page)
+    assert "The input has 3 sentences" in _text(page)
     page.locator('[data-testid="stSelectbox"]').filter(has_text="One sentence").click()
     page.get_by_role("option").filter(has_text="The dog slept").click()
     expect(page.locator("textarea").first).to_have_value("The dog slept by the door.")
-    settle(page)
+    _settle(page)
     long = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 12)
     _goto(page, server, "attention_maps", model="paper-en-pt", sentence=long, attn_tab="Maps")
     page.wait_for_selector(PLOT)
@@ -185,8 +206,8 @@ def test_5_a_paragraph_is_offered_one_sentence_at_a_time_and_long_maps_stay_read
 def test_6_softmax_page_on_paper_en_pt_shows_a_task_models_curves_labelled_as_such(page, server):
     _goto(page, server, "softmax_saturation", model="paper-en-pt")
     page.get_by_text("5. Training with and without the scale").wait_for()
-    settle(page)
-    assert "paper-en-pt was trained once" in page_text(page)
+    _settle(page)
+    assert "paper-en-pt was trained once" in _text(page)
     _figures(page)  # every chart drawn
     titles = _titles(page)
     assert any("trained twice (task:" in t for t in titles), titles
@@ -214,17 +235,17 @@ def test_7_qkv_chart_titles_overlap_no_chart(page, server):
 
 def test_7_encoder_no_output_language_switch_statistics_dash_and_download_names(page, server):
     _goto(page, server, "attention_maps", model="minilm")
-    assert "No output: minilm is an encoder" in page_text(page)
-    assert "Output:" not in page_text(page)
+    assert "No output: minilm is an encoder" in _text(page)
+    assert "Output:" not in _text(page)
     _goto(page, server, "attention_maps", model="bergamot-en-pt",
           sentence="Eu sou um estudante e gosto muito de ler.")  # fmt: skip
-    assert "This text looks Portuguese, but bergamot-en-pt reads English" in page_text(page)
+    assert "This text looks Portuguese, but bergamot-en-pt reads English" in _text(page)
     page.get_by_role("button", name="Switch to bergamot-pt-en").click()
     page.wait_for_function("() => location.search.includes('model=bergamot-pt-en')")
     expect(page.locator("textarea").first).to_have_value(re.compile("^Eu sou um estudante"))
-    settle(page)
+    _settle(page)
     _goto(page, server, "attention_maps", model="paper-sov", kind="cross", attn_tab="Statistics")
-    assert "no diagonal distance for cross-attention" in page_text(page)
+    assert "no diagonal distance for cross-attention" in _text(page)
     _goto(page, server, "attention_maps", model="paper-sov", kind="cross", layer="1", head="2")
     with page.expect_download() as info:
         page.get_by_role("button", name="Data as JSON").click()
@@ -236,5 +257,5 @@ def test_5_a_translation_that_stops_early_is_flagged(page, server):
     long = " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 12)
     _goto(page, server, "attention_maps", model="bergamot-en-pt", sentence=long)
     page.wait_for_selector(PLOT)
-    assert "The output looks cut short" in page_text(page)
-    assert "The input has 12 sentences" in page_text(page)
+    assert "The output looks cut short" in _text(page)
+    assert "The input has 12 sentences" in _text(page)
