@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough as wt
+from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.models.results import QKV_NOTE
 
 PAGE = "pages/qkv_walkthrough.py"
@@ -132,10 +133,15 @@ def test_url_restores_the_view(check_figures, open_page):
     check_figures(app, wt.walkthrough(model, text, "cross", 1, 2, 1), vt.trace(model, text))
 
 
-def test_hugging_face_models_and_bad_input_get_one_sentence_not_a_traceback(at, figures):
-    at.selectbox(key="model").set_value("minilm").run()
-    assert not at.exception and not figures(at)
-    assert at.info[0].value == QKV_NOTE
+def test_hugging_face_models_and_bad_input_get_one_sentence_not_a_traceback(
+    at, figures, open_page, tmp_path
+):
+    at.selectbox(key="model").set_value("minilm").run()  # BERT family: walked through
+    assert not at.exception and len(figures(at)) == 5
+    assert all(i.value != QKV_NOTE for i in at.info)
+    bart = open_page(PAGE, model=f"hf:{BUILDERS['bart'](tmp_path / 'bart')}")  # not walked
+    assert not bart.exception and not figures(bart)
+    assert [i.value for i in bart.info].count(QKV_NOTE) == 1
     at.selectbox(key="model").set_value("paper-sov").run()
     at.text_area(key="sentence").set_value("the old farmers feed a purple cat").run()
     assert not at.exception and "'purple'" in at.error[0].value

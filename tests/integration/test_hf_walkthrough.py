@@ -76,9 +76,9 @@ def test_every_step_equals_the_model(llama: vt.LoadedModel, layer, head, positio
 
 
 def test_unsupported_families_say_why(tmp_path) -> None:
-    bert = vt.load_model(f"hf:{BUILDERS['bert'](tmp_path / 'bert')}")
+    t5 = vt.load_model(f"hf:{BUILDERS['t5'](tmp_path / 't5')}")  # BERT and GPT-2 are walked
     with pytest.raises(ValueError, match="Llama-family"):
-        walkthrough.capture(bert, TEXT, "encoder")
+        walkthrough.capture(t5, TEXT, "encoder")
 
 
 def test_wrong_kind_for_a_decoder_only(llama: vt.LoadedModel) -> None:

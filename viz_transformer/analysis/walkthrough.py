@@ -2,9 +2,10 @@
 
 ``capture()`` reads a loaded model of our own (paper or Bergamot) through its hook points
 (``model.qkv_run``): every layer's input, the attention weights and the q, k, v, scores, pattern
-and z the forward pass recorded. ``explain()`` recomputes Eq. 1 and section 3.2.2 for one query
-row from the layer input and the weights alone, so each step can be checked against what the
-model itself computed.
+and z the forward pass recorded; a Hugging Face model (BERT, GPT-2, Llama families) hands over
+each block's input, its pre-attention norm (none, RMSNorm or LayerNorm), weights and pattern.
+``explain()`` recomputes Eq. 1 and section 3.2.2 for one query row from the layer input and the
+weights alone, so each step can be checked against what the model itself computed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 
 from viz_transformer.analysis.rope import rotate
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.results import PreNorm
 from viz_transformer.networks.hooks import (
     ATTENTION_POINTS,
     ATTENTION_SUBLAYERS,
@@ -45,9 +47,10 @@ class KindCapture:
             parts of layer 0's input (section 3.4, 3.5); None for cross-attention.
         w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``.
         captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
-            ``[L, h, T, .]`` what the hook points recorded (a Llama: ``"pattern"`` only).
-        resid: ``[L, Tq, d]`` each block's input before its pre-attention RMSNorm (whose gain is
-            ``weights["norm"]``, epsilon ``norm_eps``), None for a post-norm model.
+            ``[L, h, T, .]`` what the hook points recorded (Hugging Face: ``"pattern"`` only).
+        resid: ``[L, Tq, d]`` each block's input before its pre-attention norm ``norm`` ("rms":
+            RMSNorm, "layer": LayerNorm; gain ``weights["norm"]``, LayerNorm bias
+            ``weights["norm_bias"]``, epsilon ``norm_eps``), None without one (post-norm).
         rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), None without.
         kv_heads: key/value heads; fewer than ``n_heads`` is grouped-query attention.
     """
@@ -68,6 +71,7 @@ class KindCapture:
     norm_eps: float = 0.0
     rotary: tuple[np.ndarray, np.ndarray] | None = None
     kv_heads: int = 0  # 0: one per query head
+    norm: PreNorm = "none"
 
     @property
     def n_layers(self) -> int:
@@ -75,7 +79,8 @@ class KindCapture:
 
     @property
     def biased(self) -> bool:
-        """Whether any projection adds a bias (the paper's Eq. 1 has none; Llama adds none)."""
+        """Whether any projection adds a bias (the paper's Eq. 1 has none; Llama adds none,
+        BERT and GPT-2 do)."""
         return any(self.weights[f"b_{p}"].any() for p in "qkvo")
 
     @property
@@ -98,9 +103,10 @@ class Walkthrough:
         weights: ``(Tk,)`` softmax of ``scaled`` (step 5); keep: ``(Tk,)`` False where masked.
         z: ``(d_k,)`` sum_j weights_j v_j (step 6); concat: ``(d,)`` every head's z side by side.
         out: ``(d,)`` concat @ W^O + b^O, the sub-layer output before the residual and LayerNorm.
-        resid, normed: a pre-norm model's block input ``(d,)`` and its RMSNorm recomputed here
-            (equal to ``x``, which the model's norm computed); q_plain, k_plain: q and k before
-            RoPE rotated them; kv_head: the K/V head this query head shares. None otherwise.
+        resid, normed: a pre-norm model's block input ``(d,)`` and its ``norm`` (RMSNorm or
+            LayerNorm) recomputed here (equal to ``x``, which the model's norm computed); q_plain,
+            k_plain: q and k before RoPE rotated them; kv_head: the K/V head this query head
+            shares. None otherwise.
     """
 
     model_name: str
@@ -131,6 +137,7 @@ class Walkthrough:
     q_plain: np.ndarray | None = None
     k_plain: np.ndarray | None = None
     kv_head: int | None = None
+    norm: PreNorm = "none"
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The numbers of every step, by name, for downloads."""
@@ -176,7 +183,8 @@ def capture(
     """Run ``text`` once and keep everything the walkthrough of ``kind`` needs, for every layer.
 
     Args:
-        model: a paper or Bergamot model from ``vt.load_model`` (``model.qkv_run``).
+        model: a paper or Bergamot model, or a Hugging Face BERT, GPT-2 or Llama, from
+            ``vt.load_model`` (``model.qkv_run``).
         text: the source sentence; target: forced decoder output, None for the greedy output
             (the one ``vt.trace`` records).
         kind: "encoder", "decoder" (masked self) or "cross".
@@ -191,11 +199,12 @@ def capture(
     target = None if target is None else check_text(target, "target")
     run = model.qkv_run(text, kind, target)
     cache = run.cache
-    if run.weights is not None:  # a pre-norm rotary decoder read without our hook points
+    if run.weights is not None:  # a Hugging Face model read without our hook points
+        tokens = run.src_tokens if kind == "encoder" else run.tgt_tokens
         return KindCapture(
-            model.name, kind, run.tgt_tokens, run.tgt_tokens, run.n_heads, run.scaled,
-            cache["x"], cache["x"], None, None, run.weights, {"pattern": cache["pattern"]},
-            cache["resid"], run.norm_eps, run.rotary, run.kv_heads,
+            model.name, kind, tokens, tokens, run.n_heads, run.scaled, cache["x"], cache["x"],
+            None, None, run.weights, {"pattern": cache["pattern"]}, cache.get("resid"),
+            run.norm_eps, run.rotary, run.kv_heads, run.norm,
         )  # fmt: skip
     n = len(getattr(model.module, ATTENTION_SUBLAYERS[kind][0]).layers)
     mods = [attention_module(model, kind, i) for i in range(n)]
@@ -272,16 +281,21 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
         cap.d_k, cap.n_heads, cap.scaled, x,
         cap.embed[position].astype(np.float64) if at_start else None,
         cap.pos[position].astype(np.float64) if at_start else None,
-        keep=keep, concat=concat, out=out, **heads[head], **_rms(cap, layer, position),
+        keep=keep, concat=concat, out=out, norm=cap.norm, **heads[head],
+        **_norm(cap, layer, position),
     )  # fmt: skip
 
 
-def _rms(cap: KindCapture, layer: int, position: int) -> dict[str, np.ndarray]:
-    """A pre-norm block's input and its RMSNorm, ``x / sqrt(mean(x^2) + eps) * g``, in float64."""
-    if cap.resid is None:
+def _norm(cap: KindCapture, layer: int, position: int) -> dict[str, np.ndarray]:
+    """A pre-norm block's input and its norm in float64: RMSNorm ``r / sqrt(mean(r^2) + eps) * g``,
+    or LayerNorm ``(r - mean(r)) / sqrt(var(r) + eps) * g + b``; nothing without a norm."""
+    if cap.resid is None or cap.norm == "none":
         return {}
     resid = cap.resid[layer, position].astype(np.float64)
-    normed = resid / np.sqrt(np.mean(resid**2) + cap.norm_eps) * cap.weights["norm"][layer]
+    centred = resid - resid.mean() if cap.norm == "layer" else resid
+    normed = centred / np.sqrt(np.mean(centred**2) + cap.norm_eps) * cap.weights["norm"][layer]
+    if cap.norm == "layer":
+        normed = normed + cap.weights["norm_bias"][layer]
     return {"resid": resid, "normed": normed}
 
 

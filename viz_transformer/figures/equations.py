@@ -13,17 +13,27 @@ from viz_transformer.analysis.walkthrough import Walkthrough
 
 def _input(w: Walkthrough) -> str:
     """Where the query's layer input comes from: embeddings at layer 0, else the stream; a
-    pre-norm model's block input r_i normalised first (RMSNorm, gain g)."""
+    pre-norm model's block input r_i normalised first (RMSNorm with gain g, or LayerNorm with
+    gain g and bias b)."""
+    stream = r",\quad r_i=\text{residual stream entering the block}"
+    if w.normed is not None and w.norm == "layer":
+        return (
+            r"x_i=\mathrm{LayerNorm}(r_i)=\frac{r_i-\mu_i}{\sqrt{\sigma_i^2+\epsilon}}\odot g+b,"
+            r"\ \mu_i=\tfrac{1}{d}\sum_c r_{ic},\ \sigma_i^2=\tfrac{1}{d}\sum_c(r_{ic}-\mu_i)^2"
+            + stream
+        )
     if w.normed is not None:
         return (
             r"x_i=\mathrm{RMSNorm}(r_i)=\frac{r_i}{\sqrt{\tfrac{1}{d}\sum_c r_{ic}^2+\epsilon}}"
-            r"\odot g,\quad r_i=\text{residual stream entering the block}"
+            r"\odot g" + stream
         )
     if w.embed is not None:
         return r"x_i=\sqrt{d_{model}}\,E_{t_i}+PE_i"
     if w.kind == "cross":
         return r"x_i=\text{decoder stream after its first sub-layer};\ m_j=\text{encoder output}"
     layer = w.layer
+    if layer == 0:  # a model whose embedding parts we do not take apart (BERT: + its LayerNorm)
+        return r"x_i=\text{the embedding layer's output, the residual stream entering layer 0}"
     return rf"x_i=\text{{output of layer {layer - 1}, the residual stream entering layer {layer}}}"
 
 

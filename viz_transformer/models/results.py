@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import torch
@@ -39,10 +40,15 @@ class InputEmbedding:
 
 
 QKV_NOTE = (
-    "The walkthrough reads our own paper and Bergamot models and Llama-family decoders (Llama, "
-    "SmolLM2, Mistral, Qwen2: RMSNorm, q_proj, k_proj, v_proj, o_proj, rotary positions); for "
-    "this model, the Attention maps page shows its weights."
+    "The walkthrough reads our own paper and Bergamot models, BERT-family encoders (BERT, "
+    "MiniLM: query, key, value, attention.output.dense, absolute positions), GPT-2 (ln_1, "
+    "c_attn, c_proj) and Llama-family decoders (Llama, SmolLM2, Mistral, Qwen2: RMSNorm, q_proj, "
+    "k_proj, v_proj, o_proj, rotary positions); for this model, the Attention maps page shows its "
+    "weights."
 )
+# the norm a block applies to its input before attention: none (post-norm, BERT), RMSNorm with a
+# gain (Llama), LayerNorm with a gain and a bias (GPT-2)
+PreNorm = Literal["none", "rms", "layer"]
 
 
 @dataclass(frozen=True)
@@ -54,15 +60,17 @@ class QKVRun:
         cache: hook name -> float32 array, batch dimension removed.
         src_tokens: the source as shown; tgt_tokens: the decoder input as shown (start first).
         scaled: whether the scores were divided by sqrt(d_k).
-        weights: for a model read without our hook points (a Hugging Face Llama), its
-            projections ``w_q`` ``[L, d, h * d_head]``, ``w_k``/``w_v`` ``[L, d, kv_heads *
+        weights: for a model read without our hook points (Hugging Face BERT, GPT-2, Llama),
+            its projections ``w_q`` ``[L, d, h * d_head]``, ``w_k``/``w_v`` ``[L, d, kv_heads *
             d_head]``, ``w_o`` ``[L, h * d_head, d]``, biases ``b_*`` (zeros where it has none),
-            and ``norm`` ``[L, d]`` the pre-attention RMSNorm's gain; the cache then holds
-            ``resid`` and ``x`` ``[L, T, d]`` (each block's input, and it RMS-normalised by the
-            model) and ``pattern`` ``[L, h, T, T]``. None for our own networks.
+            and with a pre-attention norm its gain ``norm`` ``[L, d]`` (and a LayerNorm's bias
+            ``norm_bias``); the cache then holds ``x`` ``[L, T, d]`` (what the attention reads:
+            each block's input, normalised by the model's own norm where it has one), ``resid``
+            (the block's input before that norm; only with one) and ``pattern`` ``[L, h, T, T]``.
+            None for our own networks.
         rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), or None.
-        n_heads, kv_heads: query and key/value heads (with ``weights``); norm_eps: the RMSNorm's
-            epsilon.
+        n_heads, kv_heads: query and key/value heads (with ``weights``); norm: the norm before
+            attention (``PreNorm``); norm_eps: its epsilon.
     """
 
     cache: dict[str, np.ndarray]
@@ -73,6 +81,7 @@ class QKVRun:
     rotary: tuple[np.ndarray, np.ndarray] | None = None
     n_heads: int = 0
     kv_heads: int = 0
+    norm: PreNorm = "none"
     norm_eps: float = 0.0
 
 

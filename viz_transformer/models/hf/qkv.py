@@ -1,110 +1,208 @@
-"""What the Q, K, V walkthrough reads from a Hugging Face Llama-family decoder (Llama, SmolLM2,
-Mistral, Qwen2): each block's input from the permanent residual-stream hook points, its
-pre-attention RMSNorm output computed by the model's own norm module, the weights of every
-layer and the rotary tables. Nothing is added to the shared module, so sessions never mix.
+"""What the Q, K, V walkthrough reads from a Hugging Face model of a family it knows: each block's
+input (the model's own ``hidden_states``), what its pre-attention norm makes of it (computed by the
+model's own norm module), the attention weights from the permanent pattern hook points, the
+weights of every layer and, for RoPE, the rotary tables. Nothing is added to the shared module,
+so sessions never mix.
+
+What differs between families is one ``Family`` each (where a block keeps its norm and its
+projections); ``analysis.walkthrough`` only sees the ``QKVRun``:
+
+- Llama family (Llama, SmolLM2, Mistral, Qwen2): pre-norm, RMSNorm ``input_layernorm``,
+  ``q_proj`` .. ``o_proj`` without biases, rotary positions;
+- GPT-2: pre-norm, LayerNorm ``ln_1`` (gain and bias), one fused ``c_attn`` Conv1D holding
+  [W_Q | W_K | W_V] and ``c_proj`` (Conv1D weights are already ``x @ W + b``), learned positions;
+- BERT family (BERT, MiniLM): post-norm, no norm before attention, ``attention.self.query`` ..
+  ``value`` and ``attention.output.dense`` with biases, absolute learned positions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from viz_transformer.models.results import QKV_NOTE, QKVRun
+from viz_transformer.models.results import QKV_NOTE, PreNorm, QKVRun
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
 
 HFModel = Any  # models.hf.model.HFModel, which imports this module
-PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
+Pair = tuple[torch.Tensor, torch.Tensor]  # (w (d_in, d_out), b (d_out,)): x @ w + b, on device
+LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
+STACKS = {
+    "decoder": ("decoder-only", "the decoder's masked self-attention"),
+    "encoder": ("encoder-only", "the encoder's self-attention"),
+}
 
 
-def _blocks(model: HFModel) -> list[tuple[nn.Module, nn.Module]]:
-    """(decoder layer, its attention module) per layer, from the pattern hook names."""
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    """float32 numpy on the CPU: one transfer for the whole (stacked) tensor."""
+    return t.detach().to("cpu", torch.float32).numpy().copy()
+
+
+def _linear(lin: nn.Module) -> Pair:
+    """``x @ w + b`` form of an ``nn.Linear``: its weight transposed, its bias (zeros if none)."""
+    w = lin.weight.detach().T  # (d_in, d_out)
+    bias = lin.bias
+    return w, torch.zeros(w.shape[1], dtype=w.dtype, device=w.device) if bias is None else bias
+
+
+def _conv1d(conv: nn.Module) -> Pair:
+    """GPT-2's ``Conv1D`` already stores ``(d_in, d_out)``: ``x @ weight + bias``."""
+    return conv.weight.detach(), conv.bias.detach()
+
+
+@dataclass(frozen=True)
+class Family:
+    """Where one family keeps the parts of a block, found from its attention module (the module
+    the pattern hook point sits on).
+
+    Attributes:
+        kind: its one attention kind; positions: the ``ModelSpec.positions`` it needs.
+        up: path levels from the attention module up to its block.
+        norm: the block's pre-attention norm attribute, None for post-norm; norm_kind: which.
+        fits: ``fits(block, attn, config)``: the modules and config are this family's.
+        projections: ``projections(block, attn)`` -> {"q", "k", "v", "o"} -> ``Pair``.
+    """
+
+    kind: AttentionKind
+    positions: str
+    up: int
+    norm: str | None
+    norm_kind: PreNorm
+    fits: Callable[[nn.Module, nn.Module, Any], bool]
+    projections: Callable[[nn.Module, nn.Module], dict[str, Pair]]
+
+
+def _gpt2_projections(block: nn.Module, attn: nn.Module) -> dict[str, Pair]:
+    w, b = _conv1d(attn.c_attn)  # (d, 3d): [W_Q | W_K | W_V], the order GPT-2 splits them in
+    parts = zip("qkv", w.chunk(3, dim=1), b.chunk(3), strict=True)
+    return {**{p: (wp, bp) for p, wp, bp in parts}, "o": _conv1d(attn.c_proj)}
+
+
+FAMILIES = (
+    Family(  # Llama, SmolLM2, Mistral, Qwen2 (no q/k norm: Qwen3, OLMo2 have one)
+        "decoder", "rotary", 1, "input_layernorm", "rms",
+        lambda block, attn, config: all(hasattr(attn, p) for p in LLAMA_PROJECTIONS)
+        and hasattr(block, "input_layernorm") and not hasattr(attn, "q_norm"),
+        lambda block, attn: {p: _linear(getattr(attn, f"{p}_proj")) for p in "qkvo"},
+    ),
+    Family(  # GPT-2 (a layer-dependent score scale is not Eq. 1's: refused)
+        "decoder", "learned", 1, "ln_1", "layer",
+        lambda block, attn, config: hasattr(attn, "c_attn") and hasattr(attn, "c_proj")
+        and isinstance(getattr(block, "ln_1", None), nn.LayerNorm)
+        and not getattr(attn, "is_cross_attention", False)
+        and not getattr(config, "scale_attn_by_inverse_layer_idx", False),
+        _gpt2_projections,
+    ),
+    Family(  # BERT, MiniLM: the pattern hook sits on attention.self, the block two levels up
+        "encoder", "learned", 2, None, "none",
+        lambda block, attn, config: all(hasattr(attn, p) for p in ("query", "key", "value"))
+        and hasattr(getattr(block.attention, "output", None), "dense")
+        and not getattr(config, "is_decoder", False),
+        lambda block, attn: {"q": _linear(attn.query), "k": _linear(attn.key),
+                             "v": _linear(attn.value), "o": _linear(block.attention.output.dense)},
+    ),
+)  # fmt: skip
+
+
+def _blocks(model: HFModel, family: Family) -> list[tuple[nn.Module, nn.Module]]:
+    """(block, its attention module) per layer of ``family.kind``, from the pattern hook names."""
     out = []
-    for pattern in model.names.get("decoder", []):
+    for pattern in model.names.get(family.kind, []):
         path = pattern.removesuffix(".hook_pattern")
-        layer_path = path.rsplit(".", 1)[0]
-        out.append((model.module.get_submodule(layer_path), model.module.get_submodule(path)))
+        block_path = path.rsplit(".", family.up)[0]
+        out.append((model.module.get_submodule(block_path), model.module.get_submodule(path)))
     return out
 
 
-def supports(model: HFModel) -> bool:
-    """A decoder-only model with rotary positions whose blocks are Llama's: an
-    ``input_layernorm`` then an attention module with ``q_proj`` .. ``o_proj`` and no q/k norm."""
-    if list(model.names) != ["decoder"] or model.spec.positions != "rotary":
+def _fits(model: HFModel, family: Family) -> bool:
+    if list(model.names) != [family.kind] or model.spec.positions != family.positions:
         return False
-    blocks = _blocks(model)
-    return bool(blocks) and all(
-        hasattr(layer, "input_layernorm")
-        and all(hasattr(attn, p) for p in PROJECTIONS)
-        and not hasattr(attn, "q_norm")
-        for layer, attn in blocks
-    )
+    try:
+        blocks = _blocks(model, family)
+        config = model.module.config
+        return bool(blocks) and all(family.fits(b, a, config) for b, a in blocks)
+    except AttributeError:  # a path or module this family does not have
+        return False
 
 
-def _matrix(lin: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-    """``x @ w + b`` form: the transpose of ``nn.Linear.weight`` and the bias (zeros if none)."""
-    w = lin.weight.detach().to("cpu", torch.float32).numpy().T.copy()  # (d_in, d_out)
-    if lin.bias is None:
-        return w, np.zeros(w.shape[1], np.float32)
-    return w, lin.bias.detach().to("cpu", torch.float32).numpy().copy()
+def family_of(model: HFModel) -> Family | None:
+    """The family whose modules ``model`` has, None when the walkthrough cannot read it."""
+    return next((f for f in FAMILIES if _fits(model, f)), None)
 
 
-def _weights(blocks: list[tuple[nn.Module, nn.Module]]) -> dict[str, np.ndarray]:
-    weights: dict[str, np.ndarray] = {}
+def supports(model: HFModel) -> bool:
+    """A single-stack model whose blocks are a known family's (BART, Marian, T5 and any other
+    model get ``QKV_NOTE``)."""
+    return family_of(model) is not None
+
+
+@torch.no_grad()
+def _weights(family: Family, blocks: list[tuple[nn.Module, nn.Module]]) -> dict[str, np.ndarray]:
+    per_layer = [family.projections(block, attn) for block, attn in blocks]
+    stacked: dict[str, torch.Tensor] = {}  # stacked on the device, then one transfer each
     for part in "qkvo":
-        pairs = [_matrix(getattr(attn, f"{part}_proj")) for _, attn in blocks]
-        weights[f"w_{part}"] = np.stack([w for w, _ in pairs])
-        weights[f"b_{part}"] = np.stack([b for _, b in pairs])
-    gains = [layer.input_layernorm.weight.detach() for layer, _ in blocks]
-    weights["norm"] = np.stack([g.to("cpu", torch.float32).numpy() for g in gains])
-    return weights
+        stacked[f"w_{part}"] = torch.stack([p[part][0] for p in per_layer])
+        stacked[f"b_{part}"] = torch.stack([p[part][1] for p in per_layer])
+    if family.norm is not None:
+        norms = [getattr(block, family.norm) for block, _ in blocks]
+        stacked["norm"] = torch.stack([n.weight for n in norms])
+        if family.norm_kind == "layer":
+            stacked["norm_bias"] = torch.stack([n.bias for n in norms])
+    return {name: _numpy(t) for name, t in stacked.items()}
+
+
+def _epsilon(norm: nn.Module) -> float:
+    eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", None)
+    return float(eps or 1e-6)
 
 
 def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) -> QKVRun:
-    """One pass over ``text`` (then ``target``, read as its continuation): see ``QKVRun``.
+    """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): see
+    ``QKVRun``.
 
     Raises:
-        ValueError: not a Llama-family decoder, a kind other than ``"decoder"``, or text the
-            model cannot read.
+        ValueError: not a family the walkthrough knows (``QKV_NOTE``), a kind the model lacks,
+            or text the model cannot read.
     """
-    if not supports(model):
+    family = family_of(model)
+    if family is None:
         raise ValueError(QKV_NOTE)
-    if kind != "decoder":
+    if kind != family.kind:
+        stack, its = STACKS[family.kind]
         raise ValueError(
-            f"{model.name} is decoder-only: its one attention kind is the decoder's masked "
-            "self-attention; pick that kind."
+            f"{model.name} is {stack}: its one attention kind is {its}; pick that kind."
         )
-    if target:
+    if target and kind == "decoder":
         sep = "" if text[-1:].isspace() or target[:1].isspace() else " "
         text = f"{text}{sep}{target}"
     ids = model.encode_text(text)
-    blocks = _blocks(model)
-    streams = [n for n in model.module.extra_hook_names if n.endswith(".hook_resid_post")]
+    blocks = _blocks(model, family)
+    patterns = model.names[kind]
     batch = torch.tensor([ids], device=model.device)  # (1, T)
-    with torch.no_grad(), collect_calls(model.module, [*model.names["decoder"], *streams]) as calls:
-        embedded = model.module.get_input_embeddings()(batch)  # (1, T, d)
-        model.module(input_ids=batch, attention_mask=torch.ones_like(batch))
-        resid = [embedded[0]]  # the block inputs: embeddings, then each earlier block's output
-        resid += [torch.tensor(calls[n][0], device=embedded.device) for n in streams[:-1]]
-        normed = [
-            layer.input_layernorm(r.to(embedded.dtype)[None])[0]
-            for (layer, _), r in zip(blocks, resid, strict=True)
-        ]
-    cache = {
-        "resid": np.stack([r.to("cpu", torch.float32).numpy() for r in resid]),
-        "x": np.stack([x.to("cpu", torch.float32).numpy() for x in normed]),
-        "pattern": np.stack([calls[n][0] for n in model.names["decoder"]]),
-    }
-    config = model.module.config
-    norm = blocks[0][0].input_layernorm
-    eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", None) or 1e-6
+    with torch.no_grad(), collect_calls(model.module, patterns) as calls:
+        out = model.module(
+            input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True
+        )
+        resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
+        # what attention reads: the block input through the model's own pre-attention norm
+        norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
+        normed = [norm(r[None])[0] for norm, r in zip(norms, resid, strict=True)]
+    cache = {"x": _numpy(torch.stack(normed)), "pattern": np.stack([calls[n][0] for n in patterns])}
+    if family.norm is not None:
+        cache["resid"] = _numpy(torch.stack(resid))
     tokens = model.token_labels(ids)
+    config = model.module.config
+    n_heads = int(config.num_attention_heads)
+    eps = _epsilon(getattr(blocks[0][0], family.norm)) if family.norm else 0.0
     return QKVRun(
-        cache, (), tokens, True, weights=_weights(blocks), rotary=model.rotary_tables(len(ids)),
-        n_heads=int(config.num_attention_heads),
-        kv_heads=int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads),
-        norm_eps=float(eps),
+        cache, tokens if kind == "encoder" else (), tokens if kind == "decoder" else (),
+        model.head_scale().scaled, weights=_weights(family, blocks),
+        rotary=model.rotary_tables(len(ids)), n_heads=n_heads,
+        kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
+        norm=family.norm_kind, norm_eps=eps,
     )  # fmt: skip
