@@ -1,4 +1,4 @@
-"""Q/K/V walkthrough of Hugging Face models (issue 19): time of ``walkthrough.capture`` (one pass
+"""Q/K/V walkthrough of Hugging Face models: time of ``walkthrough.capture`` (one pass
 reading every layer's input, norm, weights and pattern) plus one head explained, beside a plain
 ``vt.trace`` of the same text, for the shipped ``minilm`` (BERT family), a GPT-2 the size of
 ``gpt2`` (random weights, built offline) and, with ``--smollm2``, the built-in Llama-family LLM.
@@ -98,7 +98,7 @@ def main() -> None:
         f"run: {load:.1f} on {os.cpu_count()} cores (other helpers' jobs share the CPU: compare "
         "the ratio, not the absolute times)."
     )
-    write_section("bench_qkv_hf", "Q/K/V walkthrough of Hugging Face models (issue 19)", body,
+    write_section("bench_qkv_hf", "Q/K/V walkthrough of Hugging Face models", body,
                   device)  # fmt: skip
 
 
