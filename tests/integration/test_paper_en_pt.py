@@ -7,6 +7,8 @@ three attention kinds, a cross-attention head aligns a simple sentence, and it d
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -41,6 +43,19 @@ def test_recorded_scores_are_measured_on_the_whole_held_out_set(model):
     recorded = model.meta["held_out"]
     assert recorded["n"] >= 1000 and model.meta["data"]["held_out"] == recorded["n"]
     assert 0 < recorded["chrf"] <= 100 and 0 <= recorded["identical"] <= 1
+
+
+def test_loading_and_tracing_it_never_imports_transformers():
+    """Issue 18: loaded in well under 2 s. transformers alone takes seconds to import, so a fresh
+    process that loads paper-en-pt and traces a sentence must not import it."""
+    code = (
+        "import sys, viz_transformer as vt; m = vt.load_model('paper-en-pt', 'cpu'); "
+        "vt.trace(m, 'I am a student.'); assert vt.default_model(); "
+        "print(sorted(n for n in ('transformers', 'streamlit') if n in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]"
 
 
 def test_recorded_chrf_reaches_the_target(model):

@@ -34,6 +34,17 @@ def _installed_specs() -> dict[str, ModelSpec]:
     return {**specs, **paper_specs()}
 
 
+@functools.cache
+def _own_specs() -> dict[str, ModelSpec]:
+    """The paper models and the Bergamot translators, found without importing transformers
+    (seconds on a CPU): loading one of them never waits for the Hugging Face family."""
+    try:
+        specs = _bergamot_specs()
+    except ImportError:
+        specs = {}
+    return {**specs, **paper_specs()}
+
+
 def _bergamot_specs() -> dict[str, ModelSpec]:
     from viz_transformer.models.bergamot_spec import bergamot_specs
 
@@ -48,8 +59,7 @@ def _hf_specs() -> dict[str, ModelSpec]:
 
 def default_model() -> str:
     """The model the app opens with: Bergamot EN->PT when installed, else a paper model."""
-    specs = _installed_specs()
-    return DEFAULT_MODEL if DEFAULT_MODEL in specs else FALLBACK_MODEL
+    return DEFAULT_MODEL if DEFAULT_MODEL in _own_specs() else FALLBACK_MODEL
 
 
 def available_models() -> list[str]:
@@ -73,6 +83,8 @@ def model_info(name: str) -> ModelSpec:
         from viz_transformer.models.hf.spec import hf_spec
 
         return hf_spec(name)
+    if name in _own_specs():
+        return _own_specs()[name]
     specs = _installed_specs()
     if name not in specs:
         raise ValueError(

