@@ -54,14 +54,14 @@ _FUNCTION = (
     "muitos muitas mais menos já não sim eu tu ele ela nós vós eles elas me te lhe nos vos lhes "
     "meu minha meus minhas teu tua seu sua seus suas nosso nossa nossos nossas este esta estes "
     "estas esse essa esses essas isto isso aquele aquela aquilo é são está estão foi era ser "
-    "estar ter tem têm há ao aos à às lo la los las"
+    "estar ter tem têm há ao aos à às lo la los las neste nesta nestes nestas nesse nessa deste "
+    "desta destes destas desse dessa disso disto naquele naquela daquele daquela"
 )
 FUNCTION_WORDS = frozenset(_FUNCTION.split())
 SENTENCE = (  # 20 words, as in the other benchmarks
     "The committee will publish its final report on renewable energy next Tuesday, "
     "after three years of public consultation and debate."
 )
-TARGETS = {"chrF": 80.0, "load s": 2.0, "first trace s": 0.5, "weights MB": 60.0}
 
 
 def content_words(text: str) -> set[str]:
@@ -90,9 +90,18 @@ def main() -> None:
     from viz_transformer.training.distill import OUT_DIR, load_shipped, translate
 
     folder = args.model_dir or OUT_DIR
+    first_s = None
     start = time.perf_counter()
-    model, vocab, meta = load_shipped(folder, torch.device(device))
-    load_s = time.perf_counter() - start
+    if args.model_dir is None:  # the app's own path: load, then the first trace
+        loaded = vt.load_model("paper-en-pt", device)
+        load_s = time.perf_counter() - start
+        start = time.perf_counter()
+        vt.trace(loaded, SENTENCE)
+        first_s = time.perf_counter() - start
+        model, vocab, meta = loaded.module, loaded.vocab, loaded.meta
+    else:
+        model, vocab, meta = load_shipped(folder, torch.device(device))
+        load_s = time.perf_counter() - start
     students = translate(model, vocab, list(EVERYDAY))
     teachers = list(teacher_translate(list(EVERYDAY)))
     rows, clean = [], 0
@@ -100,11 +109,6 @@ def main() -> None:
         lost = dropped(ours, theirs)
         clean += not lost
         rows.append([text, ours, theirs, ", ".join(lost) or "none"])
-    first_s = None
-    if args.model_dir is None:  # the app's own loading path, first trace after loading
-        start = time.perf_counter()
-        vt.trace(vt.load_model("paper-en-pt", device), SENTENCE)
-        first_s = time.perf_counter() - start
     size_mb = (folder / "model.safetensors").stat().st_size / 1e6
     chrf = meta.get("held_out", {}).get("chrf")
     summary = [
@@ -112,7 +116,7 @@ def main() -> None:
          ">= 80", "pass" if chrf is not None and chrf >= 80 else "miss"],
         ["everyday sentences with no content word dropped", f"{clean} / {len(EVERYDAY)}",
          f"{len(EVERYDAY)} / {len(EVERYDAY)}", "pass" if clean == len(EVERYDAY) else "miss"],
-        ["loading the weights (s)", f"{load_s:.2f}", "< 2", "pass" if load_s < 2 else "miss"],
+        ["loading the model (s)", f"{load_s:.2f}", "< 2", "pass" if load_s < 2 else "miss"],
         ["first trace of a 20-word sentence (s)",
          "-" if first_s is None else f"{first_s:.2f}", "< 0.5",
          "-" if first_s is None else ("pass" if first_s < 0.5 else "miss")],

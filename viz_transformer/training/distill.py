@@ -275,7 +275,10 @@ def evaluate(
     model, vocab, meta = load_shipped(out_dir, device)
     hyps = translate(model, vocab, [s for s, _ in test])
     meta["held_out"] = scores(hyps, [t for _, t in test])
-    sample = test[-SAMPLE_SIZE:]  # never used to pick the epoch (the dev set is the head)
+    # drawn from the whole held-out set but the dev head (which picked the epoch), so every
+    # source family is in it in proportion, as in the recorded score
+    rest = test[DistillSettings().dev_size :]
+    sample = random.Random(0).sample(rest, min(SAMPLE_SIZE, len(rest)))
     (out_dir / "held_out_sample.json").write_text(
         json.dumps([list(p) for p in sample], indent=0, ensure_ascii=False)
     )
