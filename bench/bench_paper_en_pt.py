@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
+from bench.bench_bergamot import SENTENCE  # 20 words, as in the other benchmarks
 from bench.common import add_device_arg, pick_device, table, write_section
 
 EVERYDAY = (  # written for this benchmark: what a class types
@@ -58,10 +59,6 @@ _FUNCTION = (
     "desta destes destas desse dessa disso disto naquele naquela daquele daquela"
 )
 FUNCTION_WORDS = frozenset(_FUNCTION.split())
-SENTENCE = (  # 20 words, as in the other benchmarks
-    "The committee will publish its final report on renewable energy next Tuesday, "
-    "after three years of public consultation and debate."
-)
 
 
 def content_words(text: str) -> set[str]:

