@@ -16,7 +16,9 @@ from viz_transformer.training.distill import DistillSettings, load_shipped, trai
 
 TINY = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
         "d_ff": 64, "dropout": 0.0, "max_len": 64}  # fmt: skip
-SETTINGS = DistillSettings(steps=3, batch_size=400, warmup=2, dev_size=8, log_every=1)
+SETTINGS = DistillSettings(
+    steps=3, batch_size=400, warmup=2, dev_size=8, log_every=1, init="scratch"
+)
 WORDS = {
     "cat": "gato",
     "dog": "cão",

