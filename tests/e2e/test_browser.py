@@ -59,7 +59,7 @@ def _shot(page: Page, name: str) -> None:
 
 def test_home_names_the_model_and_device(page: Page):
     page.get_by_text("is loaded on").wait_for()
-    assert "bergamot-en-pt" in page.content() and "cpu" in page.content()
+    assert "paper-en-pt" in page.content() and "cpu" in page.content()
     _shot(page, "0-home")
 
 
@@ -67,7 +67,7 @@ def test_attention_maps_draw_real_attention(page: Page):
     _open(page, "Attention maps")
     page.wait_for_selector(CHART)
     assert page.locator(".js-plotly-plot").count() >= 2
-    assert "acordo" in page.content()
+    assert "estudante" in page.content()  # "I am a student." -> "Eu sou um estudante."
     _shot(page, "1-attention-default")
 
 

@@ -203,14 +203,14 @@ def test_5_a_paragraph_is_offered_one_sentence_at_a_time_and_long_maps_stay_read
     assert "zoom in for all" in head.text_content()
 
 
-def test_6_softmax_page_on_paper_en_pt_shows_a_task_models_curves_labelled_as_such(page, server):
+def test_6_softmax_page_on_paper_en_pt_shows_its_own_runs_with_and_without_the_scale(page, server):
     _goto(page, server, "softmax_saturation", model="paper-en-pt")
     page.get_by_text("5. Training with and without the scale").wait_for()
     _settle(page)
-    assert "paper-en-pt was trained once" in _text(page)
+    assert "was trained once" not in _text(page)
     _figures(page)  # every chart drawn
     titles = _titles(page)
-    assert any("trained twice (task:" in t for t in titles), titles
+    assert "paper-en-pt: trained twice (English -> Portuguese)" in titles, titles
 
 
 OVERLAPS_JS = """plot => {

@@ -134,5 +134,8 @@ def training_figure(curves: Mapping[str, Mapping[str, list[float]]], model: str)
                 col,
             )
     fig.update_xaxes(title="step")
+    ends = [curves[mode]["step"][-1] for mode in MODES]
+    if len(set(ends)) > 1:  # one run is shorter: show the steps both took (zoom out for more)
+        fig.update_xaxes(range=[0, min(ends)])
     fig.update_layout(title=f"{model}: trained twice", height=360, margin=_MARGIN)
     return fig

@@ -40,7 +40,8 @@ def bergamot_specs() -> dict[str, ModelSpec]:
             name=name,
             family="bergamot",
             description=(
-                f"Real {source}->{target} translator: Mozilla Firefox Translations' Bergamot tiny "
+                f"The real production {source}->{target} translator: Mozilla Firefox Translations' "
+                "Bergamot tiny "
                 "student (6 encoder + 2 decoder layers, 8 heads, d_model 256, recurrent decoder)."
             ),
             example=EXAMPLES[name],

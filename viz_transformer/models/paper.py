@@ -64,6 +64,7 @@ def paper_specs() -> dict[str, ModelSpec]:
             positions="sinusoidal",
             path=meta_path.parent,
             curves={"scaled", "unscaled"} <= set(meta.get("curves", {})),
+            teacher=meta.get("teacher"),
             **_data(meta.get("task", "")),
         )
     return specs

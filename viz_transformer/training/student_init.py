@@ -18,6 +18,7 @@ The start symbol's embedding is zero, which is exactly the teacher's first decod
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from sentencepiece import sentencepiece_model_pb2 as spm_pb2
@@ -26,10 +27,13 @@ from viz_transformer.models.bergamot_spec import bergamot_specs, one_file
 from viz_transformer.models.marian_binary import network_from_marian, read_marian
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
-from viz_transformer.text.spm import MODEL_FILE, SPECIAL_IDS
+from viz_transformer.text.spm import MODEL_FILE, SPECIAL_IDS, SentencePieceVocab
+from viz_transformer.training.distill_loop import DistillSettings
 
 TEACHER = "bergamot-en-pt"
 ADDED = 2  # <pad> and <s> come before the teacher's pieces
+# what a student started from the teacher may choose; the rest is the teacher's
+TEACHER_FREE = ("n_decoder_layers", "dropout", "max_len", "scale_scores")
 SHARED_PARTS = ("cross_attn", "ffn", "norm_1", "norm_2", "norm_3")  # of each decoder layer
 
 
@@ -123,3 +127,32 @@ def student_from_teacher(cfg: TransformerConfig, folder: Path | None = None) -> 
         layer.self_attn.W_o.weight.zero_()  # adds only its bias until trained
         layer.self_attn.W_o.bias.zero_()
     return student
+
+
+def freeze_encoder(model: Transformer) -> None:
+    """Keep the embeddings (tied: source, target and output layer), the output bias and the
+    encoder as they are: only the decoder layers learn."""
+    for p in [model.src_embed.weight, *model.encoder.parameters()]:
+        p.requires_grad_(False)
+    if model.generator.bias is not None:
+        model.generator.bias.requires_grad_(False)
+
+
+def start_student(
+    folder: Path, cfg_args: dict[str, Any], settings: DistillSettings
+) -> tuple[SentencePieceVocab, Transformer]:
+    """The vocabulary and the untrained student: the teacher's (``settings.init == "teacher"``,
+    its vocabulary written to ``folder/teacher``) or random weights of ``cfg_args``'s size
+    reading ``folder``'s own vocabulary. Weights are drawn on the CPU."""
+    torch.manual_seed(settings.seed)
+    if settings.init == "teacher":
+        vocab = SentencePieceVocab.load(teacher_vocab(folder / "teacher"))
+        cfg = teacher_config(**{k: v for k, v in cfg_args.items() if k in TEACHER_FREE})
+        model = student_from_teacher(cfg)
+        if settings.freeze_encoder:
+            freeze_encoder(model)
+        return vocab, model
+    if settings.init != "scratch":
+        raise ValueError(f"init={settings.init!r}: use 'teacher' or 'scratch'.")
+    vocab = SentencePieceVocab.load(folder / MODEL_FILE)
+    return vocab, Transformer(TransformerConfig(vocab_size=len(vocab), **cfg_args))

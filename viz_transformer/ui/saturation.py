@@ -87,5 +87,12 @@ def training(name: str) -> None:
     fig = figs.training_figure(curves, name)
     fig.update_layout(title=f"{fig.layout.title.text} ({caches.spec(name).data})")
     widgets.chart(fig, "training")
+    steps = {mode: run["step"][-1] for mode, run in curves.items()}
+    if len(set(steps.values())) > 1:
+        st.caption(
+            f"Both runs start alike; the run with the scale went on to {steps['scaled']:,} "
+            f"steps, the one without it stopped at {steps['unscaled']:,}. The axes show the "
+            "steps both took: double-click the chart to see all."
+        )
     arrays = {f"{m}_{k}": np.asarray(v) for m, run in curves.items() for k, v in run.items()}
     widgets.downloads("saturation-training", arrays, {"model": name})

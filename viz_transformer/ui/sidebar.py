@@ -58,6 +58,21 @@ def _model_label(name: str) -> str:
     return f"{name} · {spec.summary()}"
 
 
+def _related(name: str, teacher: str | None) -> None:
+    """One click to the model ``name`` was distilled from, or to the models distilled from it."""
+    names = vt.available_models()
+    links = [("teacher", teacher)] if teacher in names else []
+    links += [("student", n) for n in names if n != name and caches.spec(n).teacher == name]
+    for role, other in links:
+        st.button(
+            f"Open the {role}: {other}",
+            key=f"open_{role}",
+            help=caches.spec(other).description,
+            on_click=state.pick_model,
+            args=(other,),
+        )
+
+
 def _hf_adder() -> None:
     """A field for any Hugging Face model by hub id or folder."""
     with st.expander("Another Hugging Face model"):
@@ -102,6 +117,7 @@ def draw() -> tuple[str, str]:
         st.caption(f"{spec.description} **Shows** {spec.summary()}.")
         st.button("Use the example", help=spec.example, on_click=state.use_text,
                   args=(spec.example,))  # fmt: skip
+        _related(name, spec.teacher)
         _hf_adder()
         st.toggle("Presenter mode", key=state.PRESENTER_KEY, help="Larger text for a projector.")
         _device_caption()

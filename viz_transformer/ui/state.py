@@ -112,6 +112,12 @@ def on_model_change() -> None:
     st.session_state[SHOWN_KEY] = new
 
 
+def pick_model(name: str) -> None:
+    """Callback: select ``name`` in the sidebar's model picker (a teacher's or student's link)."""
+    st.session_state[MODEL_KEY] = name
+    on_model_change()
+
+
 def add_hf_model() -> None:
     """Check the typed Hugging Face id (offline first) and select it, or leave a message."""
     ident = st.session_state.get(HF_KEY, "").strip()
