@@ -28,7 +28,7 @@ PAGES = {  # title -> URL path; the order a teacher opens them
     "Step-by-step decoder": "decoder_steps",
     "Q, K, V walkthrough": "qkv_walkthrough",
 }
-HEADER = ["page (default model bergamot-en-pt)", "cold s", "warm s", "issue 17 (cold / warm)"]
+HEADER = ["page (the default model)", "cold s", "warm s", "issue 17 (cold / warm)"]
 ISSUE = {"Home": (13.1, 2.1), "Attention maps": (6.2, 4.7), "Q, K, V walkthrough": (7.4, 8.1)}
 
 

@@ -20,25 +20,31 @@ PARTS = [
 ]  # fmt: skip
 
 
-def first_chart(name: str, text: str) -> None:
-    """One head of the sentence, small, so the first screen shows what the app draws: the last
-    layer's first head of cross-attention (a translator), else of the model's first kind."""
+KIND_TITLES = {"encoder": "encoder self-attention", "decoder": "decoder masked self-attention",
+               "cross": "encoder-decoder (cross) attention"}  # fmt: skip
+
+
+def first_charts(name: str, text: str) -> None:
+    """One head of each attention the model has, small and side by side, so the first screen
+    shows Figure 1's three attentions on the sentence: the last layer's first head of each."""
     try:
         trace = caches.trace(name, text)
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
-    kinds = [k for k in ("cross", "encoder", "decoder") if trace.get(k) is not None]
-    if not kinds:
-        return
-    kind = kinds[0]
-    layer = trace.get(kind).shape[0] - 1
-    fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
-    widgets.chart(fig.update_layout(height=330, margin={"t": 40, "b": 10}), f"home-{kind}")
-    st.caption(
-        f"{name}, {kind} attention, layer {layer}, head 0: each row is one token's weights "
-        "over the tokens it may see. Every layer and head: **Attention maps**."
-    )
+    kinds = [k for k in KIND_TITLES if trace.get(k) is not None]
+    for kind, column in zip(kinds, st.columns(len(kinds)) if kinds else [], strict=True):
+        layer = trace.get(kind).shape[0] - 1
+        fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
+        fig.update_layout(title=f"{KIND_TITLES[kind]}, layer {layer}, head 0", height=330,
+                          margin={"t": 40, "b": 10, "l": 10, "r": 10})  # fmt: skip
+        with column:
+            widgets.chart(fig, f"home-{kind}")
+    if kinds:
+        st.caption(
+            f"{name} on your sentence: each row is one token's weights over the tokens it may "
+            "see. Every layer and head: **Attention maps**."
+        )
 
 
 def home_page() -> None:
@@ -50,7 +56,7 @@ def home_page() -> None:
         "2017): every layer and head, for models built exactly as section 3 describes and for "
         "real pretrained models. Pick a model and a sentence in the sidebar; every page uses them.",
     )
-    first_chart(name, text)
+    first_charts(name, text)
     spec = caches.spec(name)
     try:
         model = caches.model(name)

@@ -23,6 +23,23 @@ def test_home_names_the_model_and_its_device():
     assert any(f"Models run on **{vt.default_device()}**" in c.value for c in at.sidebar.caption)
 
 
+def test_home_shows_figure_1s_three_attentions_of_the_default_model(decode_array, figures):
+    """Issue 18: the first screen shows one head of encoder self-attention, decoder masked
+    self-attention and cross-attention, each the captured pattern of the sidebar's sentence."""
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    spec = vt.model_info(vt.default_model())
+    assert spec.shows == ("encoder", "decoder", "cross")
+    trace = vt.trace(vt.load_model(spec.name), spec.example)
+    figs = figures(at)
+    assert len(figs) == 3
+    for fig, kind in zip(figs, spec.shows, strict=True):
+        last = trace.get(kind).shape[0] - 1
+        assert fig["layout"]["title"]["text"].endswith(f"attention, layer {last}, head 0")
+        z = decode_array(fig["data"][0]["z"])  # masked weights are drawn blank (NaN)
+        np.testing.assert_allclose(np.nan_to_num(z), trace.get(kind)[last, 0], atol=1e-6)
+
+
 def test_a_missing_vt_device_is_one_message_in_the_sidebar(monkeypatch):
     from viz_transformer import settings
 

@@ -103,6 +103,22 @@ def test_paper_model_decoder_head_and_its_training_curves(decode_array, figures,
     assert not at.selectbox(key="model").value.startswith("bergamot")
 
 
+def test_paper_en_pt_shows_its_own_two_runs_and_what_they_share(figures, open_page):
+    """Issue 18: the default model recorded a run without 1/sqrt(d_k); the page shows both runs
+    over the steps both took, and says how they started."""
+    at = open_page(PAGE, "paper-en-pt")
+    model = vt.load_model("paper-en-pt")
+    curves = model.training_curves()
+    assert curves is not None and not any("trained once" in i.value for i in at.info)
+    titles = [str(f["layout"].get("title", {}).get("text")) for f in figures(at)]
+    train = figures(at)[titles.index("paper-en-pt: trained twice (English -> Portuguese)")]
+    end = curves["unscaled"]["step"][-1]
+    assert end < curves["scaled"]["step"][-1]
+    assert list(train["layout"]["xaxis"]["range"]) == [0, end]
+    captions = " ".join(c.value for c in at.caption)
+    assert model.training_note() in captions and f"stopped at {end:,}" in captions
+
+
 def test_non_paper_model_picks_training_curves_from_a_select_box(
     decode_array, figures, open_page, pair
 ):

@@ -110,7 +110,9 @@ def test_only_the_decoder_learns_and_the_unscaled_run_is_recorded_beside_it(tmp_
     assert (out / MODEL_FILE).read_bytes() == (folder / "teacher" / MODEL_FILE).read_bytes()
 
     record_unscaled(folder, out, 1.0, settings, torch.device("cpu"))
-    curves = json.loads((out / "meta.json").read_text())["curves"]
+    recorded = json.loads((out / "meta.json").read_text())
+    curves = recorded["curves"]
+    assert "took 2 steps" in recorded["curves_note"] and "frozen" in recorded["curves_note"]
     assert set(curves) == {"scaled", "unscaled"}
     assert curves["unscaled"]["step"] == [1, 2] and len(curves["unscaled"]["loss"]) == 2
     assert curves["unscaled"]["loss"] != curves["scaled"]["loss"]

@@ -79,6 +79,10 @@ class LoadedModel(ABC):
         (``"unscaled"``) 1/sqrt(d_k), when they were recorded; None otherwise."""
         return None
 
+    def training_note(self) -> str | None:
+        """What the two runs of ``training_curves`` share and how they differ, when recorded."""
+        return None
+
     def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
         """Run ``text`` once (greedy output, or ``target`` forced) reading every point the Q, K,
         V walkthrough of ``kind`` needs.

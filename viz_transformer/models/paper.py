@@ -181,6 +181,10 @@ class PaperModel(LoadedModel):
         curves = self.meta.get("curves", {})
         return curves if {"scaled", "unscaled"} <= set(curves) else None
 
+    def training_note(self) -> str | None:
+        """``meta.json``'s ``"curves_note"``, written with the run without the scale."""
+        return self.meta.get("curves_note")
+
     def run_with_cache(
         self, src_ids: list[int], tgt_in: list[int], names: list[str]
     ) -> tuple[torch.Tensor, dict[str, np.ndarray]]:

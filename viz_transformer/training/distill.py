@@ -48,6 +48,18 @@ from viz_transformer.training.train import device_arg
 CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
 TEACHER_WARMUP = 200  # a student that starts from the teacher needs a shorter warmup
 UNSCALED_MINUTES = 10.0  # the run without 1/sqrt(d_k) that ``all`` records
+UNSCALED_NOTES = {  # the softmax page's caption under this model's two runs
+    "teacher": (
+        "Both runs start from the teacher's weights, encoder frozen, on the same batches. "
+        "Without 1/√d_k every score is √d_k = √32 ≈ 5.7 times larger than the teacher's weights "
+        "were trained for: the frozen encoder's softmax saturates and only the decoder can adapt. "
+        "The run without the scale took {steps:,} steps ({minutes} minutes)."
+    ),
+    "scratch": (
+        "Both runs start from the same random weights, on the same batches. The run without "
+        "the scale took {steps:,} steps ({minutes} minutes)."
+    ),
+}
 # the size of a student trained from scratch (``--init scratch``)
 MODEL_CONFIG = {"d_model": 256, "n_heads": 8, "n_encoder_layers": 3, "n_decoder_layers": 3,
                 "d_ff": 1024, "dropout": 0.05, "max_len": 256}  # fmt: skip
@@ -146,6 +158,9 @@ def record_unscaled(
     train = read_corpus(folder, "train")
     curves = train_model(model, vocab, train, settings, minutes, lambda *_: None, print)
     meta["curves"]["unscaled"] = curves
+    meta["curves_note"] = UNSCALED_NOTES[settings.init].format(
+        steps=curves["step"][-1], minutes=round(minutes)
+    )
     meta["unscaled_run"] = {"minutes": minutes, "steps": curves["step"][-1],
                             "init": settings.init}  # fmt: skip
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))

@@ -66,6 +66,13 @@ def _curves(name: str) -> dict[str, dict[str, list[float]]] | None:
         return None  # the sidebar's model already says why it cannot load
 
 
+def _note(name: str) -> str | None:
+    try:
+        return caches.model(name).training_note()
+    except widgets.LOAD_ERRORS:
+        return None
+
+
 def training(name: str) -> None:
     """Loss and gradient norm of a model trained with and without the scale: the chosen model
     when it recorded both runs, else one picked among the installed models that did."""
@@ -87,6 +94,9 @@ def training(name: str) -> None:
     fig = figs.training_figure(curves, name)
     fig.update_layout(title=f"{fig.layout.title.text} ({caches.spec(name).data})")
     widgets.chart(fig, "training")
+    note = _note(name)
+    if note:
+        st.caption(note)
     steps = {mode: run["step"][-1] for mode, run in curves.items()}
     if len(set(steps.values())) > 1:
         st.caption(
