@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from bench.bench_bertviz import HEADS, LAYERS, attention, tokens
-from bench.bench_paper_en_pt import EVERYDAY, content_words, dropped
 from bench.bench_views import PLOTLY_JS, counting, plotly_page
 from bench.common import pick_device
 from viz_transformer.figures.attention import overview_figure
@@ -74,10 +73,3 @@ def test_pick_device_takes_the_argument_else_cuda_when_present(monkeypatch):
     with pytest.raises(SystemExit, match="--device cuda but torch sees no CUDA device"):
         pick_device("cuda")
 
-
-def test_content_words_and_what_the_student_dropped():
-    teacher = "A minha avó vive numa pequena casa perto do rio."
-    assert content_words(teacher) == {"avó", "vive", "pequena", "casa", "perto", "rio"}
-    assert dropped("A minha avó vive numa casa.", teacher) == ["pequena", "perto", "rio"]
-    assert dropped(teacher, teacher) == []
-    assert len(EVERYDAY) == len(set(EVERYDAY)) == 20
