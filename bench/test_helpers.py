@@ -72,4 +72,3 @@ def test_pick_device_takes_the_argument_else_cuda_when_present(monkeypatch):
     assert pick_device() == "cpu"
     with pytest.raises(SystemExit, match="--device cuda but torch sees no CUDA device"):
         pick_device("cuda")
-
