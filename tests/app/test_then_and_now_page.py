@@ -29,7 +29,8 @@ def test_paper_column_and_conversion_offer(
     assert list(table.columns) == ["paper-en-pt"]
     assert table.loc["Attention heads", "paper-en-pt"].startswith("MHA: 8 query heads, 8 K/V")
     assert table.loc["Normalisation", "paper-en-pt"].startswith("post-norm LayerNorm")
-    assert table.loc["KV cache per token", "paper-en-pt"] == "6,144 bytes (float32)"
+    kv = table.loc["KV cache per token", "paper-en-pt"]
+    assert kv == "4,096 bytes (float32)"  # 2 decoder layers x (K, V) x 256 x 4 bytes
     assert any("one-time conversion" in i.value for i in at.info)
     assert [b.label for b in at.button if b.key == "convert_llm"] == ["Convert smollm2 now"]
     assert not (tmp_path / smollm2.FOLDER).exists()  # nothing converted without the button

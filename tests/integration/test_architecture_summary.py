@@ -30,13 +30,15 @@ def test_paper_model_matches_its_config() -> None:
     assert (s.block, s.block_norms, s.outside_norms) == (
         "decoder.layers.0", ("norm_1", "norm_2", "norm_3"), ()
     )  # fmt: skip
-    assert s.kv_bytes_per_token == s.mha_kv_bytes_per_token == 2 * 3 * 8 * 32 * 4
+    per_token = 2 * cfg.n_decoder_layers * cfg.n_heads * cfg.d_k * 4  # K and V, float32
+    assert s.kv_bytes_per_token == s.mha_kv_bytes_per_token == per_token
     assert not s.ffn_gated and s.ffn_name == "ReLU FFN" and s.tied_embeddings
     assert s.context_length == cfg.max_len and "sinusoid" in s.positions
     assert tuple(s.parameters) == PARTS and sum(s.parameters.values()) == _numel(m.module)
     ffn = sum(_numel(layer.ffn) for stack in (m.module.encoder, m.module.decoder)
               for layer in stack.layers)  # fmt: skip
-    assert s.parameters["feed-forward"] == ffn and s.parameters["output"] == 0
+    assert s.parameters["feed-forward"] == ffn
+    assert s.parameters["output"] == cfg.vocab_size * cfg.output_bias  # the logits' bias
     assert s.rows()["Tied embeddings"].startswith("yes")
 
 
