@@ -49,11 +49,9 @@ def z_of(decode_array) -> Callable[[dict], np.ndarray]:
     return z
 
 
-def test_default_bergamot_shows_cross_rows_top_k_and_says_why_no_self_rows(
-    decode_array, by_title, z_of
-):
-    at = _open()
-    name = vt.default_model()
+def test_bergamot_shows_cross_rows_top_k_and_says_why_no_self_rows(decode_array, by_title, z_of):
+    name = "bergamot-en-pt"
+    at = _open(name)
     dec = decode_steps(vt.load_model(name), vt.model_info(name).example)
     assert at.slider(key="step").value == 0 and at.slider(key="step").max == len(dec.steps) - 1
     assert any("recurrent" in i.value for i in at.info)  # SSRU: no self-attention row

@@ -30,8 +30,8 @@ def by_title(figures) -> Callable[[AppTest, str], dict]:
     return find
 
 
-def test_default_render_shows_the_sinusoid_and_bergamots_numbers(decode_array, by_title, open_page):
-    at = open_page(PAGE)
+def test_the_sinusoid_and_bergamots_numbers(decode_array, by_title, open_page):
+    at = open_page(PAGE, "bergamot-en-pt")
     assert at.selectbox(key="model").value == "bergamot-en-pt"
     table = sinusoidal_table(100, 128, "interleaved")
     z = decode_array(by_title(at, "PE table")["data"][0]["z"])

@@ -59,13 +59,30 @@ def check_figures(figures, numbers) -> Callable[[AppTest, wt.Walkthrough, vt.Tra
     return check
 
 
+BERGAMOT = "bergamot-en-pt"
+
+
 @pytest.fixture
 def at(open_page) -> AppTest:
-    return open_page(PAGE)
+    return open_page(PAGE, BERGAMOT)
 
 
-def test_default_view_is_the_second_source_token_of_the_example(at, check_figures):
+def test_the_default_model_offers_all_three_kinds(open_page, check_figures):
+    at = open_page(PAGE)
     name = vt.default_model()
+    model, text = vt.load_model(name), vt.model_info(name).example
+    assert at.selectbox(key="model").value == name and at.text_area(key="sentence").value == text
+    assert at.radio(key="kind").options == [
+        "Encoder self-attention",
+        "Decoder masked self-attention",
+        "Encoder-decoder (cross) attention",
+    ]
+    at.radio(key="kind").set_value("decoder").run()
+    check_figures(at, wt.walkthrough(model, text, "decoder", 0, 0, 1), vt.trace(model, text))
+
+
+def test_bergamot_view_starts_at_the_second_source_token_of_its_example(at, check_figures):
+    name = BERGAMOT
     model, text = vt.load_model(name), vt.model_info(name).example
     assert at.text_area(key="sentence").value == text
     assert (at.radio(key="kind").value, at.selectbox(key="token").value) == ("encoder", 1)
@@ -81,7 +98,7 @@ def test_default_view_is_the_second_source_token_of_the_example(at, check_figure
 
 
 def test_bergamot_cross_attention_and_every_widget(at, check_figures):
-    name = vt.default_model()
+    name = BERGAMOT
     model, text = vt.load_model(name), vt.model_info(name).example
     at.radio(key="kind").set_value("cross").run()
     assert at.selectbox(key="token").options[0] == "0: <s> (predicts O)"

@@ -49,7 +49,7 @@ def test_default_render_synthetic_views_match_the_library(decode_array, figures,
 
 
 def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation(open_page, pair):
-    at = open_page(PAGE)  # bergamot-en-pt: d_k = 32
+    at = open_page(PAGE, "bergamot-en-pt")  # d_k = 32
     model = vt.load_model("bergamot-en-pt")
     trace = vt.trace(model, model.spec.example)
     left, right = pair(at)

@@ -34,25 +34,26 @@ def test_a_many_layer_decoder_shows_the_heads_of_one_chosen_layer(
 
 
 def test_switching_keeps_a_sentence_the_new_model_reads(open_page):
-    at = open_page(ATTENTION)  # bergamot-en-pt: no decoder self-attention, a switch offered
+    at = open_page(ATTENTION, "bergamot-en-pt")  # no decoder self-attention: a switch offered
     at.button(key="switch-decoder masked self-attention-paper-en-pt").click().run()
     assert at.session_state["model"] == "paper-en-pt"
     assert at.session_state["sentence"] == vt.model_info("bergamot-en-pt").example  # English
     at = open_page(DECODER, "minilm")  # an encoder: the decoder page offers a model with one
     [switch] = [b for b in at.button if b.label.startswith("Switch to")]
     switch.click().run()
-    assert not at.exception and at.session_state["model"] == "bergamot-en-pt"
+    assert not at.exception and at.session_state["model"] == "paper-en-pt"  # English first
     assert at.session_state["sentence"] == vt.model_info("minilm").example  # English: kept
     assert at.get("plotly_chart")  # the steps are drawn now
 
 
-def test_home_shows_one_head_of_the_sentence_on_its_first_screen(open_page, figures, decode_array):
-    at = open_page("app.py", "paper-en-pt")
-    (fig,) = figures(at)  # one small chart, above the model line and Figure 1's parts
-    assert fig["layout"]["height"] <= 400
-    trace = vt.trace(vt.load_model("paper-en-pt"), vt.model_info("paper-en-pt").example)
-    np.testing.assert_allclose(decode_array(fig["data"][0]["z"]), trace.cross[-1, 0], atol=1e-6)
-    labels = [html.unescape(t) for t in fig["layout"]["xaxis"]["ticktext"]]
+def test_home_shows_one_small_head_of_each_kind_the_model_has(open_page, figures, decode_array):
+    at = open_page("app.py", "bergamot-en-pt")  # encoder self and cross-attention, no decoder self
+    encoder, cross = figures(at)  # small charts, above the model line and Figure 1's parts
+    assert all(fig["layout"]["height"] <= 400 for fig in (encoder, cross))
+    trace = vt.trace(vt.load_model("bergamot-en-pt"), vt.model_info("bergamot-en-pt").example)
+    np.testing.assert_allclose(decode_array(cross["data"][0]["z"]), trace.cross[-1, 0], atol=1e-6)
+    np.testing.assert_allclose(decode_array(encoder["data"][0]["z"]), trace.encoder[-1, 0], 0, 1e-6)
+    labels = [html.unescape(t) for t in cross["layout"]["xaxis"]["ticktext"]]
     assert labels == list(trace.src_tokens)
     assert any("Attention maps" in c.value for c in at.caption)
 

@@ -18,7 +18,9 @@ def test_registry_offers_the_shipped_models_default_first():
     names = vt.available_models()
     assert set(SHIPPED) <= set(names)
     assert names[0] == vt.default_model() == vt.DEFAULT_MODEL  # the wheel is a requirement
-    with pytest.raises(ValueError, match="unknown model 'nope'; available here: bergamot-en-pt"):
+    with pytest.raises(
+        ValueError, match="unknown model 'nope'; available here: paper-en-pt, bergamot-en-pt"
+    ):
         vt.load_model("nope")
 
 

@@ -62,8 +62,9 @@ def test_the_student_computes_the_teachers_logits_once_its_ssru_is_silenced(
     teacher, vocab, student
 ):
     net, sp = teacher
+    dev = student.pe.device
     with torch.no_grad():  # undo what differs on purpose: frequencies, epsilon, the SSRU
-        net.pe.copy_(torch.from_numpy(sinusoidal_table(net.pe.shape[0], 256, "split")))
+        net.pe.copy_(torch.from_numpy(sinusoidal_table(net.pe.shape[0], 256, "split")).to(dev))
         for module in net.modules():
             if isinstance(module, torch.nn.LayerNorm):
                 module.eps = 1e-5
@@ -71,10 +72,10 @@ def test_the_student_computes_the_teachers_logits_once_its_ssru_is_silenced(
             layer.ssru.W.weight.zero_()  # the cell stays 0, so relu(c) adds nothing
         net.fuse()  # the fused copies of the weights follow
     text, outputs = SENTENCES[1], "O tempo estará frio e chuvoso amanhã de manhã."
-    src_t = torch.tensor([[*sp.encode(text), 0]])
-    out_t = torch.tensor([sp.encode(outputs)])
-    src = torch.tensor([vocab.encode(text)])
-    tgt_in = torch.tensor([[vocab.bos_id, *vocab.encode(outputs, add_eos=False)]])
+    src_t = torch.tensor([[*sp.encode(text), 0]], device=dev)
+    out_t = torch.tensor([sp.encode(outputs)], device=dev)
+    src = torch.tensor([vocab.encode(text)], device=dev)
+    tgt_in = torch.tensor([[vocab.bos_id, *vocab.encode(outputs, add_eos=False)]], device=dev)
     assert torch.equal(src, src_t + 2) and torch.equal(tgt_in[:, 1:], out_t + 2)
     with torch.no_grad():
         theirs = net.decode(net.encode(src_t), out_t)  # (1, n + 1, 32000)
@@ -83,7 +84,7 @@ def test_the_student_computes_the_teachers_logits_once_its_ssru_is_silenced(
     torch.testing.assert_close(student.encode(src, mask), net.encode(src_t), atol=2e-4, rtol=1e-4)
     torch.testing.assert_close(ours[..., 2:], theirs, atol=2e-3, rtol=1e-4)
     assert (ours[..., :2] < -1e3).all()  # <pad> and <s> are never predicted
-    assert torch.equal(student.src_embed.weight[vocab.bos_id], torch.zeros(256))
+    assert torch.equal(student.src_embed.weight[vocab.bos_id], torch.zeros(256, device=dev))
 
 
 def test_only_the_decoder_learns_and_the_unscaled_run_is_recorded_beside_it(tmp_path: Path):

@@ -132,9 +132,10 @@ def test_training_curves_only_where_both_runs_were_recorded(tiny, bergamot, hf):
     assert curves is not None and {"scaled", "unscaled"} <= set(curves)
     assert curves["unscaled"]["loss"] == dates.meta["curves"]["unscaled"]["loss"]
     assert vt.model_info("paper-dates").curves
-    en_pt = vt.model_info("paper-en-pt")  # trained with the scale only
-    assert not en_pt.curves
-    assert vt.load_model("paper-en-pt").training_curves() is None
+    en_pt = vt.load_model("paper-en-pt")  # its own run without the scale, from the same start
+    assert vt.model_info("paper-en-pt").curves and en_pt.training_note()
+    assert en_pt.training_curves()["unscaled"]["step"][-1] == en_pt.meta["unscaled_run"]["steps"]
+    assert dates.training_note() is None  # its two runs recorded no caption
     assert tiny.training_curves() is None  # no meta.json
     assert bergamot.training_curves() is None and hf["bert"].training_curves() is None
     assert not vt.model_info("bergamot-en-pt").curves

@@ -108,10 +108,11 @@ def student_from_teacher(cfg: TransformerConfig, folder: Path | None = None) -> 
             f"teacher's are {want}."
         )
     student = Transformer(cfg)
-    embed = torch.zeros(cfg.vocab_size, cfg.d_model)  # <pad> and <s> rows stay zero
+    device = student.src_embed.weight.device
+    embed = torch.zeros(cfg.vocab_size, cfg.d_model, device=device)  # <pad>, <s> rows stay zero
     embed[ADDED:] = teacher.embed.weight
     student.src_embed.weight.copy_(embed)  # tied: target embedding and output layer too
-    bias = torch.full((cfg.vocab_size,), -1e4)  # <pad> and <s> are never predicted
+    bias = torch.full((cfg.vocab_size,), -1e4, device=device)  # <pad>, <s> never predicted
     bias[ADDED:] = teacher.logit_bias
     student.generator.bias.copy_(bias)
     theirs = teacher.state_dict()
