@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
-from viz_transformer.training.distill import DistillSettings, load_shipped, train_and_ship
+from viz_transformer.training.distill import (
+    DistillSettings,
+    load_shipped,
+    record_unscaled,
+    train_and_ship,
+)
 
 TINY = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
         "d_ff": 64, "dropout": 0.0, "max_len": 64}  # fmt: skip
@@ -75,3 +81,20 @@ def test_resume_on_a_rebuilt_corpus_keeps_the_shipped_vocabulary(shipped: Path, 
     recorded = json.loads((shipped / "meta.json").read_text())["dev"]
     # the bar is the resumed model's dev score on the rebuilt corpus, said next to the old one
     assert f"(recorded {recorded})" in log and "resuming" in log
+
+
+def test_resume_keeps_the_recorded_run_without_the_scale(shipped: Path, tmp_path: Path):
+    """The softmax page's second run (``distill unscaled``) survives a resumed, longer run."""
+    first, out = shipped.parent / "first", tmp_path / "resumed"
+    shutil.copytree(shipped, out)
+    record_unscaled(first, out, 1.0, SETTINGS, torch.device("cpu"))
+    recorded = json.loads((out / "meta.json").read_text())
+    longer = replace(SETTINGS, steps=SETTINGS.steps + 12)  # 12 updates past the shipped 3
+    train_and_ship(first, out, TINY, 1.0, longer, out, torch.device("cpu"))
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["steps"] > recorded["steps"]  # the resumed run saved its longer curve
+    assert meta["curves"]["unscaled"] == recorded["curves"]["unscaled"]
+    assert (meta["curves_note"], meta["unscaled_run"]) == (
+        recorded["curves_note"],
+        recorded["unscaled_run"],
+    )

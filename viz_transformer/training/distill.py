@@ -97,7 +97,7 @@ def train_and_ship(
         print(line, file=log_file, flush=True)
 
     best = {"chrf": -1.0}
-    resume, before = None, 0.0
+    resume, before, carried = None, 0.0, {}
     if resume_from is not None:  # go on from a shipped run: its weights, steps, curves, score
         # it keeps the vocabulary its embeddings were trained with, whatever the corpus folder
         # holds (a rebuilt corpus retrains ``spm.model``), and the shipped size
@@ -107,6 +107,10 @@ def train_and_ship(
             freeze_encoder(model)
         resume = (old["curves"]["scaled"]["step"][-1], old["epochs"], old["curves"]["scaled"])
         before = old["seconds"]
+        # the run without 1/sqrt(d_k) (``record_unscaled``) stays recorded beside the longer one
+        carried = {k: old[k] for k in ("curves_note", "unscaled_run") if k in old}
+        if "unscaled" in old["curves"]:
+            carried["unscaled"] = old["curves"]["unscaled"]
         # the bar to beat is the resumed model's score on this corpus's dev set, which differs
         # from the recorded one when the corpus was rebuilt with more sources
         model.eval()
@@ -124,7 +128,9 @@ def train_and_ship(
             meta = _meta(cfg, settings, minutes, {"train": len(train), "held_out": len(test)})
             seconds = round(before + time.perf_counter() - start, 1)
             meta.update(epochs=epoch, seconds=seconds, steps=curves["step"][-1])
-            meta.update(dev=dev_scores, curves={"scaled": curves})
+            unscaled = {"unscaled": carried["unscaled"]} if "unscaled" in carried else {}
+            meta.update(dev=dev_scores, curves={"scaled": curves, **unscaled})
+            meta.update({k: v for k, v in carried.items() if k != "unscaled"})
             if resume is not None:
                 meta["train"]["resumed_after_steps"] = resume[0]
             save_model(model, vocab, out_dir, meta)
