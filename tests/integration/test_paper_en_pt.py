@@ -116,15 +116,8 @@ def test_recorded_chrf_holds_on_a_fresh_teacher_sample(model):
 def test_trace_validates_with_all_three_attention_kinds(model):
     tr = vt.trace(model, "The weather is nice today.").validate()
     assert all(tr.get(kind) is not None for kind in ("encoder", "decoder", "cross"))
-    assert (
-        tr.encoder.shape[:2] == (6, 8)
-        and tr.decoder.shape[:2] == (2, 8)
-        and tr.cross.shape[2:]
-        == (
-            len(tr.tgt_tokens),
-            len(tr.src_tokens),
-        )
-    )
+    assert (tr.encoder.shape[:2], tr.decoder.shape[:2]) == ((6, 8), (2, 8))  # 6 + 2 layers
+    assert tr.cross.shape[2:] == (len(tr.tgt_tokens), len(tr.src_tokens))
     assert tr.output_text and tr.pred_tokens[-1] == "</s>"
     upper = np.triu(tr.decoder[0, 0], k=1)
     assert np.all(upper == 0)  # masked self-attention sees no future position
