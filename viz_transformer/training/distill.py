@@ -41,8 +41,15 @@ from viz_transformer.training.distill_io import (
     scores,
     translate,
 )
+from viz_transformer.training.distill_kd import teacher_log_probs
 from viz_transformer.training.distill_loop import DistillSettings, train_model
-from viz_transformer.training.student_init import TEACHER, freeze_encoder, start_student
+from viz_transformer.training.student_init import (
+    ADDED,
+    TEACHER,
+    freeze_encoder,
+    load_teacher,
+    start_student,
+)
 from viz_transformer.training.train import device_arg
 
 CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
@@ -135,10 +142,15 @@ def train_and_ship(
                 meta["train"]["resumed_after_steps"] = resume[0]
             save_model(model, vocab, out_dir, meta)
 
+    soft = None
+    if settings.kd_weight > 0:  # word-level distillation: the teacher's port on the same device
+        teacher = load_teacher(device)
+        teacher.fuse()
+        soft = lambda src, tgt: teacher_log_probs(teacher, src, tgt, ADDED)  # noqa: E731
     n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     log(f"training {n_params} parameters on {len(train)} pairs, on {device}, "
-        f"{torch.get_num_threads()} threads")  # fmt: skip
-    train_model(model, vocab, train, settings, minutes, on_epoch, log, resume)
+        f"{torch.get_num_threads()} threads, kd_weight {settings.kd_weight}")  # fmt: skip
+    train_model(model, vocab, train, settings, minutes, on_epoch, log, resume, soft)
     meta = evaluate(out_dir, test, device, settings.dev_size)
     log(f"held-out {meta['held_out']}")
     return meta
@@ -222,6 +234,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train-encoder", action="store_true",
                         help="with --init teacher: train encoder and embeddings too")  # fmt: skip
     parser.add_argument("--resume", type=Path, help="continue the run shipped in this folder")
+    parser.add_argument("--kd", type=float, default=0.0, help="word-level distillation: the "
+                        "share of the loss matching the teacher's distribution")  # fmt: skip
     parser.add_argument(
         "--device",
         type=device_arg,
@@ -235,7 +249,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(exc))
     if args.step in ("corpus", "all"):
         print(build_corpus(args.data, args.shard, args.shards))
-    settings = DistillSettings(init=args.init, freeze_encoder=not args.train_encoder)
+    settings = DistillSettings(
+        init=args.init, freeze_encoder=not args.train_encoder, kd_weight=args.kd
+    )
     if settings.init == "teacher":
         settings = replace(settings, warmup=TEACHER_WARMUP)
     if args.step == "spm" or (args.step == "all" and args.init == "scratch"):

@@ -13,7 +13,10 @@ import torch
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch
 from viz_transformer.text.spm import SentencePieceVocab
+from viz_transformer.training.distill_kd import kd_train_step
 from viz_transformer.training.train import train_step
+
+SoftTargets = Callable[[list[list[int]], list[list[int]]], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class DistillSettings:
     dev_size: int = 300  # held-out pairs that choose the best epoch
     init: str = "teacher"  # "teacher": start from the teacher's weights; "scratch": random
     freeze_encoder: bool = True  # with init "teacher": the encoder and embeddings stay its own
+    kd_weight: float = 0.0  # share of the loss that matches the teacher's distribution (distill_kd)
 
 
 def length_batches(
@@ -75,6 +79,7 @@ def train_model(
     on_epoch: Callable[[int, dict[str, list[float]]], None],
     log: Callable[[str], None] = print,
     resume: tuple[int, int, dict[str, list[float]]] | None = None,
+    soft_targets: SoftTargets | None = None,
 ) -> dict[str, list[float]]:
     """Train ``model`` in place for at most ``minutes`` of wall clock (Adam, warmup, smoothing).
 
@@ -82,6 +87,9 @@ def train_model(
     (and at the time limit) so the best model so far can be saved. ``resume=(steps, epochs,
     curves)`` continues a run whose weights ``model`` holds: the rate schedule goes on from
     ``steps`` (after a 100-step ramp, since Adam's moments start afresh) and the curves extend.
+    ``soft_targets(sources, targets)``: the teacher's log-probabilities for a batch's id lists
+    (``distill_kd.teacher_log_probs``); with it and ``settings.kd_weight`` > 0 the updates are
+    ``kd_train_step``'s (word-level distillation).
 
     Returns:
         curves ``{"step", "loss", "grad_norm"}``.
@@ -107,9 +115,16 @@ def train_model(
         for batch in length_batches(ids, settings.batch_size, rng):
             src = pad_batch([ids[i][0] for i in batch], vocab.pad_id, model.pe.device)
             tgt = pad_batch([ids[i][1] for i in batch], vocab.pad_id, model.pe.device)
-            loss, grad_norm = train_step(
-                model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing, clip=5.0
-            )
+            if soft_targets is not None and settings.kd_weight > 0:
+                lp = soft_targets([ids[i][0] for i in batch], [ids[i][1] for i in batch])
+                loss, grad_norm = kd_train_step(
+                    model, opt, sched, src, tgt, lp, vocab.pad_id, settings.label_smoothing,
+                    settings.kd_weight, clip=5.0,
+                )  # fmt: skip
+            else:
+                loss, grad_norm = train_step(
+                    model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing, clip=5.0
+                )
             step += 1
             if step % settings.log_every == 0 or step == 1:
                 curves["step"].append(step)

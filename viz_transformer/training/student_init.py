@@ -26,6 +26,7 @@ from sentencepiece import sentencepiece_model_pb2 as spm_pb2
 from viz_transformer.models.bergamot_spec import bergamot_specs, one_file
 from viz_transformer.models.marian_binary import network_from_marian, read_marian
 from viz_transformer.networks.config import TransformerConfig
+from viz_transformer.networks.marian import BergamotTransformer
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.text.spm import MODEL_FILE, SPECIAL_IDS, SentencePieceVocab
 from viz_transformer.training.distill_loop import DistillSettings
@@ -87,6 +88,15 @@ def teacher_config(**overrides: object) -> TransformerConfig:
     return TransformerConfig(**{**sizes, **overrides})
 
 
+def load_teacher(
+    device: torch.device | None = None, folder: Path | None = None
+) -> BergamotTransformer:
+    """The teacher's own network (the PyTorch port of its Marian weights), float32, eval mode,
+    on ``device`` (the CPU when None)."""
+    weights = read_marian(one_file(folder or teacher_folder(), "model.*.bin"))
+    return network_from_marian(weights).to(device or torch.device("cpu")).eval()
+
+
 @torch.no_grad()
 def student_from_teacher(cfg: TransformerConfig, folder: Path | None = None) -> Transformer:
     """``Transformer(cfg)`` holding every teacher weight it has a place for (see the module).
@@ -97,7 +107,7 @@ def student_from_teacher(cfg: TransformerConfig, folder: Path | None = None) -> 
         ValueError: ``cfg`` differs from the teacher in width, heads, FFN, encoder depth or
             vocabulary, or does not tie its embeddings and output layer.
     """
-    teacher = network_from_marian(read_marian(one_file(folder or teacher_folder(), "model.*.bin")))
+    teacher = load_teacher(folder=folder)
     t = teacher.cfg
     want = (t.vocab_size + ADDED, t.d_model, t.n_heads, t.d_ff, t.n_encoder_layers, True, True)
     have = (cfg.vocab_size, cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_encoder_layers,
