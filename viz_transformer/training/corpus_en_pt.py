@@ -163,10 +163,10 @@ def _engine(pair: str) -> object:
     return NativeDirection(str(sorted(root.glob(f"{pair}-*"))[-1]))
 
 
-def teacher_translate(texts: list[str], pair: str = "enpt") -> Iterator[str]:
-    """The Bergamot translations of ``texts`` by the wheel's native engine, in order: EN->PT
-    (the teacher), or PT->EN with ``pair="pten"`` (a round trip back to English)."""
-    engine = _engine(pair)
+def teacher_translate(texts: list[str]) -> Iterator[str]:
+    """The teacher's (Bergamot EN->PT) translations of ``texts`` by the wheel's native engine,
+    in order."""
+    engine = _engine("enpt")
     for text in texts:
         yield engine.translate(text).strip()
 
