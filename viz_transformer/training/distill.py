@@ -11,7 +11,8 @@ translated by the wheel's native engine: sequence-level knowledge distillation);
 a vocabulary of its own (``--init scratch`` only); ``train`` trains and ships the model
 (``--resume`` continues a shipped run); ``unscaled`` records the same recipe without 1/sqrt(d_k)
 for the softmax page; ``evaluate`` measures chrF against the teacher on the held-out split;
-``all`` runs corpus, (spm,) train and unscaled in turn (the loop: ``distill_loop``; saving,
+``all`` runs corpus, (spm,) train, train again resumed with word-level distillation (``--kd``,
+``distill_kd``) and unscaled in turn (the loop: ``distill_loop``; saving,
 loading, translating and scoring a run: ``distill_io``).
 ``--device`` picks where training and evaluation run (default ``VT_DEVICE``, else CUDA when
 present, else the CPU; bf16 autocast for the updates on CUDA, translation in float32).
@@ -20,7 +21,6 @@ present, else the CPU; bf16 autocast for the updates on CUDA, translation in flo
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -43,31 +43,21 @@ from viz_transformer.training.distill_io import (
 )
 from viz_transformer.training.distill_kd import teacher_log_probs
 from viz_transformer.training.distill_loop import DistillSettings, train_model
+from viz_transformer.training.distill_unscaled import UNSCALED_MINUTES, record_unscaled
 from viz_transformer.training.student_init import (
     ADDED,
     TEACHER,
     freeze_encoder,
     load_teacher,
     start_student,
+    teacher_vocab,
 )
 from viz_transformer.training.train import device_arg
 
 CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
 TEACHER_WARMUP = 200  # a student that starts from the teacher needs a shorter warmup
 TRAIN_MINUTES = 55.0  # the shipped run's budget: 3 epochs of the corpus on 2 CPU threads
-UNSCALED_MINUTES = 10.0  # the run without 1/sqrt(d_k) that ``all`` records
-UNSCALED_NOTES = {  # the softmax page's caption under this model's two runs
-    "teacher": (
-        "Both runs start from the teacher's weights, encoder frozen, on the same batches. "
-        "Without 1/√d_k every score is √d_k = √32 ≈ 5.7 times larger than the teacher's weights "
-        "were trained for: the frozen encoder's softmax saturates and only the decoder can adapt. "
-        "The run without the scale took {steps:,} steps ({minutes} minutes)."
-    ),
-    "scratch": (
-        "Both runs start from the same random weights, on the same batches. The run without "
-        "the scale took {steps:,} steps ({minutes} minutes)."
-    ),
-}
+KD_WEIGHT, KD_MINUTES = 0.5, 60.0  # then ``all`` goes on with word-level distillation (distill_kd)
 # the size of a student trained from scratch (``--init scratch``)
 MODEL_CONFIG = {"d_model": 256, "n_heads": 8, "n_encoder_layers": 3, "n_decoder_layers": 3,
                 "d_ff": 1024, "dropout": 0.05, "max_len": 256}  # fmt: skip
@@ -144,6 +134,8 @@ def train_and_ship(
 
     soft = None
     if settings.kd_weight > 0:  # word-level distillation: the teacher's port on the same device
+        if vocab.path.read_bytes() != teacher_vocab(folder / "teacher").read_bytes():
+            raise ValueError("--kd needs the teacher's vocabulary (--init teacher).")
         teacher = load_teacher(device)
         teacher.fuse()
         soft = lambda src, tgt: teacher_log_probs(teacher, src, tgt, ADDED)  # noqa: E731
@@ -153,36 +145,6 @@ def train_and_ship(
     train_model(model, vocab, train, settings, minutes, on_epoch, log, resume, soft)
     meta = evaluate(out_dir, test, device, settings.dev_size)
     log(f"held-out {meta['held_out']}")
-    return meta
-
-
-def record_unscaled(
-    folder: Path,
-    out_dir: Path,
-    minutes: float,
-    settings: DistillSettings,
-    device: torch.device | None = None,
-) -> dict[str, Any]:
-    """Train the shipped run's recipe again without 1/sqrt(d_k) (Eq. 1) for ``minutes`` and add
-    its curves to ``out_dir/meta.json`` as ``curves["unscaled"]`` (its weights are not kept):
-    the softmax page then shows this model's own runs with and without the scale."""
-    device = device if device is not None else default_device()
-    meta = json.loads((out_dir / "meta.json").read_text())
-    shipped = TransformerConfig.from_dict(meta["config"])
-    cfg_args = {k: v for k, v in shipped.to_dict().items() if k != "vocab_size"}
-    # the same start as the shipped run (with init "teacher": the teacher's weights, now read
-    # without the scale)
-    vocab, model = start_student(folder, {**cfg_args, "scale_scores": False}, settings)
-    model = model.to(device)
-    train = read_corpus(folder, "train")
-    curves = train_model(model, vocab, train, settings, minutes, lambda *_: None, print)
-    meta["curves"]["unscaled"] = curves
-    meta["curves_note"] = UNSCALED_NOTES[settings.init].format(
-        steps=curves["step"][-1], minutes=round(minutes)
-    )
-    meta["unscaled_run"] = {"minutes": minutes, "steps": curves["step"][-1],
-                            "init": settings.init}  # fmt: skip
-    (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
     return meta
 
 
@@ -264,6 +226,10 @@ def main(argv: list[str] | None = None) -> None:
             args.data, args.out, {**MODEL_CONFIG, **size}, args.minutes or TRAIN_MINUTES, settings,
             args.resume, device,
         )  # fmt: skip
+        print(meta["held_out"])
+    if args.step == "all" and args.init == "teacher":  # then the teacher's distributions
+        kd = replace(settings, kd_weight=KD_WEIGHT)
+        meta = train_and_ship(args.data, args.out, {}, KD_MINUTES, kd, args.out, device)
         print(meta["held_out"])
     if args.step in ("unscaled", "all"):
         minutes = args.minutes if args.step == "unscaled" and args.minutes else UNSCALED_MINUTES
