@@ -94,3 +94,7 @@ def test_resume_keeps_the_recorded_run_without_the_scale(shipped: Path, tmp_path
         recorded["curves_note"],
         recorded["unscaled_run"],
     )
+    # what trained the first steps stays said beside what trained the rest
+    assert meta["train"]["resumed_after_steps"] == recorded["steps"]
+    assert meta["train"]["before"] == recorded["train"]
+    assert meta["train"]["steps"] == longer.steps

@@ -6,6 +6,7 @@ checks that every copied weight sits where it belongs. Offline: the teacher ship
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,9 @@ def test_only_the_decoder_learns_and_the_unscaled_run_is_recorded_beside_it(tmp_
     assert set(curves) == {"scaled", "unscaled"}
     assert curves["unscaled"]["step"] == [1, 2] and len(curves["unscaled"]["loss"]) == 2
     assert curves["unscaled"]["loss"] != curves["scaled"]["loss"]
+
+    # the same two updates with word-level distillation: another loss, and the meta says so
+    kd = replace(settings, kd_weight=0.5)
+    meta = train_and_ship(folder, tmp_path / "kd", {}, 1.0, kd, device=torch.device("cpu"))
+    assert meta["train"]["kd_weight"] == 0.5 and "next-word distributions" in meta["description"]
+    assert meta["curves"]["scaled"]["loss"][0] != curves["scaled"]["loss"][0]

@@ -94,7 +94,7 @@ def train_and_ship(
         print(line, file=log_file, flush=True)
 
     best = {"chrf": -1.0}
-    resume, before, carried = None, 0.0, {}
+    resume, before, carried, previous = None, 0.0, {}, {}
     if resume_from is not None:  # go on from a shipped run: its weights, steps, curves, score
         # it keeps the vocabulary its embeddings were trained with, whatever the corpus folder
         # holds (a rebuilt corpus retrains ``spm.model``), and the shipped size
@@ -106,6 +106,7 @@ def train_and_ship(
         before = old["seconds"]
         # the run without 1/sqrt(d_k) (``record_unscaled``) stays recorded beside the longer one
         carried = {k: old[k] for k in ("curves_note", "unscaled_run") if k in old}
+        previous = old["train"]
         if "unscaled" in old["curves"]:
             carried["unscaled"] = old["curves"]["unscaled"]
         # the bar to beat is the resumed model's score on this corpus's dev set, which differs
@@ -129,7 +130,8 @@ def train_and_ship(
             meta.update(dev=dev_scores, curves={"scaled": curves, **unscaled})
             meta.update({k: v for k, v in carried.items() if k != "unscaled"})
             if resume is not None:
-                meta["train"]["resumed_after_steps"] = resume[0]
+                # what trained the steps before this run (its own ``before`` nests earlier ones)
+                meta["train"].update(resumed_after_steps=resume[0], before=previous)
             save_model(model, vocab, out_dir, meta)
 
     soft = None
@@ -162,6 +164,12 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
                 "masked self-attention learned to replace the teacher's recurrent unit."
                 if settings.init == "teacher"
                 else "."
+            )
+            + (
+                " Then it learned the teacher's whole next-word distributions too (word-level "
+                "distillation)."
+                if settings.kd_weight > 0
+                else ""
             )
         ),
         "example": "I am a student.",
