@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from viz_transformer.networks.marian import BergamotTransformer
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import source_mask
-from viz_transformer.training.train import autocast
+from viz_transformer.training.train import autocast, update
 
 
 @torch.no_grad()
@@ -87,9 +87,4 @@ def kd_train_step(
         soft = -(teacher_lp.exp() * log_p).sum(-1)  # (B, T-1): cross-entropy to the teacher
         soft = (soft * keep).sum() / keep.sum()
         loss = (1 - kd_weight) * hard + kd_weight * soft
-    opt.zero_grad()
-    loss.backward()
-    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-    opt.step()
-    sched.step()
-    return loss, grad_norm
+    return loss, update(model, opt, sched, loss, clip)

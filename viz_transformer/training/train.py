@@ -97,12 +97,24 @@ def train_step(
             ignore_index=pad_id,
             label_smoothing=label_smoothing,
         )
+    return loss, update(model, opt, sched, loss, clip)
+
+
+def update(
+    model: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    sched: torch.optim.lr_scheduler.LRScheduler,
+    loss: torch.Tensor,
+    clip: float,
+) -> torch.Tensor:
+    """Backpropagate ``loss``, clip the gradient norm at ``clip``, step the optimiser and the
+    rate schedule. Returns the gradient norm before clipping (a tensor on the device)."""
     opt.zero_grad()
     loss.backward()
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
     opt.step()
     sched.step()
-    return loss, grad_norm
+    return grad_norm
 
 
 def train_model(
