@@ -22,7 +22,7 @@ from viz_transformer.training.everyday import EVERYDAY, score_everyday
 
 NAME = "paper-en-pt"
 TARGET_CHRF = 80.0  # issue 18's bar against the teacher
-MIN_STRICT = 16  # of the 20 everyday sentences, with every Portuguese content word of the teacher
+MIN_STRICT = 17  # of the 20 everyday sentences, with every Portuguese content word of the teacher
 
 
 @pytest.fixture(scope="module")
