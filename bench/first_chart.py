@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``python bench/first_chart.py``
 
 from playwright.sync_api import Browser, Page, sync_playwright
 
+import viz_transformer as vt
 from bench.bench_views import launch
 from bench.classroom_load import serve
 from bench.common import ROOT, table, write_section
@@ -28,7 +33,8 @@ PAGES = {  # title -> URL path; the order a teacher opens them
     "Step-by-step decoder": "decoder_steps",
     "Q, K, V walkthrough": "qkv_walkthrough",
 }
-HEADER = ["page (the default model)", "cold s", "warm s", "issue 17 (cold / warm)"]
+HEADER = [f"page (default model {vt.default_model()})", "cold s", "warm s",
+          "issue 17 (cold / warm)"]  # fmt: skip
 ISSUE = {"Home": (13.1, 2.1), "Attention maps": (6.2, 4.7), "Q, K, V walkthrough": (7.4, 8.1)}
 
 
