@@ -4,6 +4,7 @@ positions a student batch predicts, and the update's loss is the mix it says it 
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 import torch
@@ -18,6 +19,7 @@ from viz_transformer.training.corpus_en_pt import teacher_translate
 from viz_transformer.training.distill_kd import kd_train_step, teacher_log_probs
 from viz_transformer.training.train import train_step
 
+CPU = torch.device("cpu")  # the tiny model's, where its tensors are made
 # the first two have the same number of source pieces and translations of different lengths
 SOURCES = ("We love you.", "He is tired.", "The weather will be cold and rainy tomorrow.")
 
@@ -43,7 +45,8 @@ def test_the_teachers_log_probs_line_up_with_the_students_targets(teacher, vocab
     for i in range(3):
         n = len(tgt[i]) - 1  # positions predicting the words and </s>
         rows = lp[i, :n]
-        torch.testing.assert_close(rows.exp().sum(-1), torch.ones(n), atol=1e-4, rtol=0)
+        ones = torch.ones(n, device=lp.device)
+        torch.testing.assert_close(rows.exp().sum(-1), ones, atol=1e-4, rtol=0)
         assert bool((rows[:, : si.ADDED] <= -1e4).all())  # <pad> and <s> are never predicted
         # teacher-forced on its own translation, the teacher's port picks that translation
         assert rows.argmax(-1).tolist() == tgt[i][1:], SOURCES[i]
@@ -55,8 +58,8 @@ def _tiny() -> tuple[Transformer, torch.Tensor, torch.Tensor]:
     torch.manual_seed(0)
     cfg = TransformerConfig(vocab_size=12, d_model=16, n_heads=2, n_encoder_layers=1,
                             n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=32)  # fmt: skip
-    src = pad_batch([[4, 5, 6, 2], [7, 8, 2]], 0, torch.device("cpu"))
-    tgt = pad_batch([[1, 9, 10, 11, 2], [1, 5, 2]], 0, torch.device("cpu"))
+    src = pad_batch([[4, 5, 6, 2], [7, 8, 2]], 0, CPU)
+    tgt = pad_batch([[1, 9, 10, 11, 2], [1, 5, 2]], 0, CPU)
     return Transformer(cfg), src, tgt
 
 
@@ -68,7 +71,7 @@ def _optimiser(model: Transformer) -> tuple[torch.optim.Optimizer, object]:
 def test_without_the_teacher_the_step_is_train_steps():
     model, src, tgt = _tiny()
     twin = copy.deepcopy(model)
-    anything = torch.randn(2, tgt.shape[1] - 1, 12).log_softmax(-1)
+    anything = torch.randn(2, tgt.shape[1] - 1, 12, device=CPU).log_softmax(-1)
     loss = kd_train_step(model, *_optimiser(model), src, tgt, anything, 0, 0.1, kd_weight=0.0)[0]
     reference = train_step(twin, *_optimiser(twin), src, tgt, 0, 0.1)[0]
     torch.testing.assert_close(loss, reference)
@@ -81,11 +84,11 @@ def test_the_soft_loss_is_the_cross_entropy_to_the_teachers_distribution():
     with torch.no_grad():
         logits = model(src, tgt[:, :-1], source_mask(src, 0))
     gold = tgt[:, 1:]
-    one_hot = torch.full((*gold.shape, 12), -1e4).scatter(-1, gold[..., None], 0.0)
+    one_hot = torch.full((*gold.shape, 12), -1e4, device=CPU).scatter(-1, gold[..., None], 0.0)
     loss = kd_train_step(model, *_optimiser(model), src, tgt, one_hot, 0, 0.1, kd_weight=1.0)[0]
     expected = F.cross_entropy(logits.reshape(-1, 12), gold.reshape(-1), ignore_index=0)
     torch.testing.assert_close(loss, expected)  # pad positions (0) do not count
-    uniform = torch.full((*gold.shape, 12), -torch.log(torch.tensor(12.0)))
+    uniform = torch.full((*gold.shape, 12), -math.log(12.0), device=CPU)
     model, src, tgt = _tiny()
     loss = kd_train_step(model, *_optimiser(model), src, tgt, uniform, 0, 0.0, kd_weight=1.0)[0]
     keep = gold != 0
