@@ -20,8 +20,7 @@ import torch.nn.functional as F
 
 from viz_transformer.networks.marian import BergamotTransformer
 from viz_transformer.networks.paper import Transformer
-from viz_transformer.networks.paper_decode import source_mask
-from viz_transformer.training.train import autocast, update
+from viz_transformer.training.train import autocast, forced_loss, update
 
 
 @torch.no_grad()
@@ -74,14 +73,8 @@ def kd_train_step(
     distribution ``teacher_lp`` (from ``teacher_log_probs``) and the rest the label-smoothed
     cross-entropy against its translation. Returns the loss and the gradient norm."""
     with autocast(src.device):
-        logits = model(src, tgt[:, :-1], source_mask(src, pad_id))  # (B, T-1, V)
+        hard, logits = forced_loss(model, src, tgt, pad_id, label_smoothing)
         gold = tgt[:, 1:]
-        hard = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(),
-            gold.reshape(-1),
-            ignore_index=pad_id,
-            label_smoothing=label_smoothing,
-        )
         log_p = F.log_softmax(logits.float(), dim=-1)
         keep = (gold != pad_id).float()  # (B, T-1)
         soft = -(teacher_lp.exp() * log_p).sum(-1)  # (B, T-1): cross-entropy to the teacher

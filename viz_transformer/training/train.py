@@ -90,14 +90,23 @@ def train_step(
         reading them waits for the GPU, so callers read them only when they log).
     """
     with autocast(src.device):
-        logits = model(src, tgt[:, :-1], source_mask(src, pad_id))  # (B, T-1, V)
-        loss = F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(),
-            tgt[:, 1:].reshape(-1),
-            ignore_index=pad_id,
-            label_smoothing=label_smoothing,
-        )
+        loss = forced_loss(model, src, tgt, pad_id, label_smoothing)[0]
     return loss, update(model, opt, sched, loss, clip)
+
+
+def forced_loss(
+    model: Transformer, src: torch.Tensor, tgt: torch.Tensor, pad_id: int, label_smoothing: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher forcing (``tgt[:, :-1]`` predicts ``tgt[:, 1:]``): the label-smoothed
+    cross-entropy over the non-pad positions and the logits (B, T-1, V)."""
+    logits = model(src, tgt[:, :-1], source_mask(src, pad_id))
+    loss = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(),
+        tgt[:, 1:].reshape(-1),
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+    )
+    return loss, logits
 
 
 def update(
