@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz_transformer.records.kinds import KIND_TITLES
-from viz_transformer.ui import caches, heads, sidebar, state, widgets
+from pages import _what_heads_do as sections
+from viz_transformer.analysis.roles import ROLES
+from viz_transformer.figures import heads as figures
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.ui import caches, head_caches, sidebar, state, widgets
 
 
 def what_heads_do_page() -> None:
@@ -21,11 +24,7 @@ def what_heads_do_page() -> None:
         r"z_i = \mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}}\right)V_i",
     )
     spec = caches.spec(name)
-    try:
-        trace = caches.trace(name, text)
-    except widgets.LOAD_ERRORS as exc:
-        widgets.show_error(exc)
-        st.stop()
+    trace = widgets.or_stop(caches.trace, name, text)
     kinds = [k for k in spec.shows if trace.get(k) is not None]
     state.keep_choice("heads_kind", kinds)  # the URL may name a kind this model lacks
     state.keep_choice("heads_mode", ["zero", "mean"])
@@ -39,21 +38,36 @@ def what_heads_do_page() -> None:
     has_output = spec.shows[-1] != "encoder"
     st.subheader("Which heads matter")
     if has_output:
-        heads.importance(name, text, kind, mode)
+        sections.importance(name, text, kind, mode)
     else:
         st.info(f"{name} is an encoder only: it produces no output, so ablation changes none.")
     st.subheader("One head up close")
-    heads.one_head(name, text, kind, shape, mode)
+    sections.one_head(name, text, kind, shape, mode)
     if has_output:
         st.subheader("Ablate a set of heads together")
-        heads.head_set(name, text, kind, shape, mode)
+        sections.head_set(name, text, kind, shape, mode)
     st.subheader("Head roles")
-    heads.roles(name, text, kind)
+    roles(name, text, kind)
     if has_output:
         st.subheader("Activation patching")
-        heads.patching(name, kind, spec.example)
+        sections.patching(name, kind, spec.example)
         st.subheader("Logit lens")
-        heads.lens(name, text)
+        lens = widgets.or_none(head_caches.logit_lens, name, text)
+        if lens is not None:
+            widgets.chart(figures.lens_figure(lens.inputs, lens.tokens, lens.probs), "logit-lens")
+
+
+def roles(name: str, text: str, kind: AttentionKind) -> None:
+    """One map per role score, with what it means."""
+    scores = widgets.or_none(head_caches.head_roles, name, text, kind)
+    if scores is None:
+        return
+    cols = st.columns(min(3, len(scores)))
+    for i, (role, grid) in enumerate(scores.items()):
+        meaning, formula, source = ROLES[role]
+        with cols[i % len(cols)]:
+            widgets.chart(figures.head_grid(grid, f"{role}", "score"), f"role-{role}")
+            st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
 
 
 what_heads_do_page()

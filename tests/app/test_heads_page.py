@@ -48,7 +48,7 @@ def test_attention_maps_toggle_weights_by_value_norm(open_page, figures):
 
 
 def test_a_stopped_importance_job_stays_stopped_until_asked_again(open_page, figures):
-    from viz_transformer.ui.heads import STOP_KEY
+    from viz_transformer.ui.jobs import STOP_KEY
 
     app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "encoder"})
     text = app.session_state["sentence"]

@@ -151,55 +151,8 @@ def live_figures(run_id: int, version: int, _snap: live_runs.LiveSnapshot) -> di
     return figs
 
 
-# What heads do (pages/what_heads_do.py): every result keyed by (model, text, kind, options).
-@st.cache_resource(show_spinner=False)
-def head_importance_store() -> BoundedStore:
-    """Importance maps keyed by (model, text, kind, mode), shared by every session. A plain
-    bounded dictionary rather than ``st.cache_data``: the first computation draws a progress
-    bar, which a cached function may not."""
-    return BoundedStore(32)
-
-
-class BoundedStore(dict):
-    """A dictionary that forgets its oldest entries beyond ``size``."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def put(self, key: object, value: object) -> None:
-        self[key] = value
-        while len(self) > self.size:
-            del self[next(iter(self))]
-
-
-@st.cache_resource(max_entries=64, show_spinner="Tracing with the heads ablated…")
-def ablated_trace(
-    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str
-) -> vt.Trace:
-    """A trace with ``heads`` ablated through the whole run, decoding included."""
-    return vt.trace(model(name), text, ablate=list(heads), ablation=mode)
-
-
 @st.cache_data(max_entries=32, show_spinner="Weighting by value norms…")
 def value_weighted(name: str, text: str, kind: AttentionKind) -> np.ndarray:
-    """Kobayashi et al.'s ||alpha f(x)|| maps, ``[layers, heads, q, k]``."""
+    """Kobayashi et al.'s ||alpha f(x)|| maps, ``[layers, heads, q, k]`` (Attention maps and
+    What heads do)."""
     return vt.value_weighted(model(name), text, kind)
-
-
-@st.cache_data(max_entries=32, show_spinner="Scoring head roles…")
-def head_roles(name: str, text: str, kind: AttentionKind) -> dict[str, np.ndarray]:
-    """Role scores per head (``analysis.roles.ROLES``)."""
-    return vt.head_roles(model(name), kind, text)
-
-
-@st.cache_data(max_entries=32, show_spinner="Patching every head…")
-def patch_heads(name: str, clean: str, corrupted: str, kind: AttentionKind) -> np.ndarray:
-    """Fraction of the logit difference each head restores, ``[layers, heads]``."""
-    return vt.patch_heads(model(name), clean, corrupted, kind)
-
-
-@st.cache_data(max_entries=32, show_spinner="Reading every decoder layer…")
-def logit_lens(name: str, text: str) -> vt.Lens:
-    """Top next token after every decoder layer at every position."""
-    return vt.logit_lens(model(name), text)

@@ -61,6 +61,16 @@ def or_stop(func: Callable[..., T], *args: Any) -> T:
         raise  # unreachable: st.stop() raises; keeps type checkers honest
 
 
+def or_none(func: Callable[..., T], *args: Any) -> T | None:
+    """``func(*args)``, or its error as a message in the page (never a traceback) and None: the
+    page goes on without this one section."""
+    try:
+        return func(*args)
+    except LOAD_ERRORS as exc:
+        show_error(exc)
+        return None
+
+
 def page_header(title: str, intro: str, equation: str | None = None) -> None:
     """Title, two lines of explanation and the paper's equation (LaTeX) where one applies; in
     presenter mode the explanation folds into an expander, so a chart shows on the first screen

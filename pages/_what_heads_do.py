@@ -1,5 +1,5 @@
-"""Sections of the "What heads do" page: importance, one head up close, a set of heads ablated,
-head roles, activation patching and the logit lens."""
+"""The larger sections of the "What heads do" page (pages/what_heads_do.py), private to it:
+importance, one head up close, a set of heads ablated together, activation patching."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import numpy as np
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis.roles import ROLES
 from viz_transformer.figures import heads as figures
 from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import caches, head_caches, jobs, widgets
 
 # a clean / corrupted pair of equal token length whose outputs differ, per model
 PATCH_PAIRS = {
@@ -23,56 +22,29 @@ PATCH_PAIRS = {
 
 
 def head_label(layer: int, head: int) -> str:
+    """``L1 H3``: how the page names a head (the set picker parses it back)."""
     return f"L{layer} H{head}"
 
 
-STOP_KEY = "_heads_stopped"  # the (model, text, kind, mode) whose importance job was stopped
-
-
-class Stopped(Exception):
-    """Raised from the progress callback once the user pressed Stop."""
-
-
-def _stop(key: tuple[str, str, str, str]) -> None:
-    st.session_state[STOP_KEY] = key
-
-
-def _resume() -> None:
-    st.session_state.pop(STOP_KEY, None)
+IMPORTANCE = jobs.Job(
+    "Ablating every head, one per batch row…",
+    "Importance stopped. A large model ablates hundreds of heads; start it again?",
+    "Compute importance",
+    "heads",
+)
 
 
 def importance(name: str, text: str, kind: AttentionKind, mode: str) -> np.ndarray | None:
     """The importance map, computed with a progress bar and a Stop button the first time; None
-    after a message (an error, or a stopped job with a button to start it again).
-
-    Pressing Stop reruns the page (Streamlit interrupts the running job at its next progress
-    update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again."""
-    store, key = caches.head_importance_store(), (name, text, kind, mode)
-    if key not in store and st.session_state.get(STOP_KEY) == key:
-        st.info("Importance stopped. A large model ablates hundreds of heads; start it again?")
-        st.button("Compute importance", key="heads_resume", on_click=_resume)
+    after a message (an error, or a stopped job with a button to start it again)."""
+    scores = jobs.stoppable(
+        IMPORTANCE,
+        head_caches.head_importance_store(),
+        (name, text, kind, mode),
+        lambda progress: vt.head_importance(caches.model(name), text, kind, None, mode, progress),
+    )
+    if scores is None:
         return None
-    if key not in store:
-        stop = st.empty()
-        stop.button("Stop", key="heads_stop", on_click=_stop, args=(key,))
-        bar = st.progress(0.0, text="Ablating every head, one per batch row…")
-
-        def progress(done: float) -> None:
-            if st.session_state.get(STOP_KEY) == key:
-                raise Stopped
-            bar.progress(done, text=f"Ablating every head, one per batch row… {done:.0%}")
-
-        try:
-            store.put(key, vt.head_importance(caches.model(name), text, kind, None, mode, progress))
-        except Stopped:
-            return None
-        except widgets.LOAD_ERRORS as exc:
-            widgets.show_error(exc)
-            return None
-        finally:
-            bar.empty()
-            stop.empty()
-    scores = store[key]
     widgets.chart(
         figures.head_grid(
             scores,
@@ -123,7 +95,7 @@ def compare_outputs(
     """The normal output beside the output with ``heads`` ablated (greedy decoding reruns)."""
     normal = caches.trace(name, text)
     try:
-        ablated = caches.ablated_trace(name, text, heads, mode)
+        ablated = head_caches.ablated_trace(name, text, heads, mode)
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
@@ -147,21 +119,6 @@ def head_set(name: str, text: str, kind: AttentionKind, shape: tuple[int, int], 
     compare_outputs(name, text, heads, mode)  # type: ignore[arg-type]
 
 
-def roles(name: str, text: str, kind: AttentionKind) -> None:
-    """One map per role score, with what it means."""
-    try:
-        scores = caches.head_roles(name, text, kind)
-    except widgets.LOAD_ERRORS as exc:
-        widgets.show_error(exc)
-        return
-    cols = st.columns(min(3, len(scores)))
-    for i, (role, grid) in enumerate(scores.items()):
-        meaning, formula, source = ROLES[role]
-        with cols[i % len(cols)]:
-            widgets.chart(figures.head_grid(grid, f"{role}", "score"), f"role-{role}")
-            st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
-
-
 def patching(name: str, kind: AttentionKind, example: str) -> None:
     """A form of two sentences; each head's clean output put into the corrupted run."""
     clean_default, corrupt_default = PATCH_PAIRS.get(name, (example, example))
@@ -174,7 +131,7 @@ def patching(name: str, kind: AttentionKind, example: str) -> None:
     if not go:
         return
     try:
-        scores = caches.patch_heads(name, clean, corrupted, kind)
+        scores = head_caches.patch_heads(name, clean, corrupted, kind)
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
@@ -188,13 +145,3 @@ def patching(name: str, kind: AttentionKind, example: str) -> None:
         ),
         "head-patching",
     )
-
-
-def lens(name: str, text: str) -> None:
-    """The logit lens of the decoder."""
-    try:
-        result: vt.Lens = caches.logit_lens(name, text)
-    except widgets.LOAD_ERRORS as exc:
-        widgets.show_error(exc)
-        return
-    widgets.chart(figures.lens_figure(result.inputs, result.tokens, result.probs), "logit-lens")

@@ -1,0 +1,88 @@
+"""A long computation shared by every session: a progress bar and a Stop button the first time,
+its result from a bounded store after that."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import streamlit as st
+
+from viz_transformer.ui import widgets
+
+T = TypeVar("T")
+STOP_KEY = "_job_stopped"  # the key of the job this session stopped
+
+
+class BoundedStore(dict):
+    """A dictionary that forgets its oldest entries beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: object, value: object) -> None:
+        self[key] = value
+        while len(self) > self.size:
+            del self[next(iter(self))]
+
+
+class Stopped(Exception):
+    """Raised from the progress callback once the user pressed Stop."""
+
+
+def _stop(key: Hashable) -> None:
+    st.session_state[STOP_KEY] = key
+
+
+def _resume() -> None:
+    st.session_state.pop(STOP_KEY, None)
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a stoppable job says: ``label`` under its progress bar, ``stopped`` once stopped,
+    ``resume`` on the button that starts it again; its widgets are ``<key>_stop`` and
+    ``<key>_resume``."""
+
+    label: str
+    stopped: str
+    resume: str
+    key: str
+
+
+def stoppable(
+    job: Job, store: BoundedStore, key: Hashable, compute: Callable[[Callable[[float], None]], T]
+) -> T | None:
+    """``store[key]``, computed by ``compute(progress)`` the first time under a progress bar and
+    a Stop button; None after a message (an error, or a stopped job with a button to start it
+    again).
+
+    Pressing Stop reruns the page (Streamlit interrupts the running job at its next progress
+    update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again."""
+    if key not in store and st.session_state.get(STOP_KEY) == key:
+        st.info(job.stopped)
+        st.button(job.resume, key=f"{job.key}_resume", on_click=_resume)
+        return None
+    if key not in store:
+        stop = st.empty()
+        stop.button("Stop", key=f"{job.key}_stop", on_click=_stop, args=(key,))
+        bar = st.progress(0.0, text=job.label)
+
+        def progress(done: float) -> None:
+            if st.session_state.get(STOP_KEY) == key:
+                raise Stopped
+            bar.progress(done, text=f"{job.label} {done:.0%}")
+
+        try:
+            store.put(key, compute(progress))
+        except Stopped:
+            return None
+        except widgets.LOAD_ERRORS as exc:
+            widgets.show_error(exc)
+            return None
+        finally:
+            bar.empty()
+            stop.empty()
+    return store[key]
