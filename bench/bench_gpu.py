@@ -9,7 +9,7 @@ Run on a GPU machine:
   seconds from the text to the first head map's figure JSON (trace + ``head_figure`` +
   ``to_json``; target < 2 s at 32,768 on one H100) and the peak memory of the device
   (``torch.cuda.max_memory_allocated``; on the CPU the process's peak RSS);
-- training the paper model of ``paper-reverse`` (``training.train.train_step``, batch 64,
+- training the paper model of ``paper-reverse`` (``training.steps.train_step``, batch 64,
   bf16 autocast on CUDA): target tokens per second on the CPU and on the device.
 
 The other GPU rows come from the scripts that measure them on any device: capture overhead at
@@ -79,8 +79,9 @@ def tokens_per_second(device: str, steps: int) -> float:
     from viz_transformer.networks.config import TransformerConfig
     from viz_transformer.networks.paper import Transformer
     from viz_transformer.text.vocab import WordVocab
-    from viz_transformer.training.tasks import TASKS, pairs
-    from viz_transformer.training.train import TrainSettings, _batch, train_step
+    from viz_transformer.training.steps import train_step
+    from viz_transformer.training.tasks.catalog import TASKS, pairs
+    from viz_transformer.training.tasks.train import TrainSettings, _batch
 
     task, settings = TASKS["reverse"], TrainSettings()
     vocab = WordVocab.build(task.lexicon, task.detok)

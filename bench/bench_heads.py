@@ -28,7 +28,7 @@ import torch
 
 import viz_transformer as vt
 from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
-from viz_transformer.training.tasks import TASKS, pairs
+from viz_transformer.training.tasks.catalog import TASKS, pairs
 
 SENTENCE = (
     "The agreement on the European Economic Area was signed in August 1992 by the twelve "

@@ -38,10 +38,10 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from bench.common import ROOT, pick_device, table, write_section
-from viz_transformer.training.live import LiveRun, LiveSettings, torch_threads
-from viz_transformer.training.live_metrics import antidiagonal_mass, exact_match
-from viz_transformer.training.live_runs import shared_trainer
-from viz_transformer.training.tasks import TASKS, pairs
+from viz_transformer.training.live.metrics import antidiagonal_mass, exact_match
+from viz_transformer.training.live.runs import shared_trainer
+from viz_transformer.training.live.train import LiveRun, LiveSettings, torch_threads
+from viz_transformer.training.tasks.catalog import TASKS, pairs
 
 MASS, MATCH, SLOWDOWN = 0.8, 0.9, 2.0  # the targets
 

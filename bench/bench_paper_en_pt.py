@@ -26,7 +26,7 @@ import torch
 
 from bench.bench_bergamot import SENTENCE  # 20 words, as in the other benchmarks
 from bench.common import add_device_arg, pick_device, table, write_section
-from viz_transformer.training.everyday import EVERYDAY, score_everyday
+from viz_transformer.training.en_pt.everyday import EVERYDAY, score_everyday
 
 COLUMNS = ["English", "paper-en-pt", "teacher (Bergamot)", "content words dropped",
            "strict: the teacher's words missing"]  # fmt: skip
@@ -41,8 +41,8 @@ def main() -> None:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
     import viz_transformer as vt
-    from viz_transformer.training.corpus_en_pt import teacher_translate
-    from viz_transformer.training.distill import OUT_DIR, load_shipped, translate
+    from viz_transformer.training.en_pt.corpus import teacher_translate
+    from viz_transformer.training.en_pt.distill import OUT_DIR, load_shipped, translate
 
     folder = args.model_dir or OUT_DIR
     first_s = None
@@ -89,7 +89,7 @@ def main() -> None:
         f"{meta.get('data', {}).get('train')} training pairs).\n\n"
         f"{table(['issue 18 target', 'measured', 'target', 'verdict'], summary)}\n\n"
         "The 20 everyday sentences (content words dropped: English words listed in "
-        "`viz_transformer/training/everyday.py` with the Portuguese words that render them, "
+        "`viz_transformer/training/en_pt/everyday.py` with the Portuguese words that render them, "
         "kept by the teacher's translation and not by the student's; strict: the teacher's "
         "Portuguese words of 3+ letters that are not function words and that the student's "
         "translation lacks, so a synonym or another inflection counts):\n\n"

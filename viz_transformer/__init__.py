@@ -27,7 +27,7 @@ from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.records.trace import Trace
-from viz_transformer.training.live import train_live
+from viz_transformer.training.live.train import train_live
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -10,8 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from viz_transformer.models.registry import forget_memory_models
-from viz_transformer.training.live import PREFIX
-from viz_transformer.training.live_runs import shared_trainer
+from viz_transformer.training.live.runs import shared_trainer
+from viz_transformer.training.live.train import PREFIX
 
 PAGE = "pages/watch_it_learn.py"
 

@@ -9,7 +9,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.networks.hooks import active_hook_names, hooks
-from viz_transformer.training.tasks import TASKS
+from viz_transformer.training.tasks.catalog import TASKS
 
 
 def test_eight_threads_on_one_model_equal_the_sequential_results(same_trace):

@@ -14,10 +14,10 @@ from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask
 from viz_transformer.text.spm import SentencePieceVocab
-from viz_transformer.training import student_init as si
-from viz_transformer.training.corpus_en_pt import teacher_translate
-from viz_transformer.training.distill_kd import kd_train_step, teacher_log_probs
-from viz_transformer.training.train import train_step
+from viz_transformer.training.en_pt import student_init as si
+from viz_transformer.training.en_pt.corpus import teacher_translate
+from viz_transformer.training.en_pt.distill_kd import kd_train_step, teacher_log_probs
+from viz_transformer.training.steps import train_step
 
 CPU = torch.device("cpu")  # the tiny model's, where its tensors are made
 # the first two have the same number of source pieces and translations of different lengths

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
-from viz_transformer.training.distill import DistillSettings, load_shipped, train_and_ship
-from viz_transformer.training.distill_unscaled import record_unscaled
+from viz_transformer.training.en_pt.distill import DistillSettings, load_shipped, train_and_ship
+from viz_transformer.training.en_pt.distill_unscaled import record_unscaled
 
 TINY = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
         "d_ff": 64, "dropout": 0.0, "max_len": 64}  # fmt: skip

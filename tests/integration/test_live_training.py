@@ -13,9 +13,9 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.models.registry import forget_memory_models
-from viz_transformer.training.live import PREFIX, LiveStep, torch_threads, train_live
-from viz_transformer.training.live_metrics import antidiagonal_mass
-from viz_transformer.training.live_runs import LABELS, LiveTrainer
+from viz_transformer.training.live.metrics import antidiagonal_mass
+from viz_transformer.training.live.runs import LABELS, LiveTrainer
+from viz_transformer.training.live.train import PREFIX, LiveStep, torch_threads, train_live
 
 
 @pytest.fixture(autouse=True)

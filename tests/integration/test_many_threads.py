@@ -16,7 +16,7 @@ from torch.nn.modules import module as torch_module
 
 import viz_transformer as vt
 from viz_transformer.networks.hooks import active_hook_names
-from viz_transformer.training.tasks import TASKS, pairs
+from viz_transformer.training.tasks.catalog import TASKS, pairs
 
 pytestmark = pytest.mark.slow
 

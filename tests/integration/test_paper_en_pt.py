@@ -16,9 +16,9 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import decode_steps
-from viz_transformer.training.corpus_en_pt import held_out, teacher_translate
-from viz_transformer.training.distill import OUT_DIR, scores, translate
-from viz_transformer.training.everyday import EVERYDAY, score_everyday
+from viz_transformer.training.en_pt.corpus import held_out, teacher_translate
+from viz_transformer.training.en_pt.distill import OUT_DIR, scores, translate
+from viz_transformer.training.en_pt.everyday import EVERYDAY, score_everyday
 
 NAME = "paper-en-pt"
 TARGET_CHRF = 80.0  # issue 18's bar against the teacher

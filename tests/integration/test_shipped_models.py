@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.training.tasks import TASKS, pairs
-from viz_transformer.training.train import exact_match
+from viz_transformer.training.tasks.catalog import TASKS, pairs
+from viz_transformer.training.tasks.train import exact_match
 
 SHIPPED = ["paper-reverse", "paper-dates", "paper-sov"]
 

@@ -19,9 +19,9 @@ from viz_transformer.models.marian_binary import network_from_marian, read_maria
 from viz_transformer.networks.paper_decode import source_mask
 from viz_transformer.networks.positional import sinusoidal_table
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
-from viz_transformer.training import student_init as si
-from viz_transformer.training.distill import DistillSettings, train_and_ship
-from viz_transformer.training.distill_unscaled import record_unscaled
+from viz_transformer.training.en_pt import student_init as si
+from viz_transformer.training.en_pt.distill import DistillSettings, train_and_ship
+from viz_transformer.training.en_pt.distill_unscaled import record_unscaled
 
 SENTENCES = (
     "I am a student.",

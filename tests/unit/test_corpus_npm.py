@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from viz_transformer.training import corpus_npm
-from viz_transformer.training.corpus_npm import (
+from viz_transformer.training.en_pt import corpus_npm
+from viz_transformer.training.en_pt.corpus_npm import (
     brown_sentences,
     detokenise,
     fetch,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from viz_transformer.training.everyday import (
+from viz_transformer.training.en_pt.everyday import (
     CONTENT,
     EVERYDAY,
     FUNCTION_WORDS,

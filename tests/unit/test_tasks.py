@@ -9,7 +9,7 @@ import re
 import pytest
 
 from viz_transformer.text.vocab import WordVocab, split_words
-from viz_transformer.training import tasks
+from viz_transformer.training.tasks import catalog as tasks
 
 
 @pytest.mark.parametrize("task", list(tasks.TASKS.values()), ids=list(tasks.TASKS))

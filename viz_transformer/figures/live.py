@@ -1,6 +1,6 @@
 """Figures of a live training run: loss and exact-match curves, and one layer's heads side by side.
 
-Both take plain lists and ``Trace`` records (``training.live_runs.LiveSnapshot`` holds them).
+Both take plain lists and ``Trace`` records (``training.live.runs.LiveSnapshot`` holds them).
 """
 
 from __future__ import annotations

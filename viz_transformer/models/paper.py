@@ -100,7 +100,7 @@ class PaperModel(LoadedModel):
         tied = {"tgt_embed.weight", "generator.weight"} if cfg.tie_embeddings else set()
         if set(missing) - tied or unexpected:
             retrain = meta.get(
-                "retrain", f"python -m viz_transformer.training.train --task {meta['task']}"
+                "retrain", f"python -m viz_transformer.training.tasks.train --task {meta['task']}"
             )
             raise RuntimeError(
                 f"{path / 'model.safetensors'} does not match its config (missing "

@@ -20,7 +20,7 @@ from viz_transformer.figures import live as live_figs
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.settings import TRACE_CACHE_ENTRIES
-from viz_transformer.training import live_runs
+from viz_transformer.training.live import runs as live_runs
 
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)  # d_k of the saturation curves
 
@@ -136,7 +136,7 @@ def saturation_curves(n_keys: int) -> dict[str, np.ndarray]:
 
 @st.cache_resource(show_spinner=False)
 def live_trainer() -> live_runs.LiveTrainer:
-    """The server's one live-training job, shared by every session (``training.live_runs``)."""
+    """The server's one live-training job, shared by every session (``training.live.runs``)."""
     return live_runs.shared_trainer()
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from viz_transformer.training.live import MAX_SECONDS
-from viz_transformer.training.live_metrics import antidiagonal_mass
-from viz_transformer.training.live_runs import DEFAULT_SECONDS, LiveSnapshot, LiveTrainer
-from viz_transformer.training.tasks import TASKS
+from viz_transformer.training.live.metrics import antidiagonal_mass
+from viz_transformer.training.live.runs import DEFAULT_SECONDS, LiveSnapshot, LiveTrainer
+from viz_transformer.training.live.train import MAX_SECONDS
+from viz_transformer.training.tasks.catalog import TASKS
 from viz_transformer.ui import caches, state, widgets
 
 REFRESH_S = 2.0  # seconds between two redraws while a run is in progress

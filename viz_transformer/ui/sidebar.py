@@ -25,7 +25,7 @@ def _model_picker() -> str:
     if not names:
         st.error(
             "No model is installed: the weights under viz_transformer/weights/ are missing. "
-            "Retrain them with `python -m viz_transformer.training.train`."
+            "Retrain them with `python -m viz_transformer.training.tasks.train`."
         )
         st.stop()
     wanted = st.session_state.get(state.MODEL_KEY)

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from viz_transformer.networks.marian import BergamotTransformer
 from viz_transformer.networks.paper import Transformer
-from viz_transformer.training.train import autocast, forced_loss, update
+from viz_transformer.training.steps import autocast, forced_loss, update
 
 
 @torch.no_grad()

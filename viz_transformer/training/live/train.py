@@ -1,7 +1,7 @@
 """Live training of the paper Transformer on a built-in task, from scratch, in seconds.
 
 ``train_live`` trains one model in the calling thread and reports every few steps (loss, held-out
-exact match, the probe sentence's attention); ``LiveTrainer`` (``training.live_runs``) runs it
+exact match, the probe sentence's attention); ``LiveTrainer`` (``training.live.runs``) runs it
 for a whole server in one background thread, with and without 1/sqrt(d_k) side by side. A run
 is deterministic: the weights depend only on the task, size, seed, thread count and step count
 (dropout is off, initialisation and batches draw from generators of the run's own).
@@ -32,8 +32,8 @@ from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.vocab import WordVocab
-from viz_transformer.training.live_metrics import exact_match, greedy_text
-from viz_transformer.training.tasks import TASKS, pairs
+from viz_transformer.training.live.metrics import exact_match, greedy_text
+from viz_transformer.training.tasks.catalog import TASKS, pairs
 
 MAX_SECONDS = 600  # the hard limit of one run (a classroom server must get its CPU back)
 # model sizes: "tiny" learns reversal in under a minute on one CPU thread; "small" is the
@@ -229,7 +229,7 @@ def check_arguments(task: str, seconds: float, threads: int, size: str) -> float
     if not 0 < seconds <= MAX_SECONDS:
         raise ValueError(f"seconds={seconds}: a live run lasts more than 0 and at most "
                          f"{MAX_SECONDS} s; train longer with `python -m "
-                         "viz_transformer.training.train`.")  # fmt: skip
+                         "viz_transformer.training.tasks.train`.")  # fmt: skip
     return float(seconds)
 
 
@@ -247,7 +247,7 @@ def train_live(
     """Train the paper Transformer on ``task`` from scratch in this thread.
 
     Args:
-        task: one of ``training.tasks.TASKS`` (reverse, dates, sov).
+        task: one of ``training.tasks.catalog.TASKS`` (reverse, dates, sov).
         seconds: training time (reports excluded), at most ``MAX_SECONDS``.
         threads: torch threads of this run (the rest of the process keeps its own count).
         seed: initialisation, batches and the held-out sample.

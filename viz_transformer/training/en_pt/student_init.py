@@ -29,7 +29,7 @@ from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.marian import BergamotTransformer
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.text.spm import MODEL_FILE, SPECIAL_IDS, SentencePieceVocab
-from viz_transformer.training.distill_loop import DistillSettings
+from viz_transformer.training.en_pt.distill_loop import DistillSettings
 
 TEACHER = "bergamot-en-pt"
 ADDED = 2  # <pad> and <s> come before the teacher's pieces

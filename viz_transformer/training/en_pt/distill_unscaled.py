@@ -11,9 +11,9 @@ import torch
 
 from viz_transformer.models.devices import default_device
 from viz_transformer.networks.config import TransformerConfig
-from viz_transformer.training.corpus_en_pt import read_corpus
-from viz_transformer.training.distill_loop import DistillSettings, train_model
-from viz_transformer.training.student_init import start_student
+from viz_transformer.training.en_pt.corpus import read_corpus
+from viz_transformer.training.en_pt.distill_loop import DistillSettings, train_model
+from viz_transformer.training.en_pt.student_init import start_student
 
 UNSCALED_MINUTES = 10.0  # the run without 1/sqrt(d_k) that ``all`` records
 UNSCALED_NOTES = {  # the softmax page's caption under this model's two runs

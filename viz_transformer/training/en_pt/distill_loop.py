@@ -13,8 +13,8 @@ import torch
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch
 from viz_transformer.text.spm import SentencePieceVocab
-from viz_transformer.training.distill_kd import kd_train_step
-from viz_transformer.training.train import train_step
+from viz_transformer.training.en_pt.distill_kd import kd_train_step
+from viz_transformer.training.steps import train_step
 
 SoftTargets = Callable[[list[list[int]], list[list[int]]], torch.Tensor]
 

@@ -16,7 +16,7 @@ from typing import Literal
 
 from viz_transformer.models.registry import forget_memory_models
 from viz_transformer.records.trace import Trace
-from viz_transformer.training.live import (
+from viz_transformer.training.live.train import (
     PREFIX,
     LiveRun,
     LiveStep,

