@@ -4,11 +4,13 @@ Public API::
 
     import viz_transformer as vt
     vt.available_models()
+    vt.compare("paper-en-pt", "bergamot-en-pt", ["I am a student."], kind="encoder").matching
     m = vt.load_model("paper-reverse")
     tr = vt.trace(m, "happy king red ship", target=None)
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
 """
 
+from viz_transformer.analysis.comparison import Comparison, compare, drift
 from viz_transformer.analysis.heads import head_importance, patch_heads, patch_set, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.roles import head_roles
@@ -34,13 +36,16 @@ __all__ = [
     "KINDS",
     "KIND_TITLES",
     "AttentionKind",
+    "Comparison",
     "Lens",
     "LoadedModel",
     "ModelSpec",
     "Trace",
     "available_models",
+    "compare",
     "default_device",
     "default_model",
+    "drift",
     "head_importance",
     "head_roles",
     "hooks",

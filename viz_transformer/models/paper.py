@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
 
 from viz_transformer.models import own_heads
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.paper_folder import Tokenizer, load_folder, spec_from_meta
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import (
     DecoderSession,
@@ -29,7 +29,6 @@ from viz_transformer.models.results import (
     target_logprobs,
 )
 from viz_transformer.models.spec import ModelSpec
-from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.hooks import (
     attention_hook_name,
     collect,
@@ -42,12 +41,6 @@ from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import WEIGHTS_DIR
-from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
-from viz_transformer.text.vocab import WordVocab
-
-# What a paper model reads text with: words (toy tasks) or SentencePiece pieces (real language).
-# Both offer encode(text, add_eos), decode(ids), display tokens, index and bos/eos/pad ids.
-Tokenizer = WordVocab | SentencePieceVocab
 
 
 def paper_specs() -> dict[str, ModelSpec]:
@@ -55,27 +48,8 @@ def paper_specs() -> dict[str, ModelSpec]:
     specs = {}
     for meta_path in sorted(WEIGHTS_DIR.glob("paper-*/meta.json")):
         meta = json.loads(meta_path.read_text())
-        specs[meta["name"]] = ModelSpec(
-            name=meta["name"],
-            family="paper",
-            description=meta["description"],
-            example=meta["example"],
-            shows=("encoder", "decoder", "cross"),
-            positions="sinusoidal",
-            path=meta_path.parent,
-            curves={"scaled", "unscaled"} <= set(meta.get("curves", {})),
-            teacher=meta.get("teacher"),
-            **_data(meta.get("task", "")),
-        )
+        specs[meta["name"]] = spec_from_meta(meta, meta_path.parent, meta["name"])
     return specs
-
-
-def _data(task: str) -> dict[str, str | None]:
-    """What a paper model reads: ``distill-en-pt`` is real English -> Portuguese, the rest tasks."""
-    if task.startswith("distill-"):
-        source, target = task.removeprefix("distill-").split("-")
-        return {"source_lang": source, "target_lang": target}
-    return {"task": task or "unknown"}
 
 
 @dataclass(eq=False)
@@ -90,30 +64,13 @@ class PaperModel(LoadedModel):
 
     @classmethod
     def load(cls, spec: ModelSpec, device: torch.device) -> PaperModel:
-        path = Path(spec.path)
-        meta = json.loads((path / "meta.json").read_text())
-        cfg = TransformerConfig.from_dict(meta["config"])
-        module = Transformer(cfg)
-        missing, unexpected = module.load_state_dict(
-            load_file(str(path / "model.safetensors")), strict=False
-        )
-        tied = {"tgt_embed.weight", "generator.weight"} if cfg.tie_embeddings else set()
-        if set(missing) - tied or unexpected:
-            retrain = meta.get(
-                "retrain", f"python -m viz_transformer.training.tasks.train --task {meta['task']}"
-            )
-            raise RuntimeError(
-                f"{path / 'model.safetensors'} does not match its config (missing "
-                f"{sorted(set(missing) - tied)}, unexpected {unexpected}); retrain it with "
-                f"`{retrain}`."
-            )
-        sp_file = path / MODEL_FILE  # a SentencePiece model replaces vocab.json when present
-        vocab: Tokenizer = (
-            SentencePieceVocab.load(sp_file)
-            if sp_file.is_file()
-            else WordVocab.load(path / "vocab.json")
-        )
-        return cls(spec, device, module.to(device).eval(), vocab, meta)
+        """Read ``spec.path``, a paper-model folder (``models.paper_folder``).
+
+        Raises:
+            ValueError: a missing file or weights that do not fit the config (named).
+        """
+        module, vocab, meta = load_folder(Path(spec.path))
+        return cls(spec, device, module.to(device), vocab, meta)
 
     def position_table(self) -> np.ndarray:
         """The sinusoidal table the model adds, ``[max_len, d_model]`` (section 3.5)."""

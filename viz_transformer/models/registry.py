@@ -2,6 +2,8 @@
 
 Three families: the paper models shipped in this repository, the Bergamot EN<->PT translators and
 MiniLM shipped in pip packages, and any Hugging Face model named ``hf:<hub id or local path>``.
+Any folder in the shipped paper models' layout (a training run's checkpoint) loads as
+``paper:<folder>``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import torch
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import check_device, default_device
 from viz_transformer.models.paper import PaperModel, paper_specs
+from viz_transformer.models.paper_folder import PREFIX as PAPER_PREFIX
+from viz_transformer.models.paper_folder import folder_spec
 from viz_transformer.models.spec import ModelSpec
 
 DEFAULT_MODEL = "paper-en-pt"  # the paper's Figure 1 on real language: all three attentions
@@ -74,10 +78,13 @@ def model_info(name: str) -> ModelSpec:
     """The spec of ``name``: what it can show and how it is loaded.
 
     Raises:
-        ValueError: an unknown name, or an ``hf:`` name that is malformed or cannot be found.
+        ValueError: an unknown name, an ``hf:`` name that is malformed or cannot be found, or a
+            ``paper:<folder>`` that lacks a file (named).
     """
     if name in _MEMORY:
         return _MEMORY[name].spec
+    if name.startswith(PAPER_PREFIX):
+        return folder_spec(name)
     if name.startswith("hf:"):
         from viz_transformer.models.hf.spec import hf_spec
 
@@ -88,7 +95,7 @@ def model_info(name: str) -> ModelSpec:
     if name not in specs:
         raise ValueError(
             f"unknown model {name!r}; available here: {', '.join(available_models())}, "
-            "or hf:<Hugging Face id or local folder>."
+            "hf:<Hugging Face id or local folder> or paper:<folder of a paper model>."
         )
     return specs[name]
 
@@ -120,11 +127,13 @@ def load_model(name: str, device: str | torch.device | None = None) -> LoadedMod
     """Load (once per name and device) and return a handle shared by every caller.
 
     Args:
-        name: one of ``available_models()``, or ``hf:<hub id or local path>``.
+        name: one of ``available_models()``, ``hf:<hub id or local path>`` or
+            ``paper:<folder>`` (meta.json, model.safetensors and vocab.json or spm.model).
         device: ``"cpu"``, ``"cuda"``, ...; default ``default_device()`` (``VT_DEVICE``).
 
     Raises:
-        ValueError: an unknown model, or a device this machine lacks (``check_device``).
+        ValueError: an unknown model, a device this machine lacks (``check_device``), or a
+            ``paper:<folder>`` with a missing file or weights that do not fit its config.
     """
     if name in _MEMORY:  # trained live: it stays on the device it was trained on
         return _MEMORY[name]
