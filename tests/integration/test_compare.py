@@ -15,7 +15,7 @@ from scipy.spatial.distance import jensenshannon
 import viz_transformer as vt
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.networks.paper import MultiHeadAttention
-from viz_transformer.training.everyday import EVERYDAY
+from viz_transformer.training.en_pt.everyday import EVERYDAY
 
 REVERSE = ("happy king red ship blue sea", "red ship", "blue sea happy king")
 # paper-en-pt's encoder is its teacher's, stored in float16: the matched distance is ~0 but not

@@ -104,6 +104,7 @@ def load_folder(folder: Path) -> tuple[Transformer, Tokenizer, dict[str, Any]]:
     Raises:
         ValueError: a missing file, a config the network refuses, weights or a vocabulary
             that do not fit the config: the message names the file and what to do.
+        RuntimeError: a weights file that cannot be read (damaged).
     """
     meta = read_meta(folder)
     try:
@@ -116,7 +117,8 @@ def load_folder(folder: Path) -> tuple[Transformer, Tokenizer, dict[str, Any]]:
     try:
         state = load_file(str(weights))  # float16 or float32: load_state_dict casts
     except (SafetensorError, OSError) as exc:
-        raise ValueError(f"{weights} cannot be read ({exc}); save the model again.") from None
+        # damaged rather than mismatched: the registry's "cannot be loaded" message wraps it
+        raise RuntimeError(f"{weights} cannot be read ({exc}); save the model again.") from None
     module = Transformer(cfg)
     retrain = meta.get(
         "retrain", f"python -m viz_transformer.training.tasks.train --task {meta.get('task')}"
