@@ -1,56 +1,79 @@
-"""The greedy loop both networks decode with, so their outputs end by the same rule.
+"""The one batched greedy decoder: every network and every caller decodes greedily through
+``greedy_loop``, so all outputs end by the same rule and a batch gives what each row alone gives.
 
-A network supplies one ``step(prev, state) -> (logits, state)``; ``paper_decode`` and
-``marian_decode`` wrap this loop as ``greedy_decode(model, memory, max_new, *, ...)``.
+A network supplies ``step(prev, state) -> (logits, state)`` for one decoder position of the rows
+still decoding, and ``select(state, rows) -> state`` keeping only some of those rows. The loop
+drops a row from the batch as soon as it produces an end id, so later steps run only the
+unfinished rows (most of the speed of batched decoding when lengths differ). Wrappers:
+``paper_decode.greedy_decode`` / ``greedy_batch`` (the paper network, padded sources),
+``marian_decode.greedy_decode`` (Bergamot) and ``models.hf.generate.greedy_ids`` (Hugging Face).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TypeVar
 
 import torch
 
 State = TypeVar("State")
-# prev (B,) ids chosen at the previous step, None at the first; returns logits (B, vocab)
+# prev (B',) ids chosen at the previous step by the rows still decoding, None at the first;
+# returns logits (B', n) for those rows and the state after the step
 Step = Callable[[torch.Tensor | None, State], tuple[torch.Tensor, State]]
+# keep rows (B'',) long, indices into the current batch of the state, in order
+Select = Callable[[State, torch.Tensor], State]
 
 
+@torch.no_grad()
 def greedy_loop(
     step: Step[State],
+    select: Select[State],
     state: State,
     batch: int,
-    eos_id: int,
+    eos_ids: int | Collection[int],
     max_new: int,
     device: torch.device,
     columns: torch.Tensor | None = None,
 ) -> list[list[int]]:
-    """Pick the most likely id at every step until each row has produced ``</s>``.
+    """Pick the most likely id at every step; a row leaves the batch when it produces an end id.
+
+    Each row's ids equal those of decoding that row alone (up to float rounding of a different
+    batch size: the rows never see each other), since ``step`` and ``select`` keep rows apart.
 
     Args:
-        step: one decoder position for the whole batch (see ``Step``).
-        state: what ``step`` needs before the first position (a cache, or the inputs so far).
+        step: one decoder position for the rows still decoding (see ``Step``); its first call
+            (``prev`` None) runs all ``batch`` rows.
+        select: narrows ``state`` to some of its rows (see ``Select``); called only when a row
+            has finished, with the indices of the rows that go on.
+        state: what ``step`` needs before the first position (a cache, or the inputs so far),
+            for all ``batch`` rows.
         batch: B, the number of sequences decoded together.
-        eos_id: ``</s>``.
-        max_new: the most output ids per sequence (``</s>`` included).
+        eos_ids: the end id, or several (a Hugging Face model may have more than one).
+        max_new: the most output ids per sequence (the end id included).
         device: the model's device, where the loop's own tensors live.
         columns: (n,) sorted ids of the logits' columns when ``step`` returns only some ids (a
             shortlist), else None; sorted, so the first maximum is the id a full row would pick.
 
     Returns:
-        For each sequence, its output ids, ending at ``</s>`` if it was produced.
+        For each of the ``batch`` sequences, in input order, its output ids, ending at the end
+        id it produced, or ``max_new`` ids long if it produced none.
     """
-    out: list[torch.Tensor] = []  # per step (B,): stacked once at the end
-    done = torch.zeros(batch, dtype=torch.bool, device=device)  # (B,)
+    ends = torch.tensor(
+        [eos_ids] if isinstance(eos_ids, int) else sorted(eos_ids), dtype=torch.long, device=device
+    )
+    outs: list[list[int]] = [[] for _ in range(batch)]
+    live = torch.arange(batch, device=device)  # (B',) input row of each row still decoding
     prev: torch.Tensor | None = None
     for _ in range(max_new):
-        logits, state = step(prev, state)  # (B, vocab)
-        # a finished row keeps emitting </s> so the batch steps on together; cut below
-        best = logits.argmax(-1)  # (B,)
-        prev = (best if columns is None else columns[best]).masked_fill(done, eos_id)
-        out.append(prev)
-        done |= prev == eos_id
-        if bool(done.all()):
-            break
-    rows = torch.stack(out, dim=1).tolist() if out else [[] for _ in range(batch)]  # (B, steps)
-    return [row[: row.index(eos_id) + 1] if eos_id in row else row for row in rows]
+        logits, state = step(prev, state)  # (B', n)
+        best = logits.argmax(-1)  # (B',)
+        prev = best if columns is None else columns[best]
+        for row, tok in zip(live.tolist(), prev.tolist(), strict=True):
+            outs[row].append(tok)
+        going = ~torch.isin(prev, ends)  # (B',)
+        if not bool(going.all()):
+            if not bool(going.any()):
+                break
+            keep = going.nonzero().squeeze(1)  # (B'',) positions in the current batch
+            state, prev, live = select(state, keep), prev[keep], live[keep]
+    return outs

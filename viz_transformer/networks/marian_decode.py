@@ -50,7 +50,9 @@ def greedy_decode(
         return model.decode_step(prev, state, narrow=True)  # (B, n): the shortlist's columns
 
     batch, eos = memory.shape[0], model.cfg.eos_id
-    return greedy_loop(step, state, batch, eos, max_new, memory.device, columns=vocab)
+    return greedy_loop(
+        step, DecoderState.select, state, batch, eos, max_new, memory.device, columns=vocab
+    )
 
 
 @torch.inference_mode()

@@ -54,6 +54,13 @@ class DecoderCache:
         """Decoder positions already in the cache: the position of the next input."""
         return self.self_kv[0][0].shape[2] if self.self_kv else 0
 
+    def select(self, rows: torch.Tensor) -> DecoderCache:
+        """Keep and reorder batch rows, ``rows`` (B',) long: greedy decoding drops finished ones."""
+        return DecoderCache(
+            tuple((k[rows], v[rows]) for k, v in self.self_kv),
+            tuple((k[rows], v[rows]) for k, v in self.cross_kv),
+        )
+
 
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O (section 3.2.2, Eq. 1 per head)."""

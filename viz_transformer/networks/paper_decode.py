@@ -2,10 +2,12 @@
 
 ``greedy_decode(model, memory, max_new, *, ...)`` has the shape of ``marian_decode``'s; the paper
 network needs the start and end ids of its tokenizer (it knows no ids itself) and, for a padded
-batch, the source mask.
+batch, the source mask. ``greedy_batch`` goes from source id lists of any lengths to outputs.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -26,6 +28,25 @@ def source_mask(src: torch.Tensor, pad_id: int) -> torch.Tensor:
     return (src != pad_id)[:, None, None, :]
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """What the greedy steps carry for the rows still decoding: the cache (or, uncached, the
+    decoder inputs so far with the memory) and the source mask, all cut to the same rows."""
+
+    cache: DecoderCache | None  # use_cache: the keys and values so far
+    inputs: torch.Tensor  # (B', T) decoder inputs so far (uncached) or (B', 1) the start symbol
+    memory: torch.Tensor  # (B', S, d)
+    src_mask: torch.Tensor | None  # (B', 1, 1, S)
+
+    def select(self, rows: torch.Tensor) -> _Rows:
+        return _Rows(
+            None if self.cache is None else self.cache.select(rows),
+            self.inputs[rows],
+            self.memory[rows],
+            None if self.src_mask is None else self.src_mask[rows],
+        )
+
+
 @torch.no_grad()
 def greedy_decode(
     model: Transformer,
@@ -38,6 +59,9 @@ def greedy_decode(
     use_cache: bool = True,
 ) -> list[list[int]]:
     """Greedy decoding: each step feeds ``<s>`` + the outputs so far (section 3, "shifted right").
+
+    Rows leave the batch as they end (``greedy.greedy_loop``), so each row's ids are those of
+    decoding its sentence alone.
 
     Args:
         model: the paper Transformer in eval mode.
@@ -53,15 +77,43 @@ def greedy_decode(
     """
     batch = memory.shape[0]
     bos = torch.full((batch, 1), bos_id, dtype=torch.long, device=memory.device)  # (B, 1)
+    cache = model.start(memory) if use_cache else None
 
-    def cached(prev: torch.Tensor | None, cache: DecoderCache) -> tuple[torch.Tensor, DecoderCache]:
-        logits, cache = model.extend(cache, src_mask, bos if prev is None else prev[:, None])
-        return logits[:, -1], cache  # (B, vocab)
+    def step(prev: torch.Tensor | None, rows: _Rows) -> tuple[torch.Tensor, _Rows]:
+        if rows.cache is not None:
+            new = rows.inputs if prev is None else prev[:, None]  # (B', 1)
+            logits, cache = model.extend(rows.cache, rows.src_mask, new)
+            return logits[:, -1], replace(rows, cache=cache)  # (B', vocab)
+        ys = rows.inputs if prev is None else torch.cat([rows.inputs, prev[:, None]], dim=1)
+        return model.decode(rows.memory, rows.src_mask, ys)[:, -1], replace(rows, inputs=ys)
 
-    def whole(prev: torch.Tensor | None, ys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        ys = ys if prev is None else torch.cat([ys, prev[:, None]], dim=1)  # (B, T)
-        return model.decode(memory, src_mask, ys)[:, -1], ys
+    state = _Rows(cache, bos, memory, src_mask)
+    return greedy_loop(step, _Rows.select, state, batch, eos_id, max_new, memory.device)
 
-    if use_cache:
-        return greedy_loop(cached, model.start(memory), batch, eos_id, max_new, memory.device)
-    return greedy_loop(whole, bos, batch, eos_id, max_new, memory.device)
+
+@torch.no_grad()
+def greedy_batch(
+    model: Transformer,
+    sources: list[list[int]],
+    max_new: int,
+    *,
+    pad_id: int,
+    bos_id: int,
+    eos_id: int,
+) -> list[list[int]]:
+    """Greedy outputs of source id lists of any lengths: padded, masked, encoded once, decoded
+    together with finished rows dropped; each equals decoding that source alone.
+
+    Args:
+        model: the paper Transformer in eval mode (its device is where the batch is made).
+        sources: one id list per sentence (``</s>`` included as the tokenizer gives it).
+        max_new: the most output ids per sentence (``</s>`` included).
+        pad_id, bos_id, eos_id: the tokenizer's padding, start and end ids.
+
+    Returns:
+        For each source, in order, its output ids ending at ``</s>`` if produced.
+    """
+    src = pad_batch(sources, pad_id, model.pe.device)  # (B, S)
+    mask = source_mask(src, pad_id)  # (B, 1, 1, S)
+    memory = model.encode(src, mask)  # (B, S, d)
+    return greedy_decode(model, memory, max_new, bos_id=bos_id, eos_id=eos_id, src_mask=mask)

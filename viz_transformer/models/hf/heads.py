@@ -56,17 +56,17 @@ def reference_ids(model: HFModel, text: str, target: str | None) -> list[int]:
             else:
                 ids = model.tokenizer(target, add_special_tokens=False)["input_ids"]
     elif arch == "cross":
-        ids = model._greedy(model.encode_text(text))
+        ids = model.greedy_ids(model.encode_text(text))
     else:
         return _continuation(model, text)
-    eos = model._eos_ids()
+    eos = model.eos_ids()
     return [i for i in ids if i not in eos] if arch == "cross" else list(ids)
 
 
 def _continuation(model: HFModel, text: str) -> list[int]:
     """Up to ``CONTINUATION`` greedy next tokens of a decoder-only model, stopping before an
     end symbol (but always at least one token, the next one, even if it is the end)."""
-    eos, ids = model._eos_ids(), []
+    eos, ids = model.eos_ids(), []
     for _ in range(CONTINUATION):
         nxt = int(forced_logits(model, text, ids, 1, keep=1)[0, -1].argmax())
         if nxt in eos and ids:
@@ -113,7 +113,7 @@ def forced_logprobs(model: HFModel, text: str, out_ids: Sequence[int], batch: in
     if arch == "encoder":
         return torch.zeros((batch, 0), device=model.device)
     if arch == "cross":
-        return target_logprobs(logits, [*out_ids, min(model._eos_ids())])
+        return target_logprobs(logits, [*out_ids, min(model.eos_ids())])
     return target_logprobs(logits[:, :-1], list(out_ids))  # rows before each output id
 
 

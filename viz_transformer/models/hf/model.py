@@ -20,6 +20,7 @@ from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf import architecture as hf_architecture
 from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf import generation as hf_generation
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
 from viz_transformer.models.hf import lazy as hf_lazy
@@ -35,7 +36,7 @@ from viz_transformer.models.hf.names import (
     pretty_tokens,
     read_config,
 )
-from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES, POSITION_TABLES
+from viz_transformer.models.hf.spec import NOTES, POSITION_TABLES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.models.results import (
     DecoderSession,
@@ -163,17 +164,14 @@ class HFModel(LoadedModel):
         messages: list[str] = []
         src_ids = self.encode_text(text, messages)
         if target is None:
-            out_ids = self._greedy(src_ids)
+            out_ids = self.greedy_ids(src_ids)
         else:
             with self._lock:
                 out_ids = self.tokenizer(text_target=target)["input_ids"]
-        eos_ids = self._eos_ids()
+        eos_ids = self.eos_ids()
         while out_ids and out_ids[-1] in eos_ids:
             out_ids = out_ids[:-1]
-        start = self.module.config.decoder_start_token_id
-        if start is None:
-            start = self.module.generation_config.decoder_start_token_id
-        tgt_in = [int(start), *out_ids]
+        tgt_in = [hf_generation.decoder_start(self.module), *out_ids]
         self._check_length(len(tgt_in))
         logits, arrays = self._run(
             input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
@@ -192,24 +190,10 @@ class HFModel(LoadedModel):
             messages=tuple(messages),
         ).validate()
 
-    def _greedy(self, src_ids: list[int]) -> list[int]:
-        """Greedy decoding with the model's own generation rules (forced BOS, banned ids).
-
-        Returns:
-            the output ids after the decoder start token, cut before the first ``</s>``.
-        """
-        src = torch.tensor([src_ids], device=self.device)
-        with torch.no_grad():
-            seq = self.module.generate(
-                input_ids=src,
-                attention_mask=torch.ones_like(src),
-                max_new_tokens=MAX_NEW_TOKENS,
-                do_sample=False,
-                num_beams=1,
-            )[0].tolist()
-        eos_ids = self._eos_ids()
-        out = seq[1:]
-        return out[: next((i for i, t in enumerate(out) if t in eos_ids), len(out))]
+    def greedy_ids(self, src_ids: list[int]) -> list[int]:
+        """Greedy output ids of one encoded source with the model's own generation rules
+        (``hf.generation``): after the decoder start token, cut before the first ``</s>``."""
+        return hf_generation.greedy_ids(self.module, [src_ids], self.eos_ids())[0]
 
     def _lazy(self, **inputs: list[int]) -> bool:
         """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when
@@ -360,10 +344,11 @@ class HFModel(LoadedModel):
                 f"{self.name} takes at most {limit} tokens and this input has {n}; shorten it."
             )
 
-    def _eos_ids(self) -> set[int]:
+    def eos_ids(self) -> set[int]:
+        """The ids that end an output: the generation config's, else the tokenizer's."""
         eos = self.module.generation_config.eos_token_id
         eos = self.tokenizer.eos_token_id if eos is None else eos
-        return set(eos) if isinstance(eos, list) else {eos}
+        return {e for e in (eos if isinstance(eos, list) else [eos]) if e is not None}
 
     def token_labels(self, ids: list[int], text_start: bool = True) -> tuple[str, ...]:
         """Display strings of ``ids`` (``Ġ``/``▁`` stripped, ``##`` before a piece continuing a

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from transformers import Cache, EncoderDecoderCache
 
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.hf.generation import constrain, decoder_start
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import DecoderSession, StepScores
@@ -34,7 +35,7 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
     prefix without its last token) was scored at the previous step runs only its last token
     against a copy of the parent's ``past_key_values`` (the cross-attention keys and values,
     computed at the first step, are shared); other prefixes run whole. Logits pass the
-    generation config's rules (``_constrain``), so greedy steps produce what ``generate``
+    generation config's rules (``generation.constrain``), so greedy steps produce what ``generate``
     produces.
 
     Raises:
@@ -53,7 +54,7 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
                 input_ids=src, attention_mask=torch.ones_like(src)
             )
         fixed["attention_mask"] = torch.ones_like(src)
-        start, key = [_decoder_start(model)], "decoder_input_ids"
+        start, key = [decoder_start(model.module)], "decoder_input_ids"
     else:
         start, key = src_ids, "input_ids"
     states: PrefixStates[Cache] = PrefixStates()
@@ -71,7 +72,9 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
         logits, rows, past = _newest(model, kinds, batch)
         if use_cache:
             states.put(outputs, past)
-        logits = _constrain(model, logits, len(outputs), first=arch == "cross")
+        logits = constrain(
+            model.module.generation_config, logits, len(outputs), first=arch == "cross"
+        )
         return StepScores(
             F.log_softmax(logits, dim=-1).cpu().numpy(), rows.get("decoder"), rows.get("cross")
         )
@@ -80,7 +83,7 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
     return DecoderSession(
         src_tokens=model.token_labels(src_ids) if arch == "cross" else (),
         start_tokens=model.token_labels(start),
-        eos_ids=frozenset(model._eos_ids() - {None}),
+        eos_ids=frozenset(model.eos_ids()),
         max_new=max(1, min(MAX_NEW_TOKENS, limit - len(start) + 1)),
         score=score,
         tokens=lambda ids: model.token_labels(list(ids), text_start=False),
@@ -114,30 +117,3 @@ def _newest(
 
 def _last_row(x: torch.Tensor) -> torch.Tensor:
     return x[0, :, -1]  # (B, H, q, k) -> the newest query row (H, K)
-
-
-def _constrain(model: LoadedModel, logits: torch.Tensor, n_out: int, first: bool) -> torch.Tensor:
-    """Apply the generation config's token rules to next-token ``logits`` ``(vocab,)``:
-    banned and suppressed ids, a forced first token (``first``: encoder-decoder models) and
-    the forced end at the length limit, as ``generate`` does."""
-    config = model.module.generation_config
-    banned = [ids[0] for ids in config.bad_words_ids or [] if len(ids) == 1]
-    banned += list(config.suppress_tokens or [])
-    if first and n_out == 0:
-        banned += list(config.begin_suppress_tokens or [])
-    out = logits.clone()
-    out[banned] = float("-inf")
-    forced = config.forced_eos_token_id if n_out == MAX_NEW_TOKENS - 1 else None
-    if first and n_out == 0:
-        forced = config.forced_bos_token_id
-    if forced is not None:
-        out = torch.full_like(out, float("-inf"))
-        out[forced] = 0.0
-    return out
-
-
-def _decoder_start(model: LoadedModel) -> int:
-    start = model.module.config.decoder_start_token_id
-    if start is None:
-        start = model.module.generation_config.decoder_start_token_id
-    return int(start)

@@ -14,7 +14,7 @@ from safetensors.torch import load_file, save_file
 
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
-from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
+from viz_transformer.networks.paper_decode import greedy_batch
 from viz_transformer.settings import WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
 from viz_transformer.training.en_pt.distill_loop import DistillSettings
@@ -33,17 +33,9 @@ def translate(
     for k in range(0, len(order), batch_size):
         chunk = order[k : k + batch_size]
         seqs = [vocab.encode(texts[i]) for i in chunk]
-        src = pad_batch(seqs, vocab.pad_id, model.pe.device)
-        mask = source_mask(src, vocab.pad_id)  # (B, 1, 1, S)
-        max_new = min(model.cfg.max_len - 1, 2 * src.shape[1] + 10)
-        outs = greedy_decode(
-            model,
-            model.encode(src, mask),
-            max_new,
-            bos_id=vocab.bos_id,
-            eos_id=vocab.eos_id,
-            src_mask=mask,
-        )
+        max_new = min(model.cfg.max_len - 1, 2 * max(map(len, seqs)) + 10)
+        ids = {"pad_id": vocab.pad_id, "bos_id": vocab.bos_id, "eos_id": vocab.eos_id}
+        outs = greedy_batch(model, seqs, max_new, **ids)
         for i, ids in zip(chunk, outs, strict=True):
             out[i] = vocab.decode(ids)
     return out

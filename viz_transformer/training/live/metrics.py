@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from viz_transformer.models.paper import PaperModel
-from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
+from viz_transformer.networks.paper_decode import greedy_batch
 from viz_transformer.records.trace import Trace
 
 
-@torch.no_grad()
 def _greedy(model: PaperModel, sources: list[str], max_new: int) -> list[str]:
     """Greedy outputs of a batch of sources, at most ``max_new`` tokens each."""
-    vocab, module = model.vocab, model.module
-    src = pad_batch([vocab.encode(s) for s in sources], vocab.pad_id, model.device)
-    mask = source_mask(src, vocab.pad_id)  # (B, 1, 1, S)
-    outs = greedy_decode(
-        module, module.encode(src, mask), max_new, bos_id=vocab.bos_id, eos_id=vocab.eos_id,
-        src_mask=mask,
+    vocab = model.vocab
+    outs = greedy_batch(
+        model.module, [vocab.encode(s) for s in sources], max_new,
+        pad_id=vocab.pad_id, bos_id=vocab.bos_id, eos_id=vocab.eos_id,
     )  # fmt: skip
     return [vocab.decode([i for i in out if i != vocab.eos_id]) for out in outs]
 

@@ -24,7 +24,7 @@ from safetensors.torch import save_file
 from viz_transformer.models.devices import default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
-from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
+from viz_transformer.networks.paper_decode import greedy_batch, pad_batch
 from viz_transformer.settings import WEIGHTS_DIR
 from viz_transformer.text.vocab import WordVocab
 from viz_transformer.training.steps import device_arg, train_step
@@ -102,12 +102,9 @@ def exact_match(
     hits = 0
     for i in range(0, len(data), batch_size):
         chunk = data[i : i + batch_size]
-        src = pad_batch([vocab.encode(s) for s, _ in chunk], vocab.pad_id, model.pe.device)
-        mask = source_mask(src, vocab.pad_id)  # (B, 1, 1, S)
-        memory = model.encode(src, mask)  # (B, S, d)
-        outs = greedy_decode(
-            model, memory, 40, bos_id=vocab.bos_id, eos_id=vocab.eos_id, src_mask=mask
-        )
+        sources = [vocab.encode(s) for s, _ in chunk]
+        ids = {"pad_id": vocab.pad_id, "bos_id": vocab.bos_id, "eos_id": vocab.eos_id}
+        outs = greedy_batch(model, sources, 40, **ids)
         for out, (_, tgt) in zip(outs, chunk, strict=True):
             hits += vocab.decode(out) == vocab.decode(vocab.encode(tgt))
     return hits / len(data)

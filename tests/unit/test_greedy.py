@@ -1,0 +1,65 @@
+"""The one batched greedy decoder: finished rows leave the batch, and a batch of sources of very
+different lengths gives each source's own greedy output."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import viz_transformer as vt
+from viz_transformer.models.paper import PaperModel
+from viz_transformer.models.random_init.paper import tiny_paper_model
+from viz_transformer.networks.greedy import greedy_loop
+from viz_transformer.networks.paper_decode import greedy_batch
+
+EOS = 0
+CPU = torch.device("cpu")  # the synthetic steps below are no model
+
+
+def test_finished_rows_leave_the_batch_and_outputs_keep_input_order():
+    # row r emits its own id (r + 1) until step r, then the end id; row 3 never ends
+    ends_at = torch.tensor([2, 0, 5, 99], device=CPU)
+    seen: list[list[int]] = []
+
+    def step(prev, rows):
+        live, t = rows
+        seen.append(live.tolist())
+        ids = torch.where(ends_at[live] == t, EOS, live + 1)
+        return torch.nn.functional.one_hot(ids, 10).float(), (live, t + 1)
+
+    def select(rows, keep):
+        return rows[0][keep], rows[1]
+
+    outs = greedy_loop(step, select, (torch.arange(4, device=CPU), 0), 4, EOS, 7, CPU)
+    assert outs == [[1, 1, EOS], [EOS], [3, 3, 3, 3, 3, EOS], [4] * 7]
+    assert seen == [[0, 1, 2, 3], [0, 2, 3], [0, 2, 3], [2, 3], [2, 3], [2, 3], [3]]
+
+
+def test_several_end_ids_and_a_shortlist_of_columns():
+    columns = torch.tensor([3, 7, 9], device=CPU)  # the logits' columns are these ids
+
+    def step(prev, n):
+        col = 0 if n == 0 else 2 if n == 1 else 1  # ids 3, 9, then 7
+        return torch.nn.functional.one_hot(torch.tensor([col], device=CPU), 3).float(), n + 1
+
+    outs = greedy_loop(step, lambda s, k: s, 0, 1, {7, 9}, 5, CPU, columns=columns)
+    assert outs == [[3, 9]]
+
+
+@pytest.mark.parametrize("which", ["tiny", "paper-reverse", "paper-en-pt"])
+def test_a_batch_of_very_different_lengths_equals_one_by_one(which):
+    model: PaperModel = tiny_paper_model(seed=3) if which == "tiny" else vt.load_model(which)
+    vocab, words = model.vocab, model.spec.example.split()
+    texts = [words[0], " ".join(words * 3), " ".join(words[::-1]), " ".join(words[:2])]
+    sources = [vocab.encode(t) for t in texts]
+    assert len({len(s) for s in sources}) == len(sources)  # every length differs
+    ids = {"pad_id": vocab.pad_id, "bos_id": vocab.bos_id, "eos_id": vocab.eos_id}
+    together = greedy_batch(model.module, sources, 30, **ids)
+    alone = [greedy_batch(model.module, [s], 30, **ids)[0] for s in sources]
+    assert together == alone
+    if which == "tiny":  # random weights: no row ends, every step runs the whole batch
+        return
+    assert len({len(o) for o in together}) > 1  # rows really ended at different steps
+    for text, out in zip(texts, together, strict=True):  # and each is what its trace decodes
+        n_out = len(vt.trace(model, text).tgt_tokens) - 1  # <s> then the outputs
+        assert n_out == len([i for i in out if i != vocab.eos_id])

@@ -1,0 +1,110 @@
+"""Greedy generation of Hugging Face encoder-decoder models through ``networks.greedy``.
+
+The generation config's token rules (``constrain``) apply at every step, as ``generate`` applies
+them, so the step-by-step decoder (``hf.steps``) and the trace's greedy output agree by
+construction, and a batch of sources gives what each source alone gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+
+import torch
+from transformers import Cache, GenerationConfig, PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutput
+
+from viz_transformer.models.hf.spec import MAX_NEW_TOKENS
+from viz_transformer.networks.greedy import greedy_loop
+from viz_transformer.networks.paper_decode import pad_batch
+
+
+def constrain(
+    config: GenerationConfig, logits: torch.Tensor, n_out: int, first: bool
+) -> torch.Tensor:
+    """Apply the generation config's token rules to next-token ``logits`` ``(..., vocab)``:
+    banned and suppressed ids, a forced first token (``first``: encoder-decoder models) and
+    the forced end at the length limit, as ``generate`` does; ``n_out`` ids are out so far."""
+    banned = [ids[0] for ids in config.bad_words_ids or [] if len(ids) == 1]
+    banned += list(config.suppress_tokens or [])
+    if first and n_out == 0:
+        banned += list(config.begin_suppress_tokens or [])
+    out = logits.clone()
+    out[..., banned] = float("-inf")
+    forced = config.forced_eos_token_id if n_out == MAX_NEW_TOKENS - 1 else None
+    if first and n_out == 0:
+        forced = config.forced_bos_token_id
+    if forced is not None:
+        out = torch.full_like(out, float("-inf"))
+        out[..., forced] = 0.0
+    return out
+
+
+def decoder_start(module: PreTrainedModel) -> int:
+    """The id an encoder-decoder model's decoder input starts with."""
+    start = module.config.decoder_start_token_id
+    if start is None:
+        start = module.generation_config.decoder_start_token_id
+    return int(start)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What the greedy steps carry for the rows still decoding, all cut to the same rows."""
+
+    memory: torch.Tensor  # (B', S, d) encoder output
+    mask: torch.Tensor  # (B', S) 1 = real source token
+    cache: Cache | None  # past_key_values after the previous step
+    n_out: int  # ids produced so far (the same for every row still decoding)
+
+    def select(self, rows: torch.Tensor) -> _Rows:
+        if self.cache is not None:
+            self.cache.reorder_cache(rows)  # in place: this state is the only owner
+        return replace(self, memory=self.memory[rows], mask=self.mask[rows])
+
+
+@torch.no_grad()
+def greedy_ids(
+    module: PreTrainedModel, sources: list[list[int]], eos_ids: Collection[int]
+) -> list[list[int]]:
+    """Greedy outputs of an encoder-decoder model for source id lists of any lengths.
+
+    The sources are right-padded and masked, encoded once, and decoded together; a row leaves
+    the batch when it ends (``greedy_loop``), so each output is that source's alone.
+
+    Args:
+        module: the model in eval mode.
+        sources: token ids per source, special tokens included (``HFModel.encode_text``).
+        eos_ids: the ids that end an output.
+
+    Returns:
+        Per source, the output ids after the decoder start, cut before the first end id, at
+        most ``MAX_NEW_TOKENS``.
+    """
+    device = module.device
+    src = pad_batch(sources, 0, device)  # (B, S); the padding id is masked out
+    lengths = torch.tensor([len(s) for s in sources], device=device)
+    mask = (torch.arange(src.shape[1], device=device)[None] < lengths[:, None]).long()  # (B, S)
+    memory = module.get_encoder()(input_ids=src, attention_mask=mask).last_hidden_state
+    start = decoder_start(module)
+    config = module.generation_config
+
+    def step(prev: torch.Tensor | None, rows: _Rows) -> tuple[torch.Tensor, _Rows]:
+        ids = (
+            torch.full((rows.mask.shape[0], 1), start, device=device)
+            if prev is None
+            else prev[:, None]
+        )
+        out = module(
+            encoder_outputs=BaseModelOutput(last_hidden_state=rows.memory),
+            attention_mask=rows.mask,
+            decoder_input_ids=ids,
+            past_key_values=rows.cache,
+            use_cache=True,
+        )
+        logits = constrain(config, out.logits[:, -1].float(), rows.n_out, first=True)  # (B', V)
+        return logits, replace(rows, cache=out.past_key_values, n_out=rows.n_out + 1)
+
+    rows = _Rows(memory, mask, None, 0)
+    outs = greedy_loop(step, _Rows.select, rows, len(sources), eos_ids, MAX_NEW_TOKENS, device)
+    return [out[:-1] if out and out[-1] in eos_ids else out for out in outs]
