@@ -4,10 +4,13 @@ and bit-for-bit trace equality. Random models come from ``viz_transformer.models
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# live runs save checkpoints: into a temporary folder, never the checkout's artifacts/
+os.environ.setdefault("VT_CHECKPOINT_DIR", tempfile.mkdtemp(prefix="vt-checkpoints-"))
 
 import numpy as np
 import pytest

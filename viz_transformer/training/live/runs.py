@@ -12,10 +12,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal
 
 from viz_transformer.models.registry import forget_memory_models
 from viz_transformer.records.trace import Trace
+from viz_transformer.training.live.checkpoints import EVERY, CheckpointSaver, new_run_folder
 from viz_transformer.training.live.train import (
     PREFIX,
     LiveRun,
@@ -40,6 +42,8 @@ class LiveSnapshot:
         curves: run label -> ``{"step", "seconds", "loss", "exact_match"}`` lists.
         traces: run label -> the probe's latest trace; outputs: its latest greedy output.
         models: names ``load_model`` offers once the run has ended.
+        checkpoints: the run's checkpoint folder (``training.live.checkpoints``), or empty
+            when none could be made.
         message: why a run failed, else empty.
         run_id: increases with every start (0: none yet); version: with every report.
     """
@@ -53,6 +57,7 @@ class LiveSnapshot:
     outputs: dict[str, str] = field(default_factory=dict)
     models: tuple[str, ...] = ()
     message: str = ""
+    checkpoints: str = ""
     run_id: int = 0
     version: int = 0
 
@@ -78,8 +83,10 @@ class LiveTrainer:
         seed: int = 0,
         compare: bool = True,
         size: str = "tiny",
+        save_every: int = EVERY,
     ) -> int:
-        """Start a run (and, with ``compare``, the unscaled twin with the same seed).
+        """Start a run (and, with ``compare``, the unscaled twin with the same seed), saving
+        checkpoints every ``save_every`` steps into a new run folder (``checkpoints``).
 
         Returns:
             the new run's id.
@@ -99,16 +106,27 @@ class LiveTrainer:
             forget_memory_models(PREFIX)  # the previous run's models: memory stays bounded
             self._stop.clear()
             self._started = time.monotonic()
+            try:
+                folder: Path | None = new_run_folder(task)
+            except OSError:  # a read-only disk: the run goes on without checkpoints
+                folder = None
             self._snap = LiveSnapshot(
                 state="running",
                 task=task,
                 limit=limit,
                 curves={LABELS[scale]: _empty() for scale in scales},
                 run_id=self._snap.run_id + 1,
+                checkpoints=str(folder or ""),
             )
             self._thread = threading.Thread(
                 target=self._job,
-                args=(limit, threads, [(task, seed, scale, size) for scale in scales]),
+                args=(
+                    limit,
+                    threads,
+                    [(task, seed, scale, size) for scale in scales],
+                    folder,
+                    save_every,
+                ),
                 name="vt-live-training",
                 daemon=True,
             )
@@ -135,19 +153,34 @@ class LiveTrainer:
                 outputs=dict(snap.outputs),
             )
 
-    def _job(self, limit: float, threads: int, args: list[tuple[str, int, bool, str]]) -> None:
+    def _job(
+        self,
+        limit: float,
+        threads: int,
+        args: list[tuple[str, int, bool, str]],
+        folder: Path | None,
+        save_every: int,
+    ) -> None:
         state: RunState = "done"
         message, models = "", ()
         try:
             with torch_threads(threads):
                 runs = [LiveRun(*a) for a in args]  # here: the first costs seconds (imports)
+                savers = [_saver(folder, run, save_every) for run in runs]
                 every = runs[0].settings.report_every
                 self._record(runs)
                 while time.monotonic() - self._started < limit and not self._stop.is_set():
-                    for run in runs:  # alternate: both runs see the same wall-clock share
+                    for run, saver in zip(runs, savers, strict=True):  # alternate: same share
                         run.step()
+                        if saver is not None:
+                            saver.maybe_save(
+                                run.step_count, run.module, run.vocab, run.checkpoint_meta()
+                            )
                     if runs[0].step_count % every == 0:
                         self._record(runs)
+                for run, saver in zip(runs, savers, strict=True):
+                    if saver is not None:
+                        saver.final(run.step_count, run.module, run.vocab, run.checkpoint_meta())
                 self._record(runs)
                 models = tuple(run.finish().name for run in runs)
             state = "stopped" if self._stop.is_set() else "done"
@@ -173,6 +206,10 @@ class LiveTrainer:
                 traces={**snap.traces, **{label: r.trace for label, r in reports}},
                 outputs={**snap.outputs, **{label: r.output for label, r in reports}},
             )
+
+
+def _saver(folder: Path | None, run: LiveRun, every: int) -> CheckpointSaver | None:
+    return None if folder is None else CheckpointSaver(folder / run.variant, every)
 
 
 def _empty() -> dict[str, list[float]]:

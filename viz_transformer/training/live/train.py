@@ -32,6 +32,7 @@ from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.vocab import WordVocab
+from viz_transformer.training.live.checkpoints import EVERY, CheckpointSaver
 from viz_transformer.training.live.metrics import exact_match, greedy_text
 from viz_transformer.training.tasks.catalog import TASKS, pairs
 
@@ -152,6 +153,23 @@ class LiveRun:
             task=self.task.name,
         )
 
+    @property
+    def variant(self) -> str:
+        """``scaled`` or ``unscaled``: the folder of this run's checkpoints."""
+        return "scaled" if self.module.cfg.scale_scores else "unscaled"
+
+    def checkpoint_meta(self) -> dict:
+        """What a checkpoint's ``meta.json`` records (``training.live.checkpoints``)."""
+        return {
+            "name": self.model.name,
+            "task": self.task.name,
+            "description": self.model.spec.description,
+            "example": self.task.example,
+            "config": self.module.cfg.to_dict(),
+            "seconds": round(self.seconds, 2),
+            "variant": self.variant,
+        }
+
     def step(self) -> float:
         """One teacher-forced Adam update on a fresh batch; returns its loss."""
         start = time.perf_counter()
@@ -243,6 +261,8 @@ def train_live(
     on_step: Callable[[LiveStep], None] | None = None,
     stop: threading.Event | None = None,
     max_steps: int | None = None,
+    save_to: Path | None = None,
+    save_every: int = EVERY,
 ) -> PaperModel:
     """Train the paper Transformer on ``task`` from scratch in this thread.
 
@@ -256,6 +276,9 @@ def train_live(
         on_step: called with a ``LiveStep`` every ``report_every`` steps and at the end.
         stop: set it (from any thread) to end the run after the current step.
         max_steps: end after this many updates (deterministic runs for tests).
+        save_to: a run folder: checkpoints go to ``save_to/<scaled|unscaled>/step-NNNNNN``
+            every ``save_every`` steps (thinned past ``KEEP``) and at the end, each loadable
+            as ``paper:<folder>``; None saves nothing.
 
     Returns:
         the model, named ``live:<task>`` (``live:<task>-unscaled`` without the scale), which
@@ -266,12 +289,17 @@ def train_live(
         run = LiveRun(task, seed, scale_scores, size)
         forget_memory_models(PREFIX)
         every = run.settings.report_every
+        saver = None if save_to is None else CheckpointSaver(save_to / run.variant, save_every)
         while run.seconds < limit and not stop.is_set():
             if max_steps is not None and run.step_count >= max_steps:
                 break
             run.step()
+            if saver is not None:
+                saver.maybe_save(run.step_count, run.module, run.vocab, run.checkpoint_meta())
             if on_step is not None and run.step_count % every == 0:
                 on_step(run.report())
         if on_step is not None and run.step_count % every:
             on_step(run.report())
+        if saver is not None:
+            saver.final(run.step_count, run.module, run.vocab, run.checkpoint_meta())
         return run.finish()
