@@ -26,7 +26,7 @@ def _gpt2_base(folder: Path) -> Path:
     tiny test model's byte-level tokenizer."""
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Tokenizer
 
-    from viz_transformer.models.random_init.hf import BUILDERS
+    from viz_transformer.testing.hf import BUILDERS
 
     tiny = BUILDERS["gpt2"](folder)
     tok = GPT2Tokenizer.from_pretrained(tiny)

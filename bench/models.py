@@ -1,5 +1,5 @@
 """The benchmark models and texts. The models are the library's random builders
-(``viz_transformer.models.random_init``), offline, at the sizes issue 5 names:
+(``viz_transformer.testing``), offline, at the sizes issue 5 names:
 
 - ``build_marian_base(folder)``: a Marian the size of ``Helsinki-NLP/opus-mt-en-de`` (d_model 512,
   6+6 layers, 8 heads, FFN 2048, 58,101 tokens, 512 positions, ~74 M parameters) with a
@@ -17,8 +17,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from viz_transformer.models.random_init.hf import build_bert_long, build_marian_base
-from viz_transformer.models.random_init.paper import WORDS, paper_model
+from viz_transformer.testing.hf import build_bert_long, build_marian_base
+from viz_transformer.testing.paper import WORDS, paper_model
 
 __all__ = ["WORDS", "build_bert_long", "build_marian_base", "paper_model", "text_of"]
 

@@ -1,5 +1,5 @@
 """What every tier shares: one torch thread (2 shared cores), offline, a tiny random paper model,
-and bit-for-bit trace equality. Random models come from ``viz_transformer.models.random_init``."""
+and bit-for-bit trace equality. Random models come from ``viz_transformer.testing``."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from viz_transformer.models.paper import PaperModel
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.trace import Trace
+from viz_transformer.testing.paper import tiny_paper_model
 
 torch.set_num_threads(1)
 

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from viz_transformer.analysis import aggregate
 from viz_transformer.figures.common import labels
-from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.records.kinds import KIND_TITLES
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = "pages/attention_maps.py"
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import decode_steps
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "decoder_steps.py")
 REVERSE = "paper-reverse"  # happy king red ship blue sea -> sea blue ship red king happy

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "attention_maps.py")
 

@@ -11,7 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = "pages/qkv_walkthrough.py"
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.analysis.sampling import Sampling, sample_steps
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"
 

@@ -17,8 +17,8 @@ from viz_transformer.figures import attention
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
-from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.records.lazy import block_reduce
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "attention_maps.py")
 TEXT = " ".join(["the cat sat on the mat and the dog ran to the red house"] * 2)  # 28 words

@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.analysis import positional as pa
-from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.networks.positional import sinusoidal_table
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = "pages/positional_encoding.py"
 

@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough as wt
-from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.models.results import QKV_NOTE
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = "pages/qkv_walkthrough.py"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = "pages/positional_encoding.py"
 

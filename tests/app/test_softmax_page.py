@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures.softmax import histogram
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 PAGE = "pages/softmax_saturation.py"
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 
 @pytest.fixture(scope="module")

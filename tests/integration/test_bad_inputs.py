@@ -103,7 +103,7 @@ def test_uploads_get_lines_or_a_message(what, data, expected):
 
 
 def test_a_pickle_only_checkpoint_runs_no_code(tmp_path):
-    from viz_transformer.models.random_init.hf import BUILDERS
+    from viz_transformer.testing.hf import BUILDERS
 
     folder = BUILDERS["bert"](tmp_path / "bert")
     for f in folder.glob("*.safetensors"):

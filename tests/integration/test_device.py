@@ -16,9 +16,9 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer import settings
-from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.trace import Trace
+from viz_transformer.testing.hf import BUILDERS, TARGET, TEXT
 
 DEVICES = ["cpu", torch.device("cpu")]
 HF = ("marian", "bert")

@@ -12,8 +12,8 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.models.ablation import replace_heads
-from viz_transformer.models.random_init.hf import TEXT
 from viz_transformer.networks.hooks import collect
+from viz_transformer.testing.hf import TEXT
 from viz_transformer.training.tasks.catalog import TASKS, pairs
 
 

@@ -25,7 +25,8 @@ from transformers import (
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec, hf_specs
-from viz_transformer.models.random_init.hf import (
+from viz_transformer.networks.hooks import active_hook_names
+from viz_transformer.testing.hf import (
     BUILDERS,
     LINES,
     POSITIONS,
@@ -34,7 +35,6 @@ from viz_transformer.models.random_init.hf import (
     TEXT,
     sharpen,
 )
-from viz_transformer.networks.hooks import active_hook_names
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 TEXT = "the cat sat on the mat"
 

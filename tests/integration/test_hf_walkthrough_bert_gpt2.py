@@ -15,8 +15,8 @@ from transformers import BertModel, GPT2LMHeadModel, GPT2Model
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough
-from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.models.results import QKV_NOTE
+from viz_transformer.testing.hf import BUILDERS
 
 TEXT = "the cat sat on the mat"
 CASES = [(0, 0, 2), (1, 1, 4), (1, 0, 0)]  # (layer, head, query position)

@@ -10,9 +10,9 @@ from viz_transformer import settings
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
-from viz_transformer.models.random_init.hf import BUILDERS, TARGET, TEXT
 from viz_transformer.networks.hooks import active_hook_names, hooks
 from viz_transformer.records.lazy import LazyPatterns
+from viz_transformer.testing.hf import BUILDERS, TARGET, TEXT
 
 LAZY = ["marian", "bart", "bert", "gpt2", "llama"]  # plain softmax(q k^T * scale) attention
 

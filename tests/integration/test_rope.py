@@ -10,7 +10,7 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 import viz_transformer as vt
 from viz_transformer.analysis import rope
-from viz_transformer.models.random_init.hf import BUILDERS
+from viz_transformer.testing.hf import BUILDERS
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWa
 
 from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.analysis.sampling import Sampling, next_token_probs, sample_steps
-from viz_transformer.models.random_init.hf import TEXT
+from viz_transformer.testing.hf import TEXT
 
 TEMPLATE = "{% for m in messages %}<s>{{ m['content'] }}</s>{% endfor %}<s>the"
 

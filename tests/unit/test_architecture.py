@@ -21,6 +21,7 @@ RANK = {
     "networks": 1, "records": 1, "text": 1,
     "models": 2,
     "analysis": 3, "training": 3,
+    "testing": 3,  # random-weight fixtures for tests and bench; nothing of the library imports them
     "": 4,  # viz_transformer/__init__.py: the public API (vt.load_model, vt.trace, ...)
     "figures": 5,
     "ui": 6,
@@ -146,6 +147,13 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return out
+
+
+def test_the_library_and_the_app_never_import_the_test_fixtures():
+    users = sorted(n for n, deps in GRAPH.items() if _folder(n) != "testing" and any(
+        _folder(d) == "testing" and d.startswith(PACKAGE) for d in deps
+    ))  # fmt: skip
+    assert not users, f"only tests and bench may import {PACKAGE}.testing: {users}"
 
 
 def test_no_import_cycles():

@@ -18,9 +18,9 @@ from viz_transformer.analysis.decoding import (
     step_meta,
 )
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.models.spec import ModelSpec
+from viz_transformer.testing.paper import tiny_paper_model
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.models.paper import PaperModel
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.greedy import greedy_loop
 from viz_transformer.networks.paper_decode import greedy_batch
+from viz_transformer.testing.paper import tiny_paper_model
 
 EOS = 0
 CPU = torch.device("cpu")  # the synthetic steps below are no model

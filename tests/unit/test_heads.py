@@ -18,7 +18,7 @@ from viz_transformer.analysis.roles import (
     repeat_score,
     repeated_text,
 )
-from viz_transformer.models.random_init.paper import tiny_paper_model
+from viz_transformer.testing.paper import tiny_paper_model
 
 TEXT, OTHER = "alpha beta gamma delta", "alpha beta theta delta"
 

@@ -7,8 +7,8 @@ import threading
 import pytest
 import torch
 
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.hooks import active_hook_names, hooks
+from viz_transformer.testing.paper import tiny_paper_model
 
 ATTN = ["hook_q", "hook_k", "hook_v", "hook_scores", "hook_pattern", "hook_z"]
 

@@ -10,9 +10,9 @@ import viz_transformer as vt
 from viz_transformer.analysis.decoding import _search
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.models.prefix_states import PrefixStates
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.hooks import collect, hooks
 from viz_transformer.networks.paper_decode import greedy_decode, pad_batch, source_mask
+from viz_transformer.testing.paper import tiny_paper_model
 
 SRC = [4, 5, 6, 7, 2]
 TGT = [1, 8, 9, 10, 3, 5, 11]  # <s> then six outputs

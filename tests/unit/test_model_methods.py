@@ -10,12 +10,12 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from viz_transformer.models.random_init.hf import BUILDERS
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.models.results import QKV_NOTE, HeadScale
 from viz_transformer.networks.hooks import ATTENTION_POINTS, hook_names, qkv_hook_names
 from viz_transformer.networks.marian import marian_positions
 from viz_transformer.networks.positional import sinusoidal_table
+from viz_transformer.testing.hf import BUILDERS
+from viz_transformer.testing.paper import tiny_paper_model
 
 
 @pytest.fixture(scope="module")

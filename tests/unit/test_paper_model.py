@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.paper_decode import greedy_decode
 from viz_transformer.networks.positional import sinusoidal_table
+from viz_transformer.testing.paper import tiny_paper_model
 
 SRC = [4, 5, 6, 7, 2]  # four words then </s>
 TGT = [1, 8, 9, 10]  # <s> then three outputs

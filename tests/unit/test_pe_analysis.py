@@ -10,9 +10,9 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.analysis import positional as pa
-from viz_transformer.models.random_init.hf import BUILDERS
 from viz_transformer.networks.marian import marian_positions
 from viz_transformer.networks.positional import sinusoidal_table
+from viz_transformer.testing.hf import BUILDERS
 
 
 def test_marian_table_uses_its_own_frequencies_in_split_layout():

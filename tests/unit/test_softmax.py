@@ -12,9 +12,9 @@ from transformers import BertConfig, GPT2Config, LlamaConfig, T5Config
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.models.bergamot import BergamotModel
 from viz_transformer.models.hf.inputs import head_scale as hf_head_scale
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.models.results import HeadScale
 from viz_transformer.networks.marian import BergamotConfig, BergamotTransformer
+from viz_transformer.testing.paper import tiny_paper_model
 
 SRC = [3, 4, 5, 6, 2]  # word ids of the tiny vocabulary, "</s>" last
 TGT = [1, 7, 8, 9]  # "<s>" first

@@ -18,10 +18,10 @@ import torch
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough as wt
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.random_init.hf import BUILDERS
-from viz_transformer.models.random_init.paper import tiny_paper_model
 from viz_transformer.networks.hooks import collect
 from viz_transformer.networks.paper import subsequent_mask
+from viz_transformer.testing.hf import BUILDERS
+from viz_transformer.testing.paper import tiny_paper_model
 
 TINY_TEXT = "alpha beta gamma delta"
 FLOAT32 = {"atol": 2e-5, "rtol": 1e-4}  # the model computes in float32, the walkthrough float64

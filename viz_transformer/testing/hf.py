@@ -33,7 +33,7 @@ from transformers import (
 )
 from transformers.convert_slow_tokenizer import bytes_to_unicode
 
-from viz_transformer.models.random_init.paper import WORDS, fillers
+from viz_transformer.testing.paper import WORDS, fillers
 
 LINES = [
     "the cat sat on the mat",
