@@ -11,6 +11,8 @@ Public API::
 """
 
 from viz_transformer.analysis.comparison import Comparison, compare, drift
+from viz_transformer.analysis.corpus import corpus_stats, read_corpus_stats
+from viz_transformer.analysis.corpus_stats import head_summary
 from viz_transformer.analysis.heads import head_importance, patch_heads, patch_set, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.roles import head_roles
@@ -43,11 +45,13 @@ __all__ = [
     "Trace",
     "available_models",
     "compare",
+    "corpus_stats",
     "default_device",
     "default_model",
     "drift",
     "head_importance",
     "head_roles",
+    "head_summary",
     "hooks",
     "load_model",
     "logit_lens",
@@ -55,6 +59,7 @@ __all__ = [
     "patch_heads",
     "patch_set",
     "prepare_model",
+    "read_corpus_stats",
     "trace",
     "train_live",
     "value_weighted",

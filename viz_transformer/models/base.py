@@ -22,6 +22,7 @@ from viz_transformer.models.results import (
 )
 from viz_transformer.models.spec import ModelSpec
 from viz_transformer.records.architecture import ArchitectureSummary
+from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.language import guess_language
@@ -179,6 +180,17 @@ class LoadedModel(ABC):
         """What this model is built of (``records.architecture``), read from its modules and
         config; runs one short forward pass (the example) to see where its norms sit."""
         raise ValueError(f"{self.name} does not describe its architecture; pick another model.")
+
+    def batch_patterns(self, texts: Sequence[str]) -> PatternBatch:
+        """The attention of several inputs (greedy outputs), each equal to its own ``trace``.
+
+        This generic path traces one input after the other; a family with a batched path runs
+        them together, padding masked, grouped by the caller by length.
+
+        Raises:
+            ValueError: an input the model cannot take.
+        """
+        return PatternBatch.from_traces([self.trace(text) for text in texts])
 
     @abstractmethod
     def trace(self, text: str, target: str | None = None) -> Trace:

@@ -17,6 +17,7 @@ from viz_transformer.models import own_heads
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.paper_folder import Tokenizer, load_folder, spec_from_meta
+from viz_transformer.models.paper_batch import capture_batch
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import (
     DecoderSession,
@@ -38,6 +39,7 @@ from viz_transformer.networks.hooks import (
 from viz_transformer.networks.paper import DecoderCache, Transformer
 from viz_transformer.networks.paper_decode import greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
+from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import WEIGHTS_DIR
@@ -249,6 +251,14 @@ class PaperModel(LoadedModel):
                 messages.append("Target: " + truncation_note(len(out_ids) + 1, limit))
             out_ids = out_ids[: limit - 1]
         return out_ids
+
+    def batch_patterns(self, texts: Sequence[str]) -> PatternBatch:
+        """One padded batch: encoded once, decoded greedily together, read in one pass."""
+        v = self.vocab
+        src_ids = [self._source_ids(t) for t in texts]
+        return capture_batch(
+            self.module, src_ids, bos_id=v.bos_id, eos_id=v.eos_id, pad_id=v.pad_id
+        )
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         vocab, module = self.vocab, self.module

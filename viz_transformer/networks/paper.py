@@ -303,6 +303,14 @@ class Transformer(nn.Module):
         Returns:
             logits (B, n, vocab) for the new positions, and the cache holding them too.
         """
+        x, cache = self.extend_stream(cache, src_mask, tgt_new)
+        return self.generator(x), cache
+
+    def extend_stream(
+        self, cache: DecoderCache, src_mask: torch.Tensor | None, tgt_new: torch.Tensor
+    ) -> tuple[torch.Tensor, DecoderCache]:
+        """``extend`` without the output layer: the last decoder layer's output (B, n, d) and
+        the new cache. A pass that only reads attention skips the vocabulary-sized matmul."""
         start, n = cache.length, tgt_new.shape[1]
         x = self._embed(self.tgt_embed, tgt_new, "tgt", start)  # (B, n, d)
         tgt_mask = None  # one new position sees every key
@@ -313,7 +321,7 @@ class Transformer(nn.Module):
         for layer, cross_kv, past in zip(self.decoder.layers, cache.cross_kv, pasts, strict=True):
             x, kv = layer(x, cross_kv, src_mask, tgt_mask, past)
             self_kv.append(kv)
-        return self.generator(x), DecoderCache(tuple(self_kv), cache.cross_kv)
+        return x, DecoderCache(tuple(self_kv), cache.cross_kv)
 
     def forward(
         self, src: torch.Tensor, tgt_in: torch.Tensor, src_mask: torch.Tensor | None = None

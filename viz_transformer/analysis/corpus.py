@@ -1,0 +1,191 @@
+"""``vt.corpus_stats``: head statistics over a corpus, batched, stored in resumable shards.
+
+The engine only decides where batches run: ``"local"`` here, one batch after another; ``"ray"``
+on a Ray cluster (``analysis.corpus_ray``). Both call ``shard_rows``, the same function, and write
+the same shards (``records.shards``); the statistics are ``analysis.corpus_stats``'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import torch
+
+from viz_transformer.analysis.corpus_rows import shard_rows
+from viz_transformer.analysis.corpus_stats import empty_rows, sort_rows
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.registry import load_model
+from viz_transformer.records.shards import Manifest, ShardStore
+from viz_transformer.settings import cache_root
+
+Engine = Literal["local", "ray"]
+Progress = Callable[[int, int], None]  # (sentences done, sentences in the corpus)
+SHARD_SIZE = 256  # sentences per shard: a killed run loses at most this much work
+_HASHES: weakref.WeakKeyDictionary[LoadedModel, str] = weakref.WeakKeyDictionary()
+
+
+def model_hash(model: LoadedModel) -> str:
+    """SHA-256 of the model's weights (every tensor of its state dict, by name), once per model."""
+    if model not in _HASHES:
+        h = hashlib.sha256()
+        for name, t in sorted(model.module.state_dict().items()):
+            h.update(name.encode())
+            h.update(t.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy())
+        _HASHES[model] = h.hexdigest()
+    return _HASHES[model]
+
+
+def corpus_hash(sentences: Sequence[str]) -> str:
+    """SHA-256 of the sentences joined one per line (what ``--sentences FILE`` holds)."""
+    return hashlib.sha256("\n".join(sentences).encode()).hexdigest()
+
+
+def cache_folder(model: LoadedModel, sentences: Sequence[str]) -> Path:
+    """The folder under ``cache_root()`` that holds ``model``'s statistics of ``sentences``: the
+    same model weights and corpus always land in the same folder (a second visit reads it)."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in model.name)
+    return (
+        cache_root() / "corpus" / (f"{name}-{model_hash(model)[:12]}-{corpus_hash(sentences)[:12]}")
+    )
+
+
+def _versions() -> dict[str, str]:
+    import pyarrow
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "pyarrow": pyarrow.__version__,
+    }
+
+
+def _check(sentences: Sequence[str], batch_size: int, engine: str) -> list[str]:
+    texts = list(sentences)
+    if not texts:
+        raise ValueError("The corpus has no sentence; give at least one non-blank line.")
+    if not all(isinstance(s, str) and s.strip() for s in texts):
+        raise ValueError("Every sentence must be a non-blank string; drop the blank lines.")
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size} must be at least 1.")
+    if engine not in ("local", "ray"):
+        raise ValueError(f"engine={engine!r} is unknown; use 'local' or 'ray'.")
+    return texts
+
+
+def corpus_stats(
+    model: str | LoadedModel,
+    sentences: Sequence[str],
+    out: Path | str,
+    *,
+    batch_size: int = 32,
+    engine: Engine = "local",
+    progress: Progress | None = None,
+    shard_size: int = SHARD_SIZE,
+    stop: threading.Event | None = None,
+) -> pd.DataFrame:
+    """Every head's statistics on every sentence (definitions: ``analysis.corpus_stats``).
+
+    The table is written under ``out`` as Parquet shards with a manifest (model name, weights
+    hash, corpus hash, shard size, versions). Shards already there are kept: a run killed at
+    any moment, run again, computes only the missing ones, and a finished folder (same model,
+    same corpus) is read back at once. Concurrent calls on one folder compute it once.
+
+    Args:
+        model: a model name (``vt.available_models()``) or a loaded model.
+        sentences: the corpus; ``sentence_id`` is the index in it.
+        out: the folder of the shards.
+        batch_size: sentences run through the model at once.
+        engine: ``"local"`` (this process) or ``"ray"`` (``ray.init()``; ``RAY_ADDRESS``
+            names a cluster; needs ``requirements-cluster.txt`` and a model name).
+        progress: called with (sentences done, total) as batches finish.
+        shard_size: sentences per shard (a folder keeps the size it was made with).
+        stop: when set, the run stops after the current batch; what is done stays.
+
+    Returns:
+        Columns ``sentence_id, kind, layer, head, n_rows, entropy, max_weight, first_token,
+        prev_token, diagonal``, sorted by (sentence_id, kind, layer, head); partial when stopped.
+
+    Raises:
+        ValueError: no sentences, an unknown model or engine, a folder holding another model's
+            or corpus's shards, a sentence the model cannot read.
+    """
+    texts = _check(sentences, batch_size, engine)
+    loaded = model if isinstance(model, LoadedModel) else load_model(model)
+    wanted = Manifest(loaded.name, model_hash(loaded), corpus_hash(texts), len(texts),
+                      shard_size, _versions())  # fmt: skip
+    store = ShardStore(out)
+    with store.lock():
+        manifest = store.open(wanted)
+        todo = store.missing(manifest)
+        if todo:
+            run = _run_ray if engine == "ray" else _run_local
+            run(loaded, texts, store, manifest, todo, batch_size, progress, stop)
+        elif progress is not None:
+            progress(len(texts), len(texts))
+    return read_corpus_stats(out)
+
+
+def _run_local(
+    model: LoadedModel,
+    texts: list[str],
+    store: ShardStore,
+    manifest: Manifest,
+    todo: list[int],
+    batch_size: int,
+    progress: Progress | None,
+    stop: threading.Event | None,
+) -> None:
+    size, total = manifest.shard_size, len(texts)
+    done = total - sum(len(texts[i * size : (i + 1) * size]) for i in todo)
+    if progress is not None:  # where this run starts (a resumed one: past the shards kept)
+        progress(done, total)
+
+    def on_batch(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total)
+        if stop is not None and stop.is_set():
+            raise _Stopped  # the shard in progress is dropped; the written ones stay
+
+    for shard in todo:
+        ids = range(shard * size, min((shard + 1) * size, total))
+        try:
+            rows = shard_rows(model, [texts[i] for i in ids], list(ids), batch_size, on_batch)
+        except _Stopped:
+            return
+        store.write(shard, rows)
+
+
+class _Stopped(Exception):
+    """Raised between batches when the caller's ``stop`` event is set."""
+
+
+def _run_ray(*args: object) -> None:
+    from viz_transformer.analysis.corpus_ray import run_ray
+
+    run_ray(*args)  # type: ignore[arg-type]
+
+
+def read_corpus_stats(out: Path | str) -> pd.DataFrame:
+    """The table ``corpus_stats`` wrote under ``out`` (the shards written so far), sorted by
+    (sentence_id, kind, layer, head).
+
+    Raises:
+        ValueError: ``out`` holds no corpus statistics.
+    """
+    store = ShardStore(out)
+    if store.manifest() is None:
+        raise ValueError(f"{out} holds no corpus statistics (no manifest.json); run corpus first.")
+    frames = store.read()
+    return sort_rows(pd.concat(frames, ignore_index=True)) if frames else empty_rows()

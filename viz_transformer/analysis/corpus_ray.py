@@ -1,0 +1,107 @@
+"""The Ray engine of ``vt.corpus_stats``: the same shards computed by actors on a Ray cluster.
+
+Each actor loads the model once by name and runs ``shard_rows`` on whole shards; the driver
+writes every shard as it returns (workers need no shared disk). ``ray.init()`` starts a local
+cluster unless ``RAY_ADDRESS`` names one. Ray is optional (``requirements-cluster.txt``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from viz_transformer.analysis.corpus_rows import shard_rows
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.registry import available_models, model_info
+from viz_transformer.records.shards import Manifest, ShardStore
+
+
+class ShardWorker:
+    """One Ray actor: a model loaded once, computing the rows of whole shards on one thread."""
+
+    def __init__(self, model_name: str) -> None:
+        import torch
+
+        from viz_transformer.models.registry import load_model
+
+        torch.set_num_threads(1)  # one core per actor: Ray schedules the cores
+        self.model = load_model(model_name, "cpu")
+
+    def rows(self, texts: list[str], ids: list[int], batch_size: int) -> pd.DataFrame:
+        return shard_rows(self.model, texts, ids, batch_size)
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(
+            "engine='ray' needs Ray: `pip install -r requirements-cluster.txt`, or use "
+            "engine='local'."
+        ) from None
+    return ray
+
+
+def run_ray(
+    model: LoadedModel,
+    texts: list[str],
+    store: ShardStore,
+    manifest: Manifest,
+    todo: list[int],
+    batch_size: int,
+    progress: Callable[[int, int], None] | None,
+    stop: threading.Event | None,
+) -> None:
+    """Compute the shards ``todo`` on Ray actors and write each as it arrives.
+
+    Raises:
+        ValueError: Ray is not installed, or the model is not one a worker can load by name.
+    """
+    ray = _import_ray()
+    try:
+        model_info(model.name)
+    except ValueError:
+        raise ValueError(
+            f"engine='ray' loads the model by name in each worker; {model.name!r} is not one of "
+            f"{', '.join(available_models())}."
+        ) from None
+    if not ray.is_initialized():
+        ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False,
+                 log_to_driver=False)  # fmt: skip
+    n_actors = max(1, min(len(todo), int(ray.available_resources().get("CPU", 1))))
+    actor = ray.remote(num_cpus=1)(ShardWorker)
+    pool = [actor.remote(model.name) for _ in range(n_actors)]
+    size, total = manifest.shard_size, len(texts)
+    done = total - sum(len(texts[i * size : (i + 1) * size]) for i in todo)
+    if progress is not None:  # where this run starts (a resumed one: past the shards kept)
+        progress(done, total)
+    queue, running = list(todo), {}
+    try:
+        while queue or running:
+            while queue and len(running) < n_actors and not (stop and stop.is_set()):
+                shard = queue.pop(0)
+                ids = list(range(shard * size, min((shard + 1) * size, total)))
+                free = _idle(pool, running)
+                ref = free.rows.remote([texts[i] for i in ids], ids, batch_size)
+                running[ref] = (shard, free, len(ids))
+            if not running:
+                return
+            (ready,), _ = ray.wait(list(running), num_returns=1)
+            shard, _actor, n = running.pop(ready)
+            store.write(shard, ray.get(ready))
+            done += n
+            if progress is not None:
+                progress(done, total)
+    finally:
+        for a in pool:
+            ray.kill(a)
+
+
+def _idle(pool: list[Any], running: dict[Any, tuple[int, Any, int]]) -> Any:
+    """An actor with no shard in flight."""
+    busy = {id(a) for _, a, _ in running.values()}
+    return next(a for a in pool if id(a) not in busy)

@@ -1,0 +1,91 @@
+"""``python -m viz_transformer corpus``: head statistics of a text file's sentences, resumable.
+
+Prints a progress bar (sentences per second, time left) on stderr and, at the end, where the
+table is. Bad input gets one line on stderr and a non-zero exit, never a traceback; shards
+already written stay, so running the same command again goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from viz_transformer.analysis.corpus import corpus_stats
+from viz_transformer.text.uploads import read_lines
+
+BAR = 30  # characters of the progress bar
+
+
+def read_sentences(path: Path) -> list[str]:
+    """The non-blank lines of ``path``, stripped (``sentence_id`` = index among them).
+
+    Raises:
+        ValueError: a missing, empty or binary file, or one without a line of text.
+    """
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file; give a .txt file with one sentence per line.")
+    data = path.read_bytes()
+    big = len(data) + 1  # no cap here: every line of the file counts
+    return list(read_lines(data, path.name, max_bytes=big, max_lines=big, max_chars=big).lines)
+
+
+class ProgressBar:
+    """``[######....] 512/1,000 sentences  43.2/s  1:05 left`` redrawn in place on stderr."""
+
+    def __init__(self) -> None:
+        self.start, self.first, self.drawn = time.monotonic(), None, False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self.first is None:  # resumed work counts from where this run began
+            self.first = done
+        rate = (done - self.first) / max(now - self.start, 1e-9)
+        left = (total - done) / rate if rate > 0 else float("nan")
+        eta = time.strftime("%H:%M:%S", time.gmtime(left)) if left == left else "--:--:--"
+        fill = int(BAR * done / max(total, 1))
+        sys.stderr.write(
+            f"\r[{'#' * fill}{'.' * (BAR - fill)}] {done:,}/{total:,} sentences  "
+            f"{rate:,.1f} sentences/s  {eta} left "
+        )
+        sys.stderr.flush()
+        self.drawn = True
+
+    def end(self) -> str:
+        """What ends the bar's line before the next message: a newline once it was drawn."""
+        return "\n" if self.drawn else ""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m viz_transformer corpus",
+        description="Statistics of every attention head over a corpus (one sentence a line).",
+    )
+    p.add_argument("--model", required=True, help="a model name (see vt.available_models())")
+    p.add_argument("--sentences", required=True, type=Path, help="text file, one sentence a line")
+    p.add_argument("--out", required=True, type=Path, help="folder for the Parquet shards")
+    p.add_argument("--batch-size", type=int, default=32, help="sentences run at once (32)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Run the command; 0 on success, 1 on bad input, 130 when interrupted."""
+    args = _parser().parse_args(argv)
+    bar = ProgressBar()
+    try:
+        sentences = read_sentences(args.sentences)
+        df = corpus_stats(args.model, sentences, args.out, batch_size=args.batch_size,
+                          engine=args.engine, progress=bar)  # fmt: skip
+    except KeyboardInterrupt:
+        print(f"{bar.end()}stopped; run the same command again to go on.", file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(f"{bar.end()}error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    print(
+        f"{bar.end()}{len(df):,} rows ({len(sentences):,} sentences) in {args.out}; read them "
+        f"with vt.read_corpus_stats({str(args.out)!r})."
+    )
+    return 0
