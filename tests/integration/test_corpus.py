@@ -1,6 +1,6 @@
 """``vt.corpus_stats`` end to end: a padded batch equals each sentence's own trace, a run killed
 with SIGKILL resumes to the same table, a finished folder is read at once and computed once, the
-command line refuses bad input in one line."""
+command line refuses bad input in one line, the Ray engine writes the local engine's table."""
 
 from __future__ import annotations
 
@@ -172,3 +172,21 @@ def test_the_command_refuses_bad_input_in_one_line(tmp_path, capsys) -> None:
         check=False,
     )  # fmt: skip
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "unknown model" in done.stderr
+
+
+@pytest.mark.slow
+def test_ray_computes_the_same_table_as_the_local_engine(tmp_path) -> None:
+    import ray  # requirements-cluster.txt: CI installs it; the app never imports it
+
+    texts = reverse_corpus(10)
+    local = vt.corpus_stats("paper-reverse", texts, tmp_path / "local", shard_size=3)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # a local cluster
+    try:
+        seen = []
+        far = vt.corpus_stats("paper-reverse", texts, tmp_path / "ray", engine="ray",
+                              shard_size=3, progress=lambda d, t: seen.append(d))  # fmt: skip
+    finally:
+        ray.shutdown()
+    assert_same_table(far, local)
+    assert seen[-1] == 10 and sorted(seen) == seen
+    assert len(list((tmp_path / "ray").glob("shard-*.parquet"))) == 4
