@@ -16,8 +16,8 @@ import torch.nn.functional as F
 from viz_transformer.models import own_heads
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.paper_folder import Tokenizer, load_folder, spec_from_meta
 from viz_transformer.models.paper_batch import capture_batch
+from viz_transformer.models.paper_folder import Tokenizer, load_folder, spec_from_meta
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import (
     DecoderSession,
