@@ -19,7 +19,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.analysis.corpus_stats import STATS, pattern_stats
 from viz_transformer.cli.corpus import main
-from viz_transformer.models.random_init.paper import TINY_WORDS, tiny_paper_model
+from viz_transformer.testing.paper import TINY_WORDS, tiny_paper_model
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["alpha", " ".join(TINY_WORDS + TINY_WORDS[:4]), "beta gamma", "kappa iota theta eta"]
