@@ -23,6 +23,12 @@ from viz_transformer.training.en_pt.everyday import EVERYDAY, score_everyday
 NAME = "paper-en-pt"
 TARGET_CHRF = 80.0  # issue 18's bar against the teacher
 MIN_STRICT = 17  # of the 20 everyday sentences, with every Portuguese content word of the teacher
+SAMPLE = 80  # held-out sentences translated by student and teacher: about 5 s on one CPU thread
+# Measured (CPU, shipped weights): these 80 sentences score chrF 87.27 against 88.41 recorded over
+# all 3,956, a fixed offset of 1.14 (a sample, not the whole set); 0.86 more absorbs a token that
+# flips on another device. The same model with Gaussian noise (0.1 of each decoder weight's std)
+# added to its decoder scores 86.11 here and fails; with 0.2, 80.82.
+CHRF_TOLERANCE = 2.0
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +66,16 @@ def test_loading_and_tracing_it_never_imports_transformers():
     assert run.stdout.strip() == "[]"
 
 
-def test_recorded_chrf_reaches_the_target(model):
-    assert model.meta["held_out"]["chrf"] >= TARGET_CHRF
-
-
-def test_weights_fit_the_budget_and_the_readme_states_the_training_time(model):
-    """Issue 18: within ~60 MB of float16 safetensors, and the README says how long training
-    took (every resumed run's seconds add up in ``meta.json``) and with how many threads."""
+def test_weights_fit_the_budget_and_the_docs_state_the_training_time(model):
+    """Issue 18: within ~60 MB of float16 safetensors, and docs/training.md says how long
+    training took (every resumed run's seconds add up in ``meta.json``) and how many sentences
+    are held out."""
     assert (OUT_DIR / "model.safetensors").stat().st_size <= 60 * 2**20
     minutes = round(model.meta["seconds"] / 60)
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert f"after {minutes} minutes of training" in readme
-    assert f"{model.meta['data']['held_out']:,} sentences are held out" in readme
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()
+    doc = " ".join(doc.split())  # a phrase may wrap across lines
+    assert f"after {minutes} minutes of training" in doc
+    assert f"{model.meta['data']['held_out']:,} sentences are held out" in doc
 
 
 def test_it_is_the_default_and_its_teacher_is_one_click_away(model):
@@ -92,14 +96,20 @@ def test_20_everyday_sentences_keep_the_teachers_content_words(model):
     assert sum(not r.dropped for r in rows) >= MIN_STRICT, [r for r in rows if r.dropped]
 
 
-@pytest.mark.slow
-def test_recorded_chrf_holds_on_a_fresh_teacher_sample(model):
-    sample = json.loads((OUT_DIR / "held_out_sample.json").read_text())
+def test_chrf_against_the_teacher_recomputed_on_a_fixed_held_out_sample(model):
+    """chrF of the student's greedy translations against the teacher's, both run now, on the
+    first ``SAMPLE`` sentences of ``held_out_sample.json`` (a fixed draw from the split training
+    skipped), must stay within ``CHRF_TOLERANCE`` of the figure ``meta.json`` records for the
+    whole held-out set. Unlike the recorded number, this fails when the weights, the vocabulary
+    or greedy decoding change."""
+    sample = json.loads((OUT_DIR / "held_out_sample.json").read_text())[:SAMPLE]
     sources = [s for s, _ in sample]
-    assert len(sources) == 200 and all(held_out(s) for s in sources)  # the split training skipped
+    assert len(sources) == SAMPLE and all(held_out(s) for s in sources)
     references = list(teacher_translate(sources))  # the teacher again, not the stored targets
     measured = scores(translate(model.module, model.vocab, sources), references)
-    assert measured["chrf"] >= model.meta["held_out"]["chrf"] - 4.0, measured  # sampling noise
+    recorded = model.meta["held_out"]["chrf"]
+    assert measured["chrf"] >= TARGET_CHRF, measured
+    assert abs(measured["chrf"] - recorded) <= CHRF_TOLERANCE, (measured, recorded)
 
 
 def test_trace_validates_with_all_three_attention_kinds(model):

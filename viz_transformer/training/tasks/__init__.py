@@ -5,6 +5,6 @@ paper's Transformer on one and ships it into ``viz_transformer/weights/paper-<ta
 
     OMP_NUM_THREADS=1 .venv/bin/python -m viz_transformer.training.tasks.train --task reverse
 
-``--task all`` retrains every one (about 20 minutes each on one CPU thread); ``--device cuda``
-trains on a GPU.
+``--task all`` retrains every one (minutes each on a CPU; each ``meta.json`` records its run's
+seconds); ``--device cuda`` trains on a GPU.
 """
