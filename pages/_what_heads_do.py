@@ -12,14 +12,6 @@ from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
 from viz_transformer.ui import caches, head_caches, jobs, widgets
 
-# a clean / corrupted pair of equal token length whose outputs differ, per model
-PATCH_PAIRS = {
-    "bergamot-en-pt": ("The cat is black.", "The dog is black."),
-    "bergamot-pt-en": ("O gato é preto.", "O cão é preto."),
-    "paper-en-pt": ("The cat is black.", "The dog is black."),
-    "paper-reverse": ("happy king red ship", "happy king blue ship"),
-}
-
 
 def head_label(layer: int, head: int) -> str:
     """``L1 H3``: how the page names a head (the set picker parses it back)."""
@@ -119,9 +111,10 @@ def head_set(name: str, text: str, kind: AttentionKind, shape: tuple[int, int], 
     compare_outputs(name, text, heads, mode)  # type: ignore[arg-type]
 
 
-def patching(name: str, kind: AttentionKind, example: str) -> None:
-    """A form of two sentences; each head's clean output put into the corrupted run."""
-    clean_default, corrupt_default = PATCH_PAIRS.get(name, (example, example))
+def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:
+    """A form of two sentences, pre-filled with the model's own ``pair``; each head's clean
+    output put into the corrupted run."""
+    clean_default, corrupt_default = pair
     with st.form("patching"):
         clean = st.text_input("Clean sentence", clean_default, key="heads_clean")
         corrupted = st.text_input(

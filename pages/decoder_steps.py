@@ -55,7 +55,7 @@ def decoder_steps_page() -> None:
         r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,\quad M_{ij}=-\infty"
         r"\text{ for } j>i",
     )
-    if not {"decoder", "cross"} & set(caches.spec(name).shows):
+    if not caches.spec(name).has_decoder:
         message = f"{name} is an encoder only: it has no decoder, so there are no steps to show."
         widgets.offer_switch(message, name, lambda s: "cross" in s.shows, "a decoder")
         st.stop()

@@ -23,9 +23,9 @@ def what_heads_do_page() -> None:
         r"\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(z_1,\dots,z_h)W^O,\quad "
         r"z_i = \mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}}\right)V_i",
     )
-    spec = caches.spec(name)
     trace = widgets.or_stop(caches.trace, name, text)
-    kinds = [k for k in spec.shows if trace.get(k) is not None]
+    facts = caches.model(name).facts
+    kinds = [k for k in facts.kinds if trace.get(k) is not None]
     state.keep_choice("heads_kind", kinds)  # the URL may name a kind this model lacks
     state.keep_choice("heads_mode", ["zero", "mean"])
     left, right = st.columns([2, 1])
@@ -33,9 +33,9 @@ def what_heads_do_page() -> None:
                       key="heads_kind")  # fmt: skip
     mode = right.radio("Ablation", ["zero", "mean"], horizontal=True, key="heads_mode",
                        help="zero: the head adds nothing; mean: its average z.")  # fmt: skip
-    shape = caches.model(name).attention_shape(kind)
+    shape = facts.shape(kind)
     state.clamp_state(heads_layer=shape[0], heads_head=shape[1])
-    has_output = spec.shows[-1] != "encoder"
+    has_output = facts.has_decoder
     st.subheader("Which heads matter")
     if has_output:
         sections.importance(name, text, kind, mode)
@@ -50,7 +50,7 @@ def what_heads_do_page() -> None:
     roles(name, text, kind)
     if has_output:
         st.subheader("Activation patching")
-        sections.patching(name, kind, spec.example)
+        sections.patching(name, kind, facts.patch_pair)
         st.subheader("Logit lens")
         lens = widgets.or_none(head_caches.logit_lens, name, text)
         if lens is not None:

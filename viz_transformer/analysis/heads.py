@@ -136,7 +136,7 @@ def head_importance(
 
 
 def _require_output(model: LoadedModel) -> None:
-    if model.spec.shows[-1] == "encoder":
+    if model.spec.encoder_only:
         raise ValueError(
             f"{model.name} produces no output, so no head changes one; pick a model with a "
             "decoder (a translator or a language model)."
@@ -249,7 +249,7 @@ def value_weighted(
     layers, _ = model.attention_shape(kind)
     target = None if target is None else check_text(target, "target")
     # a decoder-only trace covers the prompt (and a forced continuation), not its next token
-    prompt_only = target is None and model.spec.shows[-1] == "decoder"
+    prompt_only = target is None and model.spec.decoder_only
     out_ids = [] if prompt_only else model.reference_ids(text, target)
     names = [(model.hook_name(kind, i, "hook_pattern"), model.hook_name(kind, i, "hook_v"))
              for i in range(layers)]  # fmt: skip

@@ -61,7 +61,7 @@ def logit_lens(model: LoadedModel, text: str, target: str | None = None) -> Lens
     n_inputs = top_id.shape[1]
     inputs = model.output_tokens(out_ids)
     # before the output: the start symbol or, decoder-only, the prompt's tokens
-    start = model.source_ids(text)[1] if model.spec.shows == ("decoder",) else ()
+    start = model.source_ids(text)[1] if model.spec.decoder_only else ()
     start = (*start, *("<s>",) * (n_inputs - len(inputs) - len(start)))
     return Lens(
         inputs=(*start, *inputs)[:n_inputs],

@@ -187,19 +187,17 @@ def summarize(
     """
     module, spec = model.module, model.spec
     vocab, d_model = model.input_embedding().weight.shape
-    layers = {"encoder": model.attention_shape("encoder")[0]} if "encoder" in spec.shows else {}
-    if spec.architecture != "encoder-only":
-        layers["decoder"] = model.attention_shape(spec.shows[-1])[0]
+    facts = model.facts
     placement, norm_type, block, norms, outside = norm_layout(module, probe)
     dtype = next(module.parameters()).dtype
     kv = mha = None
-    if "decoder" in spec.shows:  # a self-attention cache grows by one K and one V per layer
-        per_head = 2 * model.attention_shape("decoder")[0] * d_head * dtype.itemsize
+    if "decoder" in facts.kinds:  # a self-attention cache grows by one K and one V per layer
+        per_head = 2 * facts.layers["decoder"] * d_head * dtype.itemsize
         kv, mha = per_head * kv_heads, per_head * heads
     return ArchitectureSummary(
         name=model.name,
         architecture=spec.architecture,
-        layers=layers,
+        layers=facts.stacks,
         d_model=int(d_model),
         vocab=int(vocab),
         norm_placement=placement,  # type: ignore[arg-type]

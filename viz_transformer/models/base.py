@@ -20,7 +20,7 @@ from viz_transformer.models.results import (
     LayerRuns,
     QKVRun,
 )
-from viz_transformer.models.spec import ModelSpec
+from viz_transformer.models.spec import ModelFacts, ModelSpec
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
@@ -38,6 +38,22 @@ class LoadedModel(ABC):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def facts(self) -> ModelFacts:
+        """What this model is: its attention kinds (``facts.kinds``), the architecture they
+        name, the layers and heads of each kind (``facts.shape(kind)``) and its example
+        inputs."""
+        spec, kinds = self.spec, self.spec.kinds
+        shapes = {kind: self.attention_shape(kind) for kind in kinds}
+        return ModelFacts(
+            name=self.name,
+            kinds=kinds,
+            layers={kind: layers for kind, (layers, _) in shapes.items()},
+            heads={kind: heads for kind, (_, heads) in shapes.items()},
+            example=spec.example,
+            patch_pair=spec.patch_pair,
+        )
 
     def position_table(self) -> np.ndarray | None:
         """The position vectors added to the source embeddings, float32 ``[positions, d_model]``,

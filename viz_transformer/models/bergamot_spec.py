@@ -15,6 +15,10 @@ EXAMPLES = {
     "bergamot-en-pt": "The agreement on the European Economic Area was signed in August 1992.",
     "bergamot-pt-en": "O acordo sobre a Área Económica Europeia foi assinado em agosto de 1992.",
 }
+PATCHING = {  # clean and corrupted sentences of equal token count whose translations differ
+    "bergamot-en-pt": ("The cat is black.", "The dog is black."),
+    "bergamot-pt-en": ("O gato é preto.", "O cão é preto."),
+}
 DECODER_NOTE = (
     "This model's decoder replaces self-attention with a recurrent SSRU unit (for speed on CPUs), "
     "so it has no decoder self-attention map; the paper models show one."
@@ -50,6 +54,7 @@ def bergamot_specs() -> dict[str, ModelSpec]:
             path=folders[-1],
             source_lang=name[-5:-3],
             target_lang=name[-2:],
+            patching=PATCHING[name],
         )
     return specs
 

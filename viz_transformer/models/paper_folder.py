@@ -47,8 +47,15 @@ def spec_from_meta(meta: dict[str, Any], folder: Path, name: str) -> ModelSpec:
         path=folder,
         curves={"scaled", "unscaled"} <= set(meta.get("curves") or {}),
         teacher=meta.get("teacher"),
+        patching=_patching(meta),
         **data,
     )
+
+
+def _patching(meta: dict[str, Any]) -> tuple[str, str] | None:
+    """meta.json's ``"examples": {"patching": [clean, corrupted]}``, when it has one."""
+    pair = (meta.get("examples") or {}).get("patching")
+    return None if pair is None else (str(pair[0]), str(pair[1]))
 
 
 def read_meta(folder: Path) -> dict[str, Any]:

@@ -17,9 +17,16 @@ KIND_SHORT: dict[AttentionKind, str] = {  # in lists: "shows encoder self, cross
     "decoder": "decoder masked self",
     "cross": "cross attention",
 }
+Architecture = Literal["encoder-only", "decoder-only", "encoder-decoder"]
 # the architecture a model has, named by the last kind it shows (an encoder-decoder shows cross)
-ARCHITECTURES: dict[AttentionKind, str] = {
+ARCHITECTURES: dict[AttentionKind, Architecture] = {
     "encoder": "encoder-only",
     "decoder": "decoder-only",
     "cross": "encoder-decoder",
 }
+
+
+def architecture_of(kinds: tuple[AttentionKind, ...]) -> Architecture:
+    """The architecture of a model that shows ``kinds`` (in ``KINDS`` order): an
+    encoder-decoder shows cross-attention even without a decoder self-attention map."""
+    return ARCHITECTURES[kinds[-1]]

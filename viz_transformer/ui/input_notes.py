@@ -19,14 +19,14 @@ NAMES = {"en": "English", "pt": "Portuguese"}
 def output_line(trace: vt.Trace, text: str) -> None:
     """The model's output for ``text``, or why there is none (an encoder produces no text)."""
     spec = caches.spec(trace.model_name)
-    if spec.architecture == "encoder-only":
+    if spec.encoder_only:
         st.markdown(
             f"**No output:** {trace.model_name} is an encoder: it turns the sentence into vectors "
             "(one per token) and writes no text; its self-attention is below."
         )
         return
     st.markdown(f"**Output:** {widgets.literal(trace.output_text)}")
-    if spec.architecture == "encoder-decoder" and stops_early(text, trace.output_text):
+    if spec.encoder_decoder and stops_early(text, trace.output_text):
         st.warning(
             "The output looks cut short: it has fewer sentences than the input (or under 40 % of "
             "its length). These models were trained on single sentences and often stop after the "

@@ -46,21 +46,21 @@ def reference_ids(model: HFModel, text: str, target: str | None) -> list[int]:
     """Greedy output (seq2seq: ``generate``; decoder-only: the next ``CONTINUATION`` tokens, one
     uncached pass each under the caller's hooks) or ``target``'s ids, end symbols dropped;
     nothing for an encoder only."""
-    arch = model.spec.shows[-1]
-    if arch == "encoder":
+    spec = model.spec
+    if spec.encoder_only:
         return []
     if target is not None:
         with model._lock:
-            if arch == "cross":
+            if spec.encoder_decoder:
                 ids = model.tokenizer(text_target=target)["input_ids"]
             else:
                 ids = model.tokenizer(target, add_special_tokens=False)["input_ids"]
-    elif arch == "cross":
+    elif spec.encoder_decoder:
         ids = model.greedy_ids(model.encode_text(text))
     else:
         return _continuation(model, text)
     eos = model.eos_ids()
-    return [i for i in ids if i not in eos] if arch == "cross" else list(ids)
+    return [i for i in ids if i not in eos] if spec.encoder_decoder else list(ids)
 
 
 def _continuation(model: HFModel, text: str) -> list[int]:
@@ -83,36 +83,36 @@ def forced_logits(
     """Logits ``(B, T, vocab)`` of one teacher-forced pass (encoder only: ``(B, 0, 0)``);
     ``keep`` > 0 asks a decoder-only model for its last ``keep`` rows only (``logits_to_keep``:
     the unembedding of a 30-layer 135M model is a fifth of its work per position)."""
-    arch = model.spec.shows[-1]
+    spec = model.spec
     src = model.encode_text(text)
     inputs: dict[str, list[int]] = {"input_ids": src}
-    if arch == "cross":
+    if spec.encoder_decoder:
         start = model.module.config.decoder_start_token_id
         if start is None:
             start = model.module.generation_config.decoder_start_token_id
         inputs["decoder_input_ids"] = [int(start), *out_ids]
-    elif arch == "decoder":
+    elif spec.decoder_only:
         inputs["input_ids"] = [*src, *out_ids]
     batch_inputs: dict[str, Any] = {
         k: torch.tensor([v] * batch, device=model.device) for k, v in inputs.items()
     }
-    if keep and arch == "decoder" and accepts(model.module, "logits_to_keep"):
+    if keep and spec.decoder_only and accepts(model.module, "logits_to_keep"):
         batch_inputs["logits_to_keep"] = keep
     with torch.no_grad():
         out = model.module(**batch_inputs)
     logits = getattr(out, "logits", None)
-    if logits is None or arch == "encoder":
+    if logits is None or spec.encoder_only:
         return torch.zeros((batch, 0, 0), device=model.device)
     return logits
 
 
 def forced_logprobs(model: HFModel, text: str, out_ids: Sequence[int], batch: int) -> torch.Tensor:
     """See ``LoadedModel.forced_logprobs``."""
-    arch = model.spec.shows[-1]
+    spec = model.spec
     logits = forced_logits(model, text, out_ids, batch, keep=len(out_ids) + 1)
-    if arch == "encoder":
+    if spec.encoder_only:
         return torch.zeros((batch, 0), device=model.device)
-    if arch == "cross":
+    if spec.encoder_decoder:
         return target_logprobs(logits, [*out_ids, min(model.eos_ids())])
     return target_logprobs(logits[:, :-1], list(out_ids))  # rows before each output id
 

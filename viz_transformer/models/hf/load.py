@@ -20,14 +20,18 @@ from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf.names import offline_first
 from viz_transformer.models.spec import ModelSpec
 
-AUTO = {"encoder": AutoModel, "decoder": AutoModelForCausalLM, "cross": AutoModelForSeq2SeqLM}
+AUTO = {  # keyed by ModelSpec.architecture
+    "encoder-only": AutoModel,
+    "decoder-only": AutoModelForCausalLM,
+    "encoder-decoder": AutoModelForSeq2SeqLM,
+}
 
 
 def attention_implementation(spec: ModelSpec, config: PretrainedConfig) -> str:
     """``"vt"`` (see ``hf_attention``) when the model's code calls attention functions by name,
     else ``"eager"`` (sdpa and flash return no weights)."""
     try:
-        cls = AUTO[spec.shows[-1]]._model_mapping[type(config)]
+        cls = AUTO[spec.architecture]._model_mapping[type(config)]
     except (KeyError, ValueError):
         return "eager"
     # the modeling file must call attention through ALL_ATTENTION_FUNCTIONS to reach ours
@@ -52,7 +56,7 @@ def load_module(
         kwargs["device_map"] = device_map
     if Path(ident).is_absolute() and any(Path(ident).glob("*.safetensors")):
         kwargs["use_safetensors"] = True
+    auto = AUTO[spec.architecture]
     return offline_first(
-        ident,
-        lambda local: AUTO[spec.shows[-1]].from_pretrained(ident, local_files_only=local, **kwargs),
+        ident, lambda local: auto.from_pretrained(ident, local_files_only=local, **kwargs)
     )

@@ -111,15 +111,15 @@ class HFModel(LoadedModel):
         Raises:
             ValueError: empty or too long input, or a target for an encoder-only model.
         """
-        arch = self.spec.shows[-1]
-        if arch == "cross":
+        spec = self.spec
+        if spec.encoder_decoder:
             return self._trace_seq2seq(text, target)
-        if arch == "encoder" and target and target.strip():
+        if spec.encoder_only and target and target.strip():
             raise ValueError(
                 f"{self.name} is an encoder only: it produces no output to force. "
                 "Leave the target empty."
             )
-        if arch == "encoder" or target is None:
+        if spec.encoder_only or target is None:
             return self._trace_single(text, None)
         sep = "" if text[-1:].isspace() or target[:1].isspace() else " "
         return self._trace_single(f"{text}{sep}{target}", target)
@@ -129,23 +129,23 @@ class HFModel(LoadedModel):
         (causal) with the most likely next token at every position."""
         messages: list[str] = []
         ids = self.encode_text(text, messages)
-        arch = self.spec.shows[-1]
-        deferred = arch == "encoder" and hf_lazy.one_call_per_layer(self.names)
+        spec = self.spec
+        deferred = spec.encoder_only and hf_lazy.one_call_per_layer(self.names)
         if deferred and self._lazy(input_ids=ids):  # nothing runs until a head is asked
             encoder = hf_lazy.deferred_encoder(self.module, self.names["encoder"], ids)
             logits, arrays = None, {"encoder": encoder}
         else:
             logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
         tokens = self.token_labels(ids)
-        if arch == "encoder":
+        if spec.encoder_only:
             preds, output = (), ""
         else:
             preds = self.token_labels(row_argmax(logits), text_start=False)
             output = target if target is not None else self._decode([int(logits[-1].argmax())])
         return Trace(
             model_name=self.name,
-            src_tokens=tokens if arch == "encoder" else (),
-            tgt_tokens=tokens if arch == "decoder" else (),
+            src_tokens=tokens if spec.encoder_only else (),
+            tgt_tokens=tokens if spec.decoder_only else (),
             pred_tokens=preds,
             encoder=arrays.get("encoder"),
             decoder=arrays.get("decoder"),
@@ -153,7 +153,7 @@ class HFModel(LoadedModel):
             output_text=output,
             forced=target is not None,
             scaled=self.module.config.model_type not in T5_TYPES,
-            notes=NOTES[arch],
+            notes=NOTES[spec.architecture],
             messages=tuple(messages),
         ).validate()
 

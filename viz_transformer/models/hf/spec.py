@@ -10,20 +10,25 @@ from pathlib import Path
 from viz_transformer import settings
 from viz_transformer.models.hf.names import check_hf_id, model_positions, model_shows, read_config
 from viz_transformer.models.spec import ModelSpec
-from viz_transformer.records.kinds import ARCHITECTURES
+from viz_transformer.records.kinds import Architecture, AttentionKind, architecture_of
 
 MAX_NEW_TOKENS = 64  # greedy output cap: maps stay readable and generation stays fast on a CPU
-EXAMPLES = {
-    "encoder": "The cat sat on the mat because it was tired.",
-    "decoder": "The capital of France is",
-    "cross": "The cat sat on the mat.",
+EXAMPLES: dict[Architecture, str] = {
+    "encoder-only": "The cat sat on the mat because it was tired.",
+    "decoder-only": "The capital of France is",
+    "encoder-decoder": "The cat sat on the mat.",
 }
-NOTES = {
-    "encoder": {
+# activation patching's pairs: one word for another that nearly every vocabulary holds whole
+PATCHING: dict[Architecture, tuple[str, str]] = {
+    "decoder-only": ("The capital of France is", "The capital of Spain is"),
+    "encoder-decoder": ("The cat sat on the mat.", "The dog sat on the mat."),
+}
+NOTES: dict[Architecture, dict[AttentionKind, str]] = {  # why a single stack lacks a kind
+    "encoder-only": {
         "decoder": "An encoder-only model (BERT family) has no decoder: no masked self-attention.",
         "cross": "An encoder-only model has no decoder to read the encoder: no cross-attention.",
     },
-    "decoder": {
+    "decoder-only": {
         "encoder": "A decoder-only model (GPT family) has no encoder; it reads the text causally.",
         "cross": "With no encoder there is no encoder-decoder (cross) attention.",
     },
@@ -54,18 +59,20 @@ def hf_spec(name: str) -> ModelSpec:
         raise ValueError(f"{name}: {ident} is not a model folder (it has no config.json).")
     config = read_config(ident)
     shows = model_shows(config)
+    arch = architecture_of(shows)
     layers = getattr(config, "num_hidden_layers", "?")  # attribute_map covers n_layer etc.
     heads = getattr(config, "num_attention_heads", "?")
     where = "a local folder" if local else "the Hugging Face hub"
     return ModelSpec(
         name=f"hf:{ident}",
         family="hf",
-        description=f"{config.model_type} {ARCHITECTURES[shows[-1]]} model from {where}, "
+        description=f"{config.model_type} {arch} model from {where}, "
         f"{layers} layers x {heads} heads.",
-        example=EXAMPLES[shows[-1]],
+        example=EXAMPLES[arch],
         shows=shows,
         positions=model_positions(config),
         path=Path(ident) if local else ident,
+        patching=PATCHING.get(arch),
     )
 
 

@@ -41,14 +41,14 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
     Raises:
         ValueError: an encoder-only model, or input the model cannot take.
     """
-    arch = model.spec.shows[-1]
-    if arch == "encoder":
-        raise ValueError(f"{NOTES['encoder']['decoder']} There is nothing to decode.")
+    spec = model.spec
+    if spec.encoder_only:
+        raise ValueError(f"{NOTES['encoder-only']['decoder']} There is nothing to decode.")
     src_ids = model.encode_text(text)
     kinds = [k for k in ("decoder", "cross") if k in model.names]
     src = torch.tensor([src_ids], device=model.device)
     fixed: dict[str, Any] = {"use_cache": use_cache}
-    if arch == "cross":
+    if spec.encoder_decoder:
         with torch.no_grad():
             fixed["encoder_outputs"] = model.module.get_encoder()(
                 input_ids=src, attention_mask=torch.ones_like(src)
@@ -65,7 +65,7 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
         batch = {**fixed, key: torch.tensor([new], device=model.device)}  # (1, n)
         if parent is not None:
             batch["past_key_values"] = _fork(parent)
-        if arch == "decoder":  # the mask covers the cached positions too
+        if spec.decoder_only:  # the mask covers the cached positions too
             batch["attention_mask"] = torch.ones(
                 1, len(start) + len(outputs), dtype=torch.long, device=model.device
             )
@@ -73,7 +73,7 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
         if use_cache:
             states.put(outputs, past)
         logits = constrain(
-            model.module.generation_config, logits, len(outputs), first=arch == "cross"
+            model.module.generation_config, logits, len(outputs), first=spec.encoder_decoder
         )
         return StepScores(
             F.log_softmax(logits, dim=-1).cpu().numpy(), rows.get("decoder"), rows.get("cross")
@@ -81,13 +81,13 @@ def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> De
 
     limit = model.max_positions()
     return DecoderSession(
-        src_tokens=model.token_labels(src_ids) if arch == "cross" else (),
+        src_tokens=model.token_labels(src_ids) if spec.encoder_decoder else (),
         start_tokens=model.token_labels(start),
         eos_ids=frozenset(model.eos_ids()),
         max_new=max(1, min(MAX_NEW_TOKENS, limit - len(start) + 1)),
         score=score,
         tokens=lambda ids: model.token_labels(list(ids), text_start=False),
-        notes={} if arch == "cross" else {"cross": NOTES["decoder"]["cross"]},
+        notes={} if spec.encoder_decoder else {"cross": NOTES["decoder-only"]["cross"]},
     )
 
 
