@@ -14,6 +14,9 @@ pages = [
     st.Page("pages/decoder_steps.py", title="Step-by-step decoder", icon=":material/steps:"),
     st.Page("pages/qkv_walkthrough.py", title="Q, K, V walkthrough", icon=":material/calculate:"),
     st.Page("pages/what_heads_do.py", title="What heads do", icon=":material/psychology:"),
+    st.Page(
+        "pages/heads_across_corpus.py", title="Heads across a corpus", icon=":material/dataset:"
+    ),
     st.Page("pages/then_and_now.py", title="2017 vs today", icon=":material/history:"),
     st.Page("pages/watch_it_learn.py", title="Watch it learn", icon=":material/school:"),
 ]

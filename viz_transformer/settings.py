@@ -43,6 +43,7 @@ DEVICE: str | None = os.environ.get("VT_DEVICE", "").strip() or None
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
+CORPORA_DIR = PACKAGE_DIR / "corpora"  # shipped sample corpora, one sentence per line
 ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git
 # live training saves each run's checkpoints under here, one paper-model folder per checkpoint
 # (loadable as paper:<folder>); VT_CHECKPOINT_DIR moves it (e.g. to a volume on a server)

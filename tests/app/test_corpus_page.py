@@ -1,0 +1,65 @@
+"""The "Heads across a corpus" page: Run computes in the background and the results draw (grids
+per kind, a head's distribution, top sentences linking to the Attention maps page); a second
+session reads the cache without running; two sessions share one job."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from viz_transformer.analysis.corpus import cache_folder
+from viz_transformer.models.registry import load_model
+from viz_transformer.text import corpora
+from viz_transformer.ui import corpus_jobs
+
+PAGE = "pages/heads_across_corpus.py"
+SENTENCES = (
+    "I like tea.",
+    "The old man sells fresh bread at the market every morning.",
+    "Where is the station?",
+    "She reads.",
+    "We walked by the river after the rain.",
+)
+
+
+@pytest.fixture
+def small_corpus(monkeypatch, tmp_path):
+    """The built-in corpus cut to five sentences, statistics cached under ``tmp_path``."""
+    monkeypatch.setenv("VT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(corpora, "builtin_sentences", lambda name="": SENTENCES)
+    return cache_folder(load_model("paper-en-pt"), SENTENCES)
+
+
+def test_run_draws_grids_distribution_and_links_and_a_second_visit_reads_the_cache(
+    open_page, figures, small_corpus, monkeypatch
+) -> None:
+    model, gate = load_model("paper-en-pt"), threading.Event()
+    real = model.batch_patterns
+    monkeypatch.setattr(model, "batch_patterns", lambda texts: gate.wait(60) and real(texts))
+    app = open_page(PAGE)
+    assert any("Press Run" in i.value for i in app.info)
+    app.button(key="corpus_run").click().run()
+    job = corpus_jobs.job(small_corpus)
+    assert job is not None and job.running  # held at its first batch by the gate
+    assert corpus_jobs.start(model, SENTENCES, small_corpus) is job  # another session joins it
+    assert not app.exception
+    gate.set()
+    job.thread.join(60)
+    app.run()
+    assert not app.exception and not app.error
+    titles = [f["layout"]["title"]["text"] for f in figures(app)]
+    assert titles[:3] == ["Encoder self-attention", "Decoder masked self-attention",
+                          "Encoder-decoder (cross) attention"]  # fmt: skip
+    assert any("5 sentences" in t for t in titles)  # the picked head's distribution
+    links = " ".join(m.value for m in app.markdown)
+    assert "](attention_maps?model=paper-en-pt&sentence=" in links and "&layer=" in links
+    corpus_jobs._JOBS.clear()  # a new server process: only the files remain
+    later = open_page(PAGE)
+    assert corpus_jobs.job(small_corpus) is None  # nothing ran
+    assert len(figures(later)) == len(figures(app)) and not later.info
+    later.toggle(key="qk_show").set_value(True).run()
+    assert not later.exception and not later.error
+    scatter = figures(later)[-1]
+    assert scatter["layout"]["title"]["text"].startswith("Queries and keys of")
+    assert {t["name"] for t in scatter["data"]} == {"query", "key"}
