@@ -19,5 +19,6 @@ pages = [
     ),
     st.Page("pages/then_and_now.py", title="2017 vs today", icon=":material/history:"),
     st.Page("pages/watch_it_learn.py", title="Watch it learn", icon=":material/school:"),
+    st.Page("pages/compare_models.py", title="Compare two models", icon=":material/compare:"),
 ]
 st.navigation(pages).run()

@@ -110,6 +110,14 @@ def _forced_target(ref: Trace, number: int) -> str:
     return ref.output_text
 
 
+def _trace(model: LoadedModel, text: str, target: str | None, number: int) -> Trace:
+    """``vt.trace``, its ValueError prefixed with the model and sentence it concerns."""
+    try:
+        return trace(model, text, target)
+    except ValueError as exc:
+        raise ValueError(f"{model.name}, sentence {number} (“{text}”): {exc}") from None
+
+
 def paired_traces(
     a: LoadedModel, b: LoadedModel, sentences: Sequence[str], kind: AttentionKind
 ) -> tuple[tuple[Trace, ...], tuple[Trace, ...]]:
@@ -117,9 +125,9 @@ def paired_traces(
     and cross kinds; each pair checked to show ``kind`` over the same tokens."""
     traces_a, traces_b = [], []
     for number, text in enumerate(sentences, 1):
-        tr_a = trace(a, text)
+        tr_a = _trace(a, text, None, number)
         target = None if kind == "encoder" else _forced_target(tr_a, number)
-        tr_b = trace(b, text, target)
+        tr_b = _trace(b, text, target, number)
         _check_tokens(tr_a, tr_b, kind, number, text)
         traces_a.append(tr_a)
         traces_b.append(tr_b)
@@ -180,13 +188,13 @@ def checkpoint_traces(
     for model in models:
         check_kind(model, kind)
     texts = _check_sentences(sentences)
-    last = [trace(models[-1], text) for text in texts]
+    last = [_trace(models[-1], text, None, n) for n, text in enumerate(texts, 1)]
     out: list[tuple[Trace, ...]] = []
     for model in models[:-1]:
         traces = []
         for number, (text, ref) in enumerate(zip(texts, last, strict=True), 1):
             target = ref.output_text if kind == "encoder" else _forced_target(ref, number)
-            tr = trace(model, text, target or None)
+            tr = _trace(model, text, target or None, number)
             _check_tokens(ref, tr, kind, number, text)
             traces.append(tr)
         out.append(tuple(traces))

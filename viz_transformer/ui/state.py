@@ -33,10 +33,13 @@ URL_KEYS: dict[str, Callable[[str], Any]] = {
     PRESENTER_KEY: _flag, "attn_tab": str, "hide_special": _flag, "agg": str, "token": int,
     "beam": int, "top_k": int, "max_steps": int, "dec_layer": int, "target": str,
     "sentence_part": int, "weighting": str, "heads_kind": str, "heads_mode": str,
-    "heads_layer": int, "heads_head": int,
+    "heads_layer": int, "heads_head": int, "cmp_mode": str, "cmp_a": str, "cmp_b": str,
+    "cmp_kind": str, "cmp_text": str, "cmp_pair": int, "cmp_sentence": int, "cmp_run": str,
+    "cmp_head": int,
 }  # fmt: skip
 KEPT_KEYS = (*URL_KEYS, HF_KEY, SHOWN_KEY)
 URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)
+LONG_TEXT_KEYS = (TEXT_KEY, "cmp_text")
 
 
 def keep(keys: Sequence[str] = KEPT_KEYS) -> None:
@@ -73,7 +76,7 @@ def write_url() -> None:
     """Mirror the current view into the URL so copying it reproduces the view."""
     for key in URL_KEYS:
         value = st.session_state.get(key)
-        if key == TEXT_KEY and value is not None and len(str(value)) > URL_TEXT_LIMIT:
+        if key in LONG_TEXT_KEYS and value is not None and len(str(value)) > URL_TEXT_LIMIT:
             st.query_params.pop(key, None)  # a long document does not fit in a link
             continue
         if value is not None and st.query_params.get(key) != str(value):

@@ -127,8 +127,14 @@ def chips(tokens: tuple[str, ...]) -> str:
     return " ".join(f"`{t.replace('`', 'ˋ')}`" for t in tokens)
 
 
-def chart(fig: go.Figure, name: str = "figure", key: str | None = None) -> None:
-    """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png).
+def chart(
+    fig: go.Figure,
+    name: str = "figure",
+    key: str | None = None,
+    on_select: Callable[[], None] | None = None,
+) -> None:
+    """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png); a click
+    on a point calls ``on_select`` (its selection is in ``st.session_state[key]``).
 
     ``fig`` is left unchanged (presenter mode enlarges a copy): it may be a cached figure that
     other sessions draw too.
@@ -139,7 +145,11 @@ def chart(fig: go.Figure, name: str = "figure", key: str | None = None) -> None:
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": _named(name), "scale": 2},
     }
-    st.plotly_chart(fig, width="stretch", config=config, key=key)
+    if on_select is None:
+        st.plotly_chart(fig, width="stretch", config=config, key=key)
+    else:
+        st.plotly_chart(fig, width="stretch", config=config, key=key, on_select=on_select,
+                        selection_mode="points")  # fmt: skip
 
 
 def _named(stem: str) -> str:

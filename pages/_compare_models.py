@@ -1,0 +1,186 @@
+"""The sections of the "Compare two models" page (pages/compare_models.py), private to it: which
+pairs to offer, the two-model comparison, and the drift of a live run's checkpoints."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.analysis.compare import HeadMatch
+from viz_transformer.figures import compare as figures
+from viz_transformer.models.checkpoints import CheckpointRun, checkpoint_runs
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.settings import CHECKPOINTS_DIR
+from viz_transformer.training.en_pt.everyday import EVERYDAY
+from viz_transformer.ui import caches, compare_caches, state, widgets
+
+SAME = 0.1  # a matched pair closer than this reads as "the same head"
+MAX_SENTENCES = 20  # more would keep a classroom server busy for seconds per view
+
+
+def short(name: str) -> str:
+    """A checkpoint's name as a picker shows it: ``reverse-20261125-1412/scaled/step-000200``."""
+    prefix = f"paper:{CHECKPOINTS_DIR.resolve()}/"
+    return name.removeprefix(prefix) if name.startswith(prefix) else name
+
+
+def pairs(runs: list[CheckpointRun]) -> dict[str, tuple[str, str]]:
+    """Pairs whose difference is the lesson, labelled: a distilled model and its teacher, a live
+    run with and without 1/sqrt(d_k), a run's first and last checkpoint."""
+    out = {}
+    for name in vt.available_models():
+        teacher = caches.spec(name).teacher
+        if teacher in vt.available_models():
+            out[f"{name} and its teacher {teacher}"] = (name, teacher)
+    by_run: dict[str, dict[str, CheckpointRun]] = {}
+    for run in runs:
+        by_run.setdefault(run.run, {})[run.variant] = run
+    for name, variants in by_run.items():
+        if {"scaled", "unscaled"} <= set(variants):
+            twins = variants["scaled"].names[-1], variants["unscaled"].names[-1]
+            out[f"{name}: with and without 1/√d_k (its unscaled twin)"] = twins
+        for variant, run in variants.items():
+            if len(run.names) > 1:
+                out[f"{name} ({variant}): first and last checkpoint"] = run.names[0], run.names[-1]
+    return out
+
+
+def use_pair(offered: dict[str, tuple[str, str]]) -> None:
+    """Callback of the pair picker: its two models become A and B."""
+    chosen = offered.get(st.session_state.get("cmp_offer", ""))
+    if chosen:
+        st.session_state["cmp_a"], st.session_state["cmp_b"] = chosen
+
+
+def default_text(name: str, sentence: str) -> str:
+    """Pre-filled sentences: the model's example, the sidebar's sentence, and everyday English
+    sentences for a model that reads English."""
+    spec = caches.spec(name)
+    lines = [spec.example, sentence, *(EVERYDAY[:4] if spec.source_lang == "en" else ())]
+    return "\n".join(dict.fromkeys(line.strip() for line in lines if line.strip()))
+
+
+def sentences_of(text: str) -> tuple[str, ...]:
+    """The non-empty lines of ``text``, at most ``MAX_SENTENCES`` (a note says so)."""
+    lines = tuple(line.strip() for line in text.splitlines() if line.strip())
+    if len(lines) > MAX_SENTENCES:
+        st.info(f"The first {MAX_SENTENCES} of {len(lines)} sentences are compared.")
+    return lines[:MAX_SENTENCES]
+
+
+def kind_picker(shows: list[AttentionKind]) -> AttentionKind:
+    """The attention kind, among those ``shows`` lists (URL key ``cmp_kind``)."""
+    state.keep_choice("cmp_kind", shows)
+    return st.radio(
+        "Attention kind", shows, format_func=KIND_TITLES.get, horizontal=True, key="cmp_kind"
+    )
+
+
+def verdict(m: HeadMatch) -> str:
+    """How the table reads a matched pair: the same head (in place or moved) or changed."""
+    if m.distance >= SAME:
+        return "changed"
+    return "same head, same place" if m.a == m.b else "same head, different place"
+
+
+def two_models(result: vt.Comparison) -> None:
+    """Distance heatmap, matched pairs by distance, and a chosen pair's maps and difference."""
+    widgets.chart(
+        figures.distance_figure(
+            result.distance, short(result.model_a), short(result.model_b), result.matching
+        ),
+        "compare-distance",
+    )
+    ranked = sorted(result.matching, key=lambda m: m.distance)
+    table = pd.DataFrame(
+        {
+            "A head": [figures.head_label(m.a) for m in ranked],
+            "B head": [figures.head_label(m.b) for m in ranked],
+            "JS distance": [round(m.distance, 5) for m in ranked],
+            "reads as": [verdict(m) for m in ranked],
+        }
+    )
+    st.dataframe(table, hide_index=True, height=min(400, 36 * len(ranked) + 40))
+    state.clamp_state(cmp_pair=len(ranked), cmp_sentence=len(result.sentences))
+    left, right = st.columns(2)
+    pair = left.selectbox(
+        "Matched pair",
+        range(len(ranked)),
+        key="cmp_pair",
+        format_func=lambda i: (
+            f"A {figures.head_label(ranked[i].a)} ↔ B "
+            f"{figures.head_label(ranked[i].b)} ({ranked[i].distance:.4f})"
+        ),
+    )
+    i = right.selectbox(
+        "Sentence",
+        range(len(result.sentences)),
+        key="cmp_sentence",
+        format_func=lambda j: result.sentences[j],
+    )
+    fig = figures.pair_figure(result.traces_a[i], result.traces_b[i], result.kind, ranked[pair])
+    widgets.chart(fig, "compare-pair")
+    meta = {
+        "model_a": result.model_a,
+        "model_b": result.model_b,
+        "kind": result.kind,
+        "sentences": list(result.sentences),
+    }
+    widgets.downloads(f"compare-{result.kind}", {"distance": result.distance}, meta)
+
+
+def pick_head(n_heads: int) -> None:
+    """Callback of the drift chart: the clicked line's head becomes the chosen head."""
+    points = st.session_state["cmp_drift_chart"].selection.get("points", [])
+    if points:
+        st.session_state["cmp_head"] = int(points[0]["curve_number"]) % n_heads
+
+
+def drift_view(runs: list[CheckpointRun]) -> None:
+    """A run's drift chart, and one head at each checkpoint."""
+    keys = [f"{r.run}/{r.variant}" for r in runs]
+    state.keep_choice("cmp_run", keys)
+    key = st.selectbox("Run", keys, key="cmp_run", format_func=lambda k: runs[keys.index(k)].label)
+    run = runs[keys.index(key)]
+    kind = kind_picker(list(caches.spec(run.names[-1]).shows))
+    if not st.session_state.get("cmp_run_text"):
+        st.session_state["cmp_run_text"] = caches.spec(run.names[-1]).example
+    lines = sentences_of(st.text_area("Sentences, one per line", key="cmp_run_text"))
+    if not lines:
+        st.info("Type at least one sentence the run's task can read.")
+        st.stop()
+    drift, traces = widgets.or_stop(compare_caches.drift, run.names, lines, kind)
+    _, n_layers, n_heads = drift.shape
+    state.clamp_state(cmp_head=n_layers * n_heads, cmp_sentence=len(lines))
+    fig = figures.drift_figure(drift, run.steps, st.session_state.get("cmp_head"))
+    widgets.chart(
+        fig, "compare-drift", key="cmp_drift_chart", on_select=lambda: pick_head(n_layers * n_heads)
+    )
+    left, right = st.columns(2)
+    head = left.selectbox(
+        "Head",
+        range(n_layers * n_heads),
+        key="cmp_head",
+        format_func=lambda f: figures.head_label(divmod(f, n_heads)),
+    )
+    i = right.selectbox(
+        "Sentence", range(len(lines)), key="cmp_sentence", format_func=lambda j: lines[j]
+    )
+    shown = [t[i] for t in traces]
+    widgets.chart(
+        figures.checkpoint_maps(shown, run.steps, kind, divmod(head, n_heads)),
+        "compare-checkpoints",
+    )
+
+
+def runs_or_note() -> list[CheckpointRun]:
+    """The saved runs, or a note on how to make one (and an empty list)."""
+    runs = checkpoint_runs()
+    if not runs:
+        st.info(
+            "No live run has saved checkpoints yet: start one on *Watch it learn*; each "
+            "run keeps its checkpoints here (newest 5 runs)."
+        )
+        st.page_link("pages/watch_it_learn.py", label="Watch it learn", icon=":material/school:")
+    return runs

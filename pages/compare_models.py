@@ -1,0 +1,76 @@
+"""Compare two models: every head of model A against every head of model B on the same
+sentences (Jensen-Shannon distance), matched one to one, and a run's heads over its checkpoints."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz_transformer as vt
+from pages import _compare_models as sections
+from viz_transformer.ui import caches, compare_caches, sidebar, state, widgets
+
+MODES = ("Two models", "Checkpoints of a live run")
+
+
+def compare_models_page() -> None:
+    """Pick two models (pairs that work first) or a run, then distances, matches and maps."""
+    name, text = sidebar.draw()
+    widgets.page_header(
+        "Compare two models",
+        "Head indices do not line up between two trainings, so “head 3 against head 3” is wrong."
+        " Every head of A is compared with every head of B on the same sentences (the mean "
+        "Jensen-Shannon distance of their attention rows, 0 = same, 1 = disjoint) and the heads "
+        "are matched one to one with the least total distance (Hungarian method).",
+        r"\mathrm{JS}(p,q)=\sqrt{H\!\left(\tfrac{p+q}{2}\right)-\tfrac{H(p)+H(q)}{2}},\quad "
+        r"H(p)=-\sum_k p_k\log_2 p_k",
+    )
+    state.keep_choice("cmp_mode", list(MODES))
+    mode = st.segmented_control("Compare", MODES, key="cmp_mode") or MODES[0]
+    runs = sections.checkpoint_runs()
+    if mode == MODES[1]:
+        runs = sections.runs_or_note()
+        if runs:
+            sections.drift_view(runs)
+        state.write_url()  # defaults chosen in this run go into the link too
+        return
+    offered = sections.pairs(runs)
+    models = list(
+        dict.fromkeys([*(n for pair in offered.values() for n in pair), *vt.available_models()])
+    )
+    if "cmp_a" not in st.session_state:  # the first pair that works, else the sidebar's model
+        st.session_state["cmp_a"], st.session_state["cmp_b"] = next(
+            iter(offered.values()), (name, name)
+        )
+    for key in ("cmp_a", "cmp_b"):
+        if st.session_state[key] not in models:  # a link may name a checkpoint: offer it too
+            models.append(st.session_state[key])
+    st.selectbox(
+        "Pairs that work",
+        list(offered),
+        index=None,
+        key="cmp_offer",
+        placeholder="Pick a pair…",
+        on_change=sections.use_pair,
+        args=(offered,),
+    )
+    left, right = st.columns(2)
+    a = left.selectbox("Model A", models, key="cmp_a", format_func=sections.short)
+    b = right.selectbox("Model B", models, key="cmp_b", format_func=sections.short)
+    specs = [widgets.or_stop(caches.spec, n) for n in (a, b)]
+    shows = [k for k in specs[0].shows if k in specs[1].shows]
+    if not shows:
+        st.error(f"{a} and {b} share no attention kind: pick two models that do.")
+        st.stop()
+    kind = sections.kind_picker(shows)
+    if "cmp_text" not in st.session_state:
+        st.session_state["cmp_text"] = sections.default_text(a, text)
+    lines = sections.sentences_of(st.text_area("Sentences, one per line", key="cmp_text"))
+    if not lines:
+        st.info("Type at least one sentence both models can read.")
+        st.stop()
+    result = widgets.or_stop(compare_caches.compare, a, b, lines, kind)
+    sections.two_models(result)
+    state.write_url()
+
+
+compare_models_page()

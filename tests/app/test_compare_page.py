@@ -1,0 +1,82 @@
+"""The "Compare two models" page: the default pair (paper-en-pt and its teacher), the view in
+the URL, bad input as a message, and a live run's checkpoints with the drift chart."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from viz_transformer import settings
+from viz_transformer.training.live.checkpoints import new_run_folder
+from viz_transformer.training.live.train import train_live
+
+PAGE = "pages/compare_models.py"
+
+
+def test_the_default_pair_is_the_student_and_its_teacher(open_page, figures):
+    app = open_page(PAGE)
+    assert not app.error
+    assert (app.session_state["cmp_a"], app.session_state["cmp_b"]) == (
+        "paper-en-pt",
+        "bergamot-en-pt",
+    )
+    titles = [f["layout"]["title"]["text"] for f in figures(app)]
+    assert titles[0].startswith("Jensen-Shannon distance of every head pair")
+    assert titles[1].startswith("Encoder self-attention: matched pair")
+    table = app.dataframe[0].value
+    assert len(table) == 48 and table["JS distance"].is_monotonic_increasing
+    assert (table["A head"] == table["B head"]).all()  # the student kept its teacher's encoder
+    assert (
+        app.query_params["cmp_a"] == ["paper-en-pt"] or app.query_params["cmp_a"] == "paper-en-pt"
+    )
+
+
+def test_the_view_round_trips_through_the_url(open_page, figures, decode_array):
+    params = {
+        "cmp_a": "paper-reverse",
+        "cmp_b": "paper-reverse",
+        "cmp_kind": "cross",
+        "cmp_text": "red ship\nhappy king blue sea",
+        "cmp_pair": "3",
+        "cmp_sentence": "1",
+    }
+    app = open_page(PAGE, params=params)
+    assert not app.error
+    assert app.radio(key="cmp_kind").value == "cross"
+    assert app.selectbox(key="cmp_pair").value == 3
+    assert app.selectbox(key="cmp_sentence").value == 1
+    pair = figures(app)[1]
+    assert "distance 0.0000" in pair["layout"]["title"]["text"]
+    diff = decode_array(pair["data"][2]["z"])
+    assert diff.shape == (5, 5) and abs(diff).max() == 0  # a model against itself
+    app.selectbox(key="cmp_pair").set_value(5).run()
+    assert app.query_params["cmp_pair"] in ("5", ["5"])
+
+
+@pytest.mark.parametrize(
+    ("b", "message"),
+    [
+        ("paper-dates", "paper-dates, sentence 1 .* does not know"),
+        ("paper:/x/run", "is not a folder"),
+    ],
+)
+def test_bad_input_gets_a_message(open_page, b, message):
+    params = {"cmp_a": "paper-reverse", "cmp_b": b, "cmp_text": "red ship"}
+    app = open_page(PAGE, params=params)
+    assert app.error and re.search(message, app.error[0].value.replace("\\", ""))  # unescaped
+
+
+def test_a_live_runs_checkpoints_show_their_drift(open_page, figures):
+    folder = new_run_folder("reverse", settings.CHECKPOINTS_DIR)
+    train_live("reverse", seed=0, max_steps=20, save_to=folder, save_every=10)
+    app = open_page(PAGE, params={"cmp_mode": "Checkpoints of a live run", "cmp_kind": "cross"})
+    assert not app.error
+    titles = [f["layout"]["title"]["text"] for f in figures(app)]
+    assert titles[0].startswith("How far each head still was")
+    assert titles[1].endswith("L0 H0 at each checkpoint")
+    app.selectbox(key="cmp_head").set_value(3).run()
+    assert not app.exception
+    assert [f["layout"]["title"]["text"] for f in figures(app)][1].endswith(
+        "L1 H1 at each checkpoint"
+    )

@@ -1,0 +1,169 @@
+"""Figures of a head-by-head comparison: the distance matrix, a matched pair's two maps and their
+difference, and the drift of every head over a run's checkpoints. Pure functions of arrays and
+``Trace`` records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz_transformer.analysis.compare import Head, HeadMatch
+from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.figures.heatmap import label_axes, weight_trace
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.records.trace import Trace
+
+DIVERGING = "RdBu_r"  # red: A attends more, blue: B attends more, white: the same
+
+
+def head_label(head: Head) -> str:
+    """``L1 H3``: layer and head counted from 0, as every page counts them."""
+    return f"L{head[0]} H{head[1]}"
+
+
+def distance_figure(
+    distance: np.ndarray, name_a: str, name_b: str, matching: Sequence[HeadMatch]
+) -> go.Figure:
+    """Heatmap of ``[layers_a, heads_a, layers_b, heads_b]`` distances, one row per head of A and
+    one column per head of B, the matched pairs circled."""
+    la, ha, lb, hb = distance.shape
+    rows = [head_label((l_, h)) for l_ in range(la) for h in range(ha)]
+    cols = [head_label((l_, h)) for l_ in range(lb) for h in range(hb)]
+    z = distance.reshape(la * ha, lb * hb)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=cols,
+            y=rows,
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis_r",
+            colorbar={"title": "JS distance"},
+            hovertemplate="A %{y} vs B %{x}: %{z:.4f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[head_label(m.b) for m in matching],
+            y=[head_label(m.a) for m in matching],
+            mode="markers",
+            name="matched pair",
+            hoverinfo="skip",
+            marker={"symbol": "circle-open", "size": 9, "color": "#d62728", "line": {"width": 2}},
+        )
+    )
+    side = max(360, min(900, 14 * max(len(rows), len(cols)) + 160))
+    fig.update_layout(
+        title=f"Jensen-Shannon distance of every head pair: {name_a} (rows) vs {name_b}",
+        xaxis={"title": f"B: {name_b}", "type": "category", "tickangle": -90},
+        yaxis={"title": f"A: {name_a}", "type": "category", "autorange": "reversed"},
+        height=side,
+        margin={"l": 80, "r": 20, "t": 60, "b": 80},
+        showlegend=False,
+    )
+    return fig
+
+
+def pair_figure(a: Trace, b: Trace, kind: AttentionKind, pair: HeadMatch) -> go.Figure:
+    """Head ``pair.a`` of A, head ``pair.b`` of B on the same sentence, and A minus B on a
+    diverging scale centred at 0."""
+    za = np.asarray(a.get(kind))[pair.a]  # (q, k)
+    zb = np.asarray(b.get(kind))[pair.b]
+    rows, cols = (labels(t) for t in a.tokens_for(kind))
+    names = (f"A: {a.model_name} {head_label(pair.a)}", f"B: {b.model_name} {head_label(pair.b)}")
+    fig = make_subplots(1, 3, subplot_titles=(*names, "A − B"), horizontal_spacing=0.08)
+    text = [[f"{r} → {c}" for c in cols] for r in rows]
+    hover = "%{text}<br>%{z:.3f}<extra></extra>"
+    for col, z in ((1, za), (2, zb)):
+        fig.add_trace(weight_trace(z, hover, text=text, showscale=False), 1, col)
+    diff = za - zb
+    span = max(float(np.abs(diff).max()), 1e-6)  # symmetric: white is exactly 0
+    fig.add_trace(
+        go.Heatmap(
+            z=diff,
+            zmid=0,
+            zmin=-span,
+            zmax=span,
+            colorscale=DIVERGING,
+            text=text,
+            colorbar={"title": {"text": "A − B"}},
+            hovertemplate=hover,
+        ),
+        1,
+        3,
+    )
+    label_axes(fig, rows, cols)  # every subplot: the same tokens
+    fig.update_layout(
+        title=f"{KIND_TITLES[kind]}: matched pair at distance {pair.distance:.4f}",
+        height=max(320, min(700, 22 * len(rows) + 200)),
+        margin={"t": 90},
+    )
+    return fig
+
+
+def drift_figure(drift: np.ndarray, steps: Sequence[int], chosen: int | None = None) -> go.Figure:
+    """One line per head: its distance to the same head of the last checkpoint, by step.
+
+    Args:
+        drift: ``[checkpoints, layers, heads]`` (``vt.drift``); steps: each checkpoint's step.
+        chosen: the flat index (layer * heads + head) of the head drawn thick, or None.
+    """
+    _, n_layers, n_heads = drift.shape
+    fig = go.Figure()
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            flat = layer * n_heads + head
+            fig.add_trace(
+                go.Scatter(
+                    x=list(steps),
+                    y=drift[:, layer, head],
+                    mode="lines+markers",
+                    name=head_label((layer, head)),
+                    line={"width": 4 if flat == chosen else 1.5},
+                    hovertemplate=f"{head_label((layer, head))}<br>step %{{x}}: %{{y:.4f}}"
+                    "<extra></extra>",
+                )
+            )
+    fig.update_layout(
+        title="How far each head still was from where it ended (click a line to see it)",
+        xaxis_title="training step",
+        yaxis_title="JS distance to the last checkpoint",
+        yaxis={"rangemode": "tozero"},
+        height=420,
+        clickmode="event+select",
+    )
+    return fig
+
+
+def checkpoint_maps(
+    traces: Sequence[Trace], steps: Sequence[int], kind: AttentionKind, head: Head
+) -> go.Figure:
+    """One head's map on one sentence at each checkpoint, side by side, oldest first."""
+    n = len(traces)
+    fig = make_subplots(1, n, subplot_titles=[f"step {s}" for s in steps], horizontal_spacing=0.02)
+    rows = labels(traces[-1].tokens_for(kind)[0])
+    for col, tr in enumerate(traces, 1):
+        z = np.asarray(tr.get(kind))[head]
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                zmin=0,
+                zmax=1,
+                colorscale=COLORSCALE,
+                showscale=False,
+                hovertemplate=f"step {steps[col - 1]}<br>%{{z:.3f}}<extra></extra>",
+            ),
+            1,
+            col,
+        )
+        fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=1, col=col)
+        fig.update_xaxes(showticklabels=False, row=1, col=col)
+    fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, row=1, col=1)
+    fig.update_layout(
+        title=f"{KIND_TITLES[kind]}, {head_label(head)} at each checkpoint",
+        height=max(260, min(520, 16 * len(rows) + 160)),
+    )
+    return fig
