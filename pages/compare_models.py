@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 import viz_transformer as vt
-from pages import _compare_models as sections
+from pages.sections import compare_models as sections
 from viz_transformer.ui import caches, compare_caches, sidebar, state, widgets
 
 MODES = ("Two models", "Checkpoints of a live run")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _what_heads_do as sections
+from pages.sections import what_heads_do as sections
 from viz_transformer.analysis.roles import ROLES
 from viz_transformer.figures import heads as figures
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind

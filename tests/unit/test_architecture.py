@@ -38,7 +38,7 @@ def _module_name(path: Path) -> str:
 
 
 def _sources() -> dict[str, Path]:
-    files = [*ROOT.glob(f"{PACKAGE}/**/*.py"), ROOT / "app.py", *ROOT.glob("pages/*.py")]
+    files = [*ROOT.glob(f"{PACKAGE}/**/*.py"), ROOT / "app.py", *ROOT.glob("pages/**/*.py")]
     return {_module_name(f): f for f in files}
 
 
