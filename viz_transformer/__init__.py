@@ -10,6 +10,7 @@ Public API::
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
 """
 
+from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.comparison import Comparison, compare, drift
 from viz_transformer.analysis.corpus import corpus_stats, read_corpus_stats
 from viz_transformer.analysis.corpus_stats import head_summary
@@ -17,7 +18,6 @@ from viz_transformer.analysis.heads import head_importance, patch_heads, patch_s
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.roles import head_roles
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.capture import trace
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.smollm2 import prepare as prepare_model
 from viz_transformer.models.registry import (

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from viz_transformer.models.ablation import replace_heads
+from viz_transformer.analysis.ablation import replace_heads
 from viz_transformer.networks.hooks import collect
 from viz_transformer.testing.hf import TEXT
 from viz_transformer.training.tasks.catalog import TASKS, pairs
@@ -140,7 +140,7 @@ def test_decoder_only_importance_scores_the_greedy_continuation(load_tiny):
     imp = vt.head_importance(model, TEXT, "decoder")
     assert imp.shape == (2, 4)
     clean = float(model.forced_logprobs(TEXT, out_ids).sum())
-    from viz_transformer.models.ablation import ablation_hooks
+    from viz_transformer.analysis.ablation import ablation_hooks
 
     with vt.hooks(model.module, ablation_hooks(model, TEXT, [("decoder", 1, 2)], "zero", None)):
         ablated = float(model.forced_logprobs(TEXT, out_ids).sum())

@@ -157,6 +157,20 @@ def test_the_library_and_the_app_never_import_the_test_fixtures():
     assert not users, f"only tests and bench may import {PACKAGE}.testing: {users}"
 
 
+def test_analysis_asks_the_model_and_never_reaches_into_a_network():
+    """What differs between families is a ``LoadedModel`` method or its record, so analysis
+    needs no network's layout, hook names or decoding (``model.hooked``, ``model.recording``,
+    ``model.qkv_run``)."""
+    reaching = sorted(
+        f"{n} -> {d}"
+        for n, deps in GRAPH.items()
+        if _folder(n) == "analysis"
+        for d in deps
+        if _folder(d) == "networks"
+    )
+    assert not reaching, f"analysis imports networks/: {reaching}"
+
+
 def test_no_import_cycles():
     assert _cycles(GRAPH) == []
 

@@ -67,7 +67,7 @@ def test_ablating_every_head_of_a_layer_leaves_only_the_output_bias(kind, layer)
     src_ids, _ = model.source_ids(TEXT)
     out_ids = model.reference_ids(TEXT)
     heads = [(kind, layer, h) for h in range(model.attention_shape(kind)[1])]
-    from viz_transformer.models.ablation import ablation_hooks
+    from viz_transformer.analysis.ablation import ablation_hooks
 
     with vt.hooks(model.module, ablation_hooks(model, TEXT, heads, "zero", None)):
         got = model.forced_logprobs(TEXT, out_ids)[0]
@@ -140,7 +140,7 @@ def test_importance_is_the_drop_of_each_single_ablation(tiny):
 
 
 def _ablate(model, heads):
-    from viz_transformer.models.ablation import ablation_hooks
+    from viz_transformer.analysis.ablation import ablation_hooks
 
     return ablation_hooks(model, TEXT, heads, "zero", None)
 
@@ -170,7 +170,7 @@ def test_value_weighted_matches_a_direct_computation(tiny, kind):
     for layer in range(2):
         attn = (tiny.module.encoder if kind == "encoder" else tiny.module.decoder).layers
         sub = attn[layer].cross_attn if kind == "cross" else attn[layer].self_attn
-        v = run.cache[tiny.hook_name(kind, layer, "hook_v")]  # (h, k, d_k)
+        v = run.captured["v"][layer]  # (h, k, d_k)
         w_o = sub.W_o.weight.detach().numpy()  # (d, h * d_k)
         for h in range(2):
             f = v[h] @ w_o[:, h * 8 : (h + 1) * 8].T  # (k, d)

@@ -11,7 +11,7 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.models.results import QKV_NOTE, HeadScale
-from viz_transformer.networks.hooks import ATTENTION_POINTS, hook_names, qkv_hook_names
+from viz_transformer.networks.hooks import ATTENTION_POINTS, hook_names
 from viz_transformer.networks.marian import marian_positions
 from viz_transformer.networks.positional import sinusoidal_table
 from viz_transformer.testing.hf import BUILDERS
@@ -144,21 +144,25 @@ def test_training_curves_only_where_both_runs_were_recorded(tiny, bergamot, hf):
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
 def test_paper_qkv_run_reads_every_point_the_walkthrough_needs(tiny, kind):
     run = tiny.qkv_run("alpha beta gamma", kind, target="beta alpha")
-    assert set(run.cache) == set(qkv_hook_names(tiny.module, kind))
-    assert run.src_tokens == ("alpha", "beta", "gamma", "</s>")
-    assert run.tgt_tokens == ("<s>", "beta", "alpha") and run.scaled
+    src, tgt = ("alpha", "beta", "gamma", "</s>"), ("<s>", "beta", "alpha")
+    queries, keys = {"encoder": (src, src), "decoder": (tgt, tgt), "cross": (tgt, src)}[kind]
+    assert (run.query_tokens, run.key_tokens) == (queries, keys) and run.scaled
+    assert set(run.captured) == {p.removeprefix("hook_") for p in ATTENTION_POINTS}
+    assert run.captured["pattern"].shape == (2, 2, len(queries), len(keys))
+    assert run.x_q.shape == (2, len(queries), 16) and run.x_kv.shape == (2, len(keys), 16)
+    assert run.weights["w_q"].shape == (2, 16, 16) and run.n_heads == 2
     if kind == "encoder":  # layer 0 reads sqrt(d_model) * embedding + sinusoid
-        embed, pos = run.cache["hook_src_embed"], run.cache["hook_src_pos"]
-        layer_input = run.cache["encoder.layers.0.hook_resid_pre"]
-        np.testing.assert_allclose(embed + pos, layer_input, atol=1e-6)
+        np.testing.assert_allclose(run.embed + run.pos, run.x_q[0], atol=1e-6)
         weight = tiny.module.src_embed.weight.detach().cpu().numpy()
-        np.testing.assert_allclose(embed[0], weight[tiny.vocab.index["alpha"]] * math.sqrt(16))
+        np.testing.assert_allclose(run.embed[0], weight[tiny.vocab.index["alpha"]] * math.sqrt(16))
+    if kind == "cross":  # keys and values come from the encoder's output, embeddings from none
+        assert run.embed is None and np.array_equal(run.x_kv[0], run.x_kv[1])
 
 
 def test_bergamot_qkv_run_and_what_has_none(bergamot, hf):
     run = bergamot.qkv_run("Hello world.", "cross")
-    assert set(run.cache) == set(qkv_hook_names(bergamot.module, "cross"))
-    assert run.tgt_tokens[0] == "<s>" and run.src_tokens[-1] == "</s>"
+    assert run.query_tokens[0] == "<s>" and run.key_tokens[-1] == "</s>"
+    assert run.captured["pattern"].shape[2:] == (len(run.query_tokens), len(run.key_tokens))
     with pytest.raises(ValueError, match="recurrent"):
         bergamot.qkv_run("Hello world.", "decoder")
     with pytest.raises(ValueError) as caught:

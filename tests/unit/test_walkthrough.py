@@ -17,6 +17,7 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough as wt
+from viz_transformer.models import own_qkv
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.networks.hooks import collect
 from viz_transformer.networks.paper import subsequent_mask
@@ -66,7 +67,7 @@ def reference(model: LoadedModel, kind: str, trace: vt.Trace) -> dict[str, np.nd
     for i in range(n):
         x_q = torch.from_numpy(got[f"{side}.layers.{i}.{stream}"])[None].to(model.device)
         x_kv = torch.from_numpy(got[names[0]])[None].to(model.device) if kind == "cross" else x_q
-        mod = wt.attention_module(model, kind, i)
+        mod = own_qkv.attention_module(model.module, kind, i)
         with torch.no_grad():
             if model.spec.family == "paper":
                 mask = subsequent_mask(x_q.shape[1], model.device)[None, None]

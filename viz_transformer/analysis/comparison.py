@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.compare import (
     HeadMatch,
     drift_from_patterns,
@@ -21,7 +22,6 @@ from viz_transformer.analysis.compare import (
     match_heads,
 )
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.capture import trace
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.kinds import KIND_SHORT, KINDS, AttentionKind
 from viz_transformer.records.trace import Trace

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from viz_transformer.models.ablation import (
+from viz_transformer.analysis.ablation import (
     Ablation,
     check_heads,
     check_mode,
@@ -22,7 +22,6 @@ from viz_transformer.models.ablation import (
 )
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.results import LayerRuns
-from viz_transformer.networks.hooks import collect, hooks
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.text.checks import check_text
 
@@ -57,7 +56,7 @@ def _batched_scores(
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
         fns = replace_heads(model, kind, chunk, values)
-        with hooks(model.module, fns):
+        with model.hooked(fns):
             logprobs = model.forced_logprobs(text, out_ids, batch=len(chunk))  # (B, n)
         fns.check()
         totals.append(logprobs.sum(-1).cpu().numpy())
@@ -84,7 +83,7 @@ def _layered_scores(
     for start in range(0, len(order), BATCH):
         chunk = order[start : start + BATCH]
         fns = replace_heads(model, kind, [rows[i] for i in chunk], values)
-        with hooks(model.module, fns):
+        with model.hooked(fns):
             logprobs = runs.run([first[i] for i in chunk])  # (B, n)
         fns.check()
         totals[chunk] = logprobs.sum(-1).cpu().numpy()
@@ -147,7 +146,7 @@ def _clean_z(
     model: LoadedModel, text: str, out_ids: Sequence[int], names: list[str]
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     fns, kept = record_z(model, names)
-    with hooks(model.module, fns):
+    with model.hooked(fns):
         logprobs = model.forced_logprobs(text, out_ids)
     return kept, logprobs.sum(-1)
 
@@ -253,7 +252,7 @@ def value_weighted(
     out_ids = [] if prompt_only else model.reference_ids(text, target)
     names = [(model.hook_name(kind, i, "hook_pattern"), model.hook_name(kind, i, "hook_v"))
              for i in range(layers)]  # fmt: skip
-    with collect(model.module, [n for pair in names for n in pair]) as cache:
+    with model.recording([n for pair in names for n in pair]) as cache:
         model.forced_logprobs(text, out_ids)
     maps = []
     for layer, (p_name, v_name) in enumerate(names):

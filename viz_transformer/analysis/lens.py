@@ -9,7 +9,6 @@ import numpy as np
 import torch
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.networks.hooks import hooks
 from viz_transformer.text.checks import check_text
 
 
@@ -51,7 +50,7 @@ def logit_lens(model: LoadedModel, text: str, target: str | None = None) -> Lens
     def keep(x: torch.Tensor, name: str) -> None:
         kept[name] = x[0].detach()  # (T, d_model)
 
-    with hooks(model.module, dict.fromkeys(names, keep)):
+    with model.hooked(dict.fromkeys(names, keep)):
         model.forced_logprobs(text, out_ids)
     with torch.no_grad():
         stream = torch.stack([kept[n] for n in names])  # (L, T, d_model)

@@ -11,8 +11,8 @@ import random
 
 import numpy as np
 
+from viz_transformer.analysis.capture import trace
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.capture import trace
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace
 

@@ -1,9 +1,9 @@
 """Q, K, V walkthrough: one query token through one head of one layer, step by step, in numbers.
 
-``capture()`` reads a loaded model of our own (paper or Bergamot) through its hook points
-(``model.qkv_run``): every layer's input, the attention weights and the q, k, v, scores, pattern
-and z the forward pass recorded; a Hugging Face model (BERT, GPT-2, Llama families) hands over
-each block's input, its pre-attention norm (none, RMSNorm or LayerNorm), weights and pattern.
+``capture()`` asks the model for one ``KindCapture`` (``model.qkv_run``), the record every
+family's adapter fills alike: every layer's input and weights and what the forward pass computed
+(our own networks: q, k, v, scores, pattern and z at their hook points; a Hugging Face BERT, GPT-2
+or Llama: the pattern, and each block's input before its pre-attention norm).
 ``explain()`` recomputes Eq. 1 and section 3.2.2 for one query row from the layer input and the
 weights alone, so each step can be checked against what the model itself computed.
 """
@@ -15,81 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from viz_transformer.analysis.rope import rotate
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.results import PreNorm
-from viz_transformer.networks.hooks import (
-    ATTENTION_POINTS,
-    ATTENTION_SUBLAYERS,
-    EMBED_POINTS,
-    attention_hook_name,
-    encoder_output_name,
-    query_stream_name,
-)
 from viz_transformer.records.kinds import KINDS, AttentionKind
+from viz_transformer.records.qkv import KindCapture, PreNorm
 from viz_transformer.text.checks import check_text
-
-
-@dataclass(frozen=True)
-class KindCapture:
-    """One attention kind of one input, every layer; float32 numpy, batch dimension removed.
-
-    Weights follow the maths, ``q = x @ w_q + b_q`` (the transpose of ``nn.Linear.weight``).
-
-    Attributes:
-        query_tokens, key_tokens: labels of the ``Tq`` query and ``Tk`` key positions.
-        x_q: ``[L, Tq, d]`` input of each layer's attention at the query positions.
-        x_kv: ``[L, Tk, d]`` the vectors keys and values are made from (the encoder output for
-            cross-attention, else ``x_q``).
-        embed, pos: ``[Tq, d]`` sqrt(d_model) * embedding and the positional encoding, the two
-            parts of layer 0's input (section 3.4, 3.5); None for cross-attention.
-        w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``.
-        captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
-            ``[L, h, T, .]`` what the hook points recorded (Hugging Face: ``"pattern"`` only).
-        resid: ``[L, Tq, d]`` each block's input before its pre-attention norm ``norm`` ("rms":
-            RMSNorm, "layer": LayerNorm; gain ``weights["norm"]``, LayerNorm bias
-            ``weights["norm_bias"]``, epsilon ``norm_eps``), None without one (post-norm).
-        rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), None without.
-        kv_heads: key/value heads; fewer than ``n_heads`` is grouped-query attention.
-    """
-
-    model_name: str
-    kind: AttentionKind
-    query_tokens: tuple[str, ...]
-    key_tokens: tuple[str, ...]
-    n_heads: int
-    scaled: bool
-    x_q: np.ndarray
-    x_kv: np.ndarray
-    embed: np.ndarray | None
-    pos: np.ndarray | None
-    weights: dict[str, np.ndarray]
-    captured: dict[str, np.ndarray]
-    resid: np.ndarray | None = None
-    norm_eps: float = 0.0
-    rotary: tuple[np.ndarray, np.ndarray] | None = None
-    kv_heads: int = 0  # 0: one per query head
-    norm: PreNorm = "none"
-
-    @property
-    def n_layers(self) -> int:
-        return self.x_q.shape[0]
-
-    @property
-    def biased(self) -> bool:
-        """Whether any projection adds a bias (the paper's Eq. 1 has none; Llama adds none,
-        BERT and GPT-2 do)."""
-        return any(self.weights[f"b_{p}"].any() for p in "qkvo")
-
-    @property
-    def d_k(self) -> int:
-        return self.weights["w_q"].shape[-1] // self.n_heads
-
-    def kv_head(self, head: int) -> int:
-        """The key/value head query ``head`` reads (consecutive query heads share one)."""
-        return head // (self.n_heads // self.kv_heads) if self.kv_heads else head
 
 
 @dataclass(frozen=True)
@@ -156,27 +87,6 @@ class Walkthrough:
         }  # fmt: skip
 
 
-def attention_module(model: LoadedModel, kind: AttentionKind, layer: int) -> torch.nn.Module:
-    """The attention sub-layer of ``kind`` in ``layer``: its ``W_q``, ``W_k``, ``W_v``, ``W_o``."""
-    stack, sublayer = ATTENTION_SUBLAYERS[kind]
-    return getattr(getattr(model.module, stack).layers[layer], sublayer)
-
-
-def _linear(lin: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-    w = lin.weight.detach().to("cpu", torch.float32).numpy().T.copy()  # (d_in, d_out): x @ w
-    return w, lin.bias.detach().to("cpu", torch.float32).numpy().copy()
-
-
-def _weights(mods: list[torch.nn.Module]) -> dict[str, np.ndarray]:
-    """``w_q`` .. ``w_o`` ``[L, d, d]`` and ``b_q`` .. ``b_o`` ``[L, d]`` of every layer."""
-    weights: dict[str, np.ndarray] = {}
-    for part in "qkvo":
-        pairs = [_linear(getattr(m, f"W_{part}")) for m in mods]
-        weights[f"w_{part}"] = np.stack([w for w, _ in pairs])
-        weights[f"b_{part}"] = np.stack([b for _, b in pairs])
-    return weights
-
-
 def capture(
     model: LoadedModel, text: str, kind: AttentionKind, target: str | None = None
 ) -> KindCapture:
@@ -197,34 +107,7 @@ def capture(
         raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(KINDS)}.")
     text = check_text(text)
     target = None if target is None else check_text(target, "target")
-    run = model.qkv_run(text, kind, target)
-    cache = run.cache
-    if run.weights is not None:  # a Hugging Face model read without our hook points
-        tokens = run.src_tokens if kind == "encoder" else run.tgt_tokens
-        return KindCapture(
-            model.name, kind, tokens, tokens, run.n_heads, run.scaled, cache["x"], cache["x"],
-            None, None, run.weights, {"pattern": cache["pattern"]}, cache.get("resid"),
-            run.norm_eps, run.rotary, run.kv_heads, run.norm,
-        )  # fmt: skip
-    n = len(getattr(model.module, ATTENTION_SUBLAYERS[kind][0]).layers)
-    mods = [attention_module(model, kind, i) for i in range(n)]
-    x_q = np.stack([cache[query_stream_name(kind, i)] for i in range(n)])
-    if kind == "cross":
-        x_kv, embed, pos = np.stack([cache[encoder_output_name(model.module)]] * n), None, None
-    else:
-        x_kv, (embed, pos) = x_q, (cache[p] for p in EMBED_POINTS[kind])
-    captured = {
-        p.removeprefix("hook_"): np.stack(
-            [cache[attention_hook_name(kind, i, p)] for i in range(n)]
-        )
-        for p in ATTENTION_POINTS
-    }
-    src, tgt = run.src_tokens, run.tgt_tokens
-    queries, keys = (src, src) if kind == "encoder" else (tgt, tgt if kind == "decoder" else src)
-    return KindCapture(
-        model.name, kind, queries, keys, mods[0].h, run.scaled, x_q, x_kv, embed, pos,
-        _weights(mods), captured,
-    )  # fmt: skip
+    return model.qkv_run(text, kind, target)
 
 
 def _head(

@@ -7,7 +7,8 @@ Its spec is in ``models.spec``, what its methods return in ``models.results``, d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
 import torch
@@ -18,12 +19,13 @@ from viz_transformer.models.results import (
     HeadScale,
     InputEmbedding,
     LayerRuns,
-    QKVRun,
 )
 from viz_transformer.models.spec import ModelFacts, ModelSpec
+from viz_transformer.networks.hooks import HookFn, collect, hooks
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.qkv import KindCapture
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.language import guess_language
 
@@ -54,6 +56,16 @@ class LoadedModel(ABC):
             example=spec.example,
             patch_pair=spec.patch_pair,
         )
+
+    def hooked(self, fns: Mapping[str, HookFn | list[HookFn]]) -> AbstractContextManager[None]:
+        """Run the model with these hook functions, in this thread only, while the context is
+        open (``vt.hooks(model.module, fns)``): how analysis reads or changes a run."""
+        return hooks(self.module, fns)
+
+    def recording(self, names: list[str]) -> AbstractContextManager[dict[str, np.ndarray]]:
+        """Keep the named hook points' values of the runs inside the context: name -> float32
+        numpy, batch dimension removed (``networks.hooks.collect``)."""
+        return collect(self.module, names)
 
     def position_table(self) -> np.ndarray | None:
         """The position vectors added to the source embeddings, float32 ``[positions, d_model]``,
@@ -100,7 +112,7 @@ class LoadedModel(ABC):
         """What the two runs of ``training_curves`` share and how they differ, when recorded."""
         return None
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
         """Run ``text`` once (greedy output, or ``target`` forced) reading every point the Q, K,
         V walkthrough of ``kind`` needs.
 

@@ -18,7 +18,7 @@ import sentencepiece as spm
 import torch
 import torch.nn.functional as F
 
-from viz_transformer.models import own_heads
+from viz_transformer.models import own_heads, own_qkv
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.bergamot_spec import (
@@ -37,7 +37,6 @@ from viz_transformer.models.results import (
     DecoderSession,
     HeadScale,
     InputEmbedding,
-    QKVRun,
     StepScores,
     newest_rows,
     row_argmax,
@@ -56,6 +55,7 @@ from viz_transformer.networks.marian import BergamotTransformer, DecoderState, m
 from viz_transformer.networks.marian_decode import Hypothesis, beam_search, greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.qkv import KindCapture
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.text.spm import display_piece, show_unknowns
 
@@ -197,7 +197,7 @@ class BergamotModel(LoadedModel):
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
         return self.pieces(list(ids))
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
         """The encoder over ``text``, then (cross-attention) the decoder over the zero start
         vector and the output the trace records (or ``target``), read where the walkthrough of
         ``kind`` looks. The shortlist shapes only the greedy output, not these activations."""
@@ -213,8 +213,8 @@ class BergamotModel(LoadedModel):
             memory = module.encode(torch.tensor([src_ids], device=self.device))  # (1, S, d)
             if kind == "cross":
                 module.decode(memory, torch.tensor([out_ids], dtype=torch.long, device=self.device))
-        src_tokens = self.source_tokens(text, src_ids)
-        return QKVRun(cache, src_tokens, (START_TOKEN, *self.pieces(out_ids)), True)
+        tokens = self.source_tokens(text, src_ids), (START_TOKEN, *self.pieces(out_ids))
+        return own_qkv.kind_capture(self.name, module, kind, cache, tokens, True)
 
     def _prepare(self, src_ids: list[int]) -> tuple[torch.Tensor, torch.Tensor | None, int]:
         """Encoder output (1, S, d), the shortlist's ids (n,) or None, and the length limit."""

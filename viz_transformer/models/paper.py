@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from viz_transformer.models import own_heads
+from viz_transformer.models import own_heads, own_qkv
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.paper_batch import capture_batch
@@ -23,7 +23,6 @@ from viz_transformer.models.results import (
     DecoderSession,
     HeadScale,
     InputEmbedding,
-    QKVRun,
     StepScores,
     newest_rows,
     row_argmax,
@@ -41,6 +40,7 @@ from viz_transformer.networks.paper_decode import greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.qkv import KindCapture
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import WEIGHTS_DIR
 
@@ -162,20 +162,19 @@ class PaperModel(LoadedModel):
             logits = self.module(src, tgt)
         return logits[0], cache
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
         """One teacher-forced pass over ``<s>`` + the output the trace records (or ``target``),
         read at every point the walkthrough of ``kind`` needs."""
         src_ids = self._source_ids(text)
         out_ids = [] if target is None and kind == "encoder" else self._output_ids(src_ids, target)
         tgt_in = [self.vocab.bos_id, *out_ids]
         _, cache = self.run_with_cache(src_ids, tgt_in, qkv_hook_names(self.module, kind))
-        tokens = self.vocab.tokens
-        return QKVRun(
-            cache,
+        tokens = (
             self.vocab.source_tokens(text, src_ids),
-            tuple(tokens[i] for i in tgt_in),
-            self.module.cfg.scale_scores,
+            tuple(self.vocab.tokens[i] for i in tgt_in),
         )
+        scaled = self.module.cfg.scale_scores
+        return own_qkv.kind_capture(self.name, self.module, kind, cache, tokens, scaled)
 
     def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
         """The source encoded once; each ``score(outputs)`` decodes ``<s>`` + ``outputs``.

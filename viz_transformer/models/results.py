@@ -1,11 +1,11 @@
 """What a loaded model hands to analysis besides a ``Trace``: head scales, input embeddings,
-Q/K/V runs, decoding sessions and partial layer runs, plus small helpers on logits."""
+decoding sessions and partial layer runs, plus small helpers on logits (the Q/K/V walkthrough's
+record is ``records.qkv.KindCapture``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import torch
@@ -46,43 +46,6 @@ QKV_NOTE = (
     "k_proj, v_proj, o_proj, rotary positions); for this model, the Attention maps page shows its "
     "weights."
 )
-# the norm a block applies to its input before attention: none (post-norm, BERT), RMSNorm with a
-# gain (Llama), LayerNorm with a gain and a bias (GPT-2)
-PreNorm = Literal["none", "rms", "layer"]
-
-
-@dataclass(frozen=True)
-class QKVRun:
-    """One forward pass of our own network, read where the Q, K, V walkthrough of one attention
-    kind looks (``networks.hooks.qkv_hook_names``).
-
-    Attributes:
-        cache: hook name -> float32 array, batch dimension removed.
-        src_tokens: the source as shown; tgt_tokens: the decoder input as shown (start first).
-        scaled: whether the scores were divided by sqrt(d_k).
-        weights: for a model read without our hook points (Hugging Face BERT, GPT-2, Llama),
-            its projections ``w_q`` ``[L, d, h * d_head]``, ``w_k``/``w_v`` ``[L, d, kv_heads *
-            d_head]``, ``w_o`` ``[L, h * d_head, d]``, biases ``b_*`` (zeros where it has none),
-            and with a pre-attention norm its gain ``norm`` ``[L, d]`` (and a LayerNorm's bias
-            ``norm_bias``); the cache then holds ``x`` ``[L, T, d]`` (what the attention reads:
-            each block's input, normalised by the model's own norm where it has one), ``resid``
-            (the block's input before that norm; only with one) and ``pattern`` ``[L, h, T, T]``.
-            None for our own networks.
-        rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), or None.
-        n_heads, kv_heads: query and key/value heads (with ``weights``); norm: the norm before
-            attention (``PreNorm``); norm_eps: its epsilon.
-    """
-
-    cache: dict[str, np.ndarray]
-    src_tokens: tuple[str, ...]
-    tgt_tokens: tuple[str, ...]
-    scaled: bool
-    weights: dict[str, np.ndarray] | None = None
-    rotary: tuple[np.ndarray, np.ndarray] | None = None
-    n_heads: int = 0
-    kv_heads: int = 0
-    norm: PreNorm = "none"
-    norm_eps: float = 0.0
 
 
 @dataclass(frozen=True)

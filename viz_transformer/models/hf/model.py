@@ -43,13 +43,13 @@ from viz_transformer.models.results import (
     HeadScale,
     InputEmbedding,
     LayerRuns,
-    QKVRun,
     row_argmax,
 )
 from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.qkv import KindCapture
 from viz_transformer.records.trace import Patterns, Trace, truncation_note
 
 
@@ -252,7 +252,7 @@ class HFModel(LoadedModel):
     def architecture(self) -> ArchitectureSummary:
         return hf_architecture.summary(self)
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> QKVRun:
+    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
         return hf_qkv.qkv_run(self, text, kind, target)
 
     def kv_groups(self, kind: AttentionKind) -> tuple[int, ...]:

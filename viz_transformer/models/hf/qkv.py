@@ -5,7 +5,7 @@ weights of every layer and, for RoPE, the rotary tables. Nothing is added to the
 so sessions never mix.
 
 What differs between families is one ``Family`` each (where a block keeps its norm and its
-projections); ``analysis.walkthrough`` only sees the ``QKVRun``:
+projections); ``analysis.walkthrough`` only sees the ``KindCapture`` record:
 
 - Llama family (Llama, SmolLM2, Mistral, Qwen2): pre-norm, RMSNorm ``input_layernorm``,
   ``q_proj`` .. ``o_proj`` without biases, rotary positions;
@@ -25,9 +25,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from viz_transformer.models.results import QKV_NOTE, PreNorm, QKVRun
+from viz_transformer.models.results import QKV_NOTE
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.qkv import KindCapture, PreNorm
 
 HFModel = Any  # models.hf.model.HFModel, which imports this module
 Pair = tuple[torch.Tensor, torch.Tensor]  # (w (d_in, d_out), b (d_out,)): x @ w + b, on device
@@ -161,9 +162,11 @@ def _epsilon(norm: nn.Module) -> float:
     return float(eps or 1e-6)
 
 
-def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) -> QKVRun:
-    """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): see
-    ``QKVRun``.
+def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) -> KindCapture:
+    """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): the
+    ``KindCapture`` of ``kind``, with ``x_q`` = ``x_kv`` what the attention reads (each block's
+    input through the model's own pre-attention norm where it has one), ``resid`` the block's
+    input before that norm (None without one) and ``captured["pattern"]`` only.
 
     Raises:
         ValueError: not a family the walkthrough knows (``QKV_NOTE``), a kind the model lacks,
@@ -192,17 +195,17 @@ def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) 
         # what attention reads: the block input through the model's own pre-attention norm
         norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
         normed = [norm(r[None])[0] for norm, r in zip(norms, resid, strict=True)]
-    cache = {"x": _numpy(torch.stack(normed)), "pattern": np.stack([calls[n][0] for n in patterns])}
-    if family.norm is not None:
-        cache["resid"] = _numpy(torch.stack(resid))
+    x = _numpy(torch.stack(normed))  # (L, T, d)
+    pattern = np.stack([calls[n][0] for n in patterns])  # (L, H, T, T)
     tokens = model.token_labels(ids)
     config = model.module.config
     n_heads = int(config.num_attention_heads)
     eps = _epsilon(getattr(blocks[0][0], family.norm)) if family.norm else 0.0
-    return QKVRun(
-        cache, tokens if kind == "encoder" else (), tokens if kind == "decoder" else (),
-        model.head_scale().scaled, weights=_weights(family, blocks),
-        rotary=model.rotary_tables(len(ids)), n_heads=n_heads,
+    return KindCapture(
+        model.name, kind, tokens, tokens, n_heads, model.head_scale().scaled, x, x, None, None,
+        _weights(family, blocks), {"pattern": pattern},
+        resid=_numpy(torch.stack(resid)) if family.norm is not None else None, norm_eps=eps,
+        rotary=model.rotary_tables(len(ids)),
         kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
-        norm=family.norm_kind, norm_eps=eps,
+        norm=family.norm_kind,
     )  # fmt: skip

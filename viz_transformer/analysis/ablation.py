@@ -13,8 +13,7 @@ from typing import Literal
 
 import torch
 
-from viz_transformer.models.base import LoadedModel
-from viz_transformer.networks.hooks import HookFn, hooks
+from viz_transformer.models.base import HookFn, LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 
 Ablation = Literal["zero", "mean"]
@@ -73,7 +72,7 @@ def head_means(
     """Each named ``hook_z``'s mean over the query positions of one clean teacher-forced pass
     over ``text`` and ``out_ids``: name -> ``(h, d_k)`` on the model's device."""
     fns, kept = record_z(model, names)
-    with hooks(model.module, fns):
+    with model.hooked(fns):
         model.forced_logprobs(text, out_ids)
     checker = Replacements(model.name)
     checker.update(fns)
@@ -99,7 +98,7 @@ def replace_heads(
         into: add to these replacements (another kind's) rather than to new ones.
 
     Returns:
-        hook name -> function, for ``vt.hooks(model.module, ...)``; ``check()`` after the run.
+        hook name -> function, for ``model.hooked(...)``; ``check()`` after the run.
     """
     where: dict[int, tuple[list[int], list[int]]] = {}
     for b, heads in enumerate(rows):

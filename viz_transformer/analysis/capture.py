@@ -10,9 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from viz_transformer.models.ablation import Ablation, Head, ablation_hooks, check_heads, check_mode
+from viz_transformer.analysis.ablation import (
+    Ablation,
+    Head,
+    ablation_hooks,
+    check_heads,
+    check_mode,
+)
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KIND_SHORT
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.checks import check_text
@@ -54,7 +59,7 @@ def trace(
     if not heads:
         return model.trace(text, target).validate()
     fns = ablation_hooks(model, text, heads, mode, target)
-    with hooks(model.module, fns):
+    with model.hooked(fns):
         tr = model.trace(text, target).validate()
     fns.check()
     named = ", ".join(f"{KIND_SHORT[k]} L{layer} H{head}" for k, layer, head in heads)
