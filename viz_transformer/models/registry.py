@@ -65,6 +65,14 @@ def default_model() -> str:
     return DEFAULT_MODEL if DEFAULT_MODEL in _own_specs() else FALLBACK_MODEL
 
 
+def needs_preparation(name: str) -> bool:
+    """Whether ``load_model(name)`` first does one-time work (the built-in LLM's conversion,
+    ``prepare_model``), which a page may offer behind a button instead."""
+    from viz_transformer.models.hf import smollm2  # reads files only, never imports transformers
+
+    return name == smollm2.NAME and not smollm2.is_converted()
+
+
 def available_models() -> list[str]:
     """Names of the models this machine can load without a download, the default first.
 
