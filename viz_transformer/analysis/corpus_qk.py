@@ -17,7 +17,6 @@ import pandas as pd
 import torch
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import AttentionKind
 
 Projection = Literal["PCA", "UMAP"]
@@ -51,7 +50,7 @@ def _one(
     def keep(x: torch.Tensor, name: str) -> None:
         seen[name] = x[0, head].detach()  # the last call is the whole pass the trace records
 
-    with hooks(model.module, dict.fromkeys(names.values(), keep)):
+    with model.hooked(dict.fromkeys(names.values(), keep)):
         tr = model.trace(text)
     q, k = (seen[names[p]].to("cpu", torch.float32).numpy() for p in ("hook_q", "hook_k"))
     return q, k, tr.tokens_for(kind)
