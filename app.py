@@ -1,8 +1,13 @@
 """viz-transformer: the Streamlit entry point, a router. Each page draws the shared sidebar."""
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="viz-transformer", page_icon=":material/visibility:", layout="wide")
+# a local file: an emoji or a :material: icon makes the browser fetch the favicon from a font host
+ICON = Path(__file__).parent / "viz_transformer" / "ui" / "favicon.png"
+
+st.set_page_config(page_title="viz-transformer", page_icon=str(ICON), layout="wide")
 
 pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),

@@ -36,14 +36,19 @@ def first_charts(name: str, text: str) -> None:
     for kind, column in zip(kinds, st.columns(len(kinds)) if kinds else [], strict=True):
         layer = trace.get(kind).shape[0] - 1
         fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
+        # a third of a 1024 px screen: no colour bar or axis titles (the caption says them)
+        fig.update_traces(showscale=False)
+        fig.update_xaxes(title=None, automargin=True, tickangle=-90)  # labels one cell apart
+        fig.update_yaxes(title=None, automargin=True)
         fig.update_layout(title=f"{KIND_TITLES[kind]}, layer {layer}, head 0", height=330,
                           margin={"t": 40, "b": 10, "l": 10, "r": 10})  # fmt: skip
         with column:
-            widgets.chart(fig, f"home-{kind}")
+            widgets.chart(fig, f"home-{kind}", share=1 / len(kinds))
     if kinds:
         st.caption(
-            f"{name} on your sentence: each row is one token's weights over the tokens it may "
-            "see. Every layer and head: **Attention maps**."
+            f"{name} on your sentence: each row is one token (query) and its weights over the "
+            "tokens it may see (keys, along the bottom); darker is more weight, from 0 to 1. "
+            "Every layer and head, with a colour bar: **Attention maps**."
         )
 
 

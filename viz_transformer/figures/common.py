@@ -53,7 +53,8 @@ def scaled_fonts(fig: go.Figure, factor: float) -> go.Figure:
     Explicit sizes (tick labels, colour bars, annotations, legends, subplot titles) are
     multiplied; where a size is unset, ``factor`` times plotly's default is written out
     explicitly (Streamlit's chart theme would otherwise set its own): the layout font, titles,
-    hover labels, every axis's tick labels and title, legends and colour bars. Margins grow to
+    hover labels, every axis's tick labels and title, legends, colour bars and numbers written
+    in cells. Margins grow to
     fit the larger labels (``automargin``) and the figure's height by the same factor.
     """
     data = fig.to_plotly_json()
@@ -75,6 +76,8 @@ def scaled_fonts(fig: go.Figure, factor: float) -> go.Figure:
             bar = trace.setdefault("colorbar", {})
             _font(bar, "tickfont", 12 * factor)
             _title_font(bar, 12 * factor)
+        if trace.get("texttemplate"):
+            _font(trace, "textfont", 12 * factor)  # numbers in cells grow with the ticks
     title = layout["title"]
     lines = 1
     if title.get("text"):
@@ -99,3 +102,18 @@ def wrap_title(text: str, width: int) -> tuple[str, int]:
             lines.append(word)
     wrapped = "<br>".join(lines) + sep + rest
     return wrapped, len(lines)
+
+
+def title_outside(fig: go.Figure, chars: int) -> tuple[go.Figure, str | None]:
+    """``(fig, None)`` when its title's first line fits ``chars`` characters; else a copy
+    without the title and the title as plain text (subtitle after a dash), for the page to set
+    above the chart, where it wraps at the chart's real width (plotly neither wraps a title nor
+    places one of several lines reliably)."""
+    text = fig.layout.title.text or ""
+    head, _, rest = text.partition("<br>")
+    if len(head) <= chars:
+        return fig, None
+    plain = html.unescape(re.sub(r"<[^>]+>", "", head))
+    if rest:
+        plain += " — " + html.unescape(re.sub(r"<[^>]+>", " ", rest)).strip()
+    return go.Figure(fig).update_layout(title_text=None, margin_t=30), plain

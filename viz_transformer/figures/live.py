@@ -55,8 +55,7 @@ def heads_figure(trace: Trace, kind: AttentionKind, title: str) -> go.Figure:
     last = maps[-1]  # (heads, q, k)
     rows, cols = (labels(t) for t in trace.tokens_for(kind))
     heads = last.shape[0]
-    fig = make_subplots(1, heads, subplot_titles=[f"head {h}" for h in range(heads)],
-                        horizontal_spacing=0.04)  # fmt: skip
+    fig = make_subplots(1, heads, horizontal_spacing=0.04)
     hover = "%{text}<br>weight %{z:.3f}<extra></extra>"
     for h in range(heads):
         z = last[h].copy()
@@ -65,6 +64,9 @@ def heads_figure(trace: Trace, kind: AttentionKind, title: str) -> go.Figure:
         text = [[f"{r} → {c}" for c in cols] for r in rows]
         fig.add_trace(weight_trace(z, hover, text=text, showscale=h == heads - 1), 1, h + 1)
     label_axes(fig, rows, cols)  # numeric axes: a repeated word keeps its own row
+    fig.update_xaxes(tickangle=-90)  # upright labels one cell apart: no block of slanted words
+    for h in range(heads):  # head names under the maps: above, they collided with the title
+        fig.update_xaxes(title_text=f"head {h}", row=1, col=h + 1)
     fig.update_yaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=True, col=1)
     fig.update_layout(

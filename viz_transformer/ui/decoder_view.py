@@ -16,9 +16,11 @@ from viz_transformer.ui import state, widgets
 
 PLAY, ADVANCE, PAUSE = "_playing", "_advance", "_play_pause"  # non-widget state of Play
 MANY_LAYERS = 6  # above this, the rows show one chosen layer's heads at a time
-# the controls stay on screen (below Streamlit's 3.75rem header) while the rows scroll under them
+# the controls stay on screen (below Streamlit's 3.75rem header) while the rows scroll under them;
+# the sticky box is the keyed container's wrapper: sticky sticks within the parent, and the
+# container's own parent is no taller than the container itself
 STICKY = (
-    "<style>.st-key-decoder_controls { position: sticky; top: 3.75rem; z-index: 990; "
+    "<style>div:has(> .st-key-decoder_controls) { position: sticky; top: 3.75rem; z-index: 990; "
     "background: var(--st-background-color, white); padding: 0.25rem 0; }</style>"
 )
 

@@ -47,10 +47,12 @@ def _open(name: str, example: str) -> None:
 
 def controls(trainer: LiveTrainer) -> None:
     """Task, time limit, the unscaled twin and Start; a refused start says why."""
-    left, middle, right = st.columns(3)
+    left, right = st.columns(2)
     task = left.selectbox("Task", list(TASKS), key=TASK_KEY)
-    middle.slider("Time limit (seconds)", 10, MAX_SECONDS, DEFAULT_SECONDS, 10, key=SECONDS_KEY)
-    right.toggle("Also train without 1/√d_k (same seed)", True, key=COMPARE_KEY)
+    right.slider("Time limit (seconds)", 10, MAX_SECONDS, DEFAULT_SECONDS, 10, key=SECONDS_KEY)
+    # its own row: in a third of a 1024 px screen the label was cut to "Also train without ..."
+    st.toggle("Also train without 1/√d_k", True, key=COMPARE_KEY,
+              help="A twin with the same seed and data whose scores skip the scale.")  # fmt: skip
     st.caption(TASKS[task].description)
     st.button("Start training", type="primary", on_click=_start, args=(trainer,), key="live_start")
     notice = st.session_state.pop(NOTICE_KEY, None)
@@ -71,8 +73,11 @@ def _status(trainer: LiveTrainer, snap: LiveSnapshot) -> None:
 def _runs(snap: LiveSnapshot) -> None:
     """Each run's probe maps side by side: cross-attention and decoder self-attention."""
     figs = caches.live_figures(snap.run_id, snap.version, snap)
-    widgets.chart(figs["curves"], "live-curves", key="live-curves")
-    columns = st.columns(len(snap.traces))
+    # maps first (the first screen of a projector); presenter mode stacks the runs, so each
+    # run's heads get the page's width and their labels stay apart
+    wide = widgets.presenting() or len(snap.traces) == 1
+    columns = [st.container() for _ in snap.traces] if wide else st.columns(len(snap.traces))
+    share = 1.0 if wide else 1 / len(snap.traces)
     for column, (label, record) in zip(columns, snap.traces.items(), strict=True):
         with column:
             said = widgets.literal(snap.outputs[label])
@@ -81,7 +86,9 @@ def _runs(snap: LiveSnapshot) -> None:
                 mass = float(np.max(antidiagonal_mass(record)[-1]))
                 st.caption(f"Anti-diagonal mass of the best last-layer head: {mass:.2f}")
             for kind in ("cross", "decoder"):
-                widgets.chart(figs[f"{label}/{kind}"], f"live-{kind}", key=f"live-{label}-{kind}")
+                key = f"live-{label}-{kind}"
+                widgets.chart(figs[f"{label}/{kind}"], f"live-{kind}", key, share=share)
+    widgets.chart(figs["curves"], "live-curves", key="live-curves")
 
 
 def _results(snap: LiveSnapshot) -> None:

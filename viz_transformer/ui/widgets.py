@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.figures.common import scaled_fonts
+from viz_transformer.figures.common import TITLE_CHARS, scaled_fonts, title_outside
 from viz_transformer.models.registry import nearest_model
 from viz_transformer.records.export import to_json, to_npz
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
@@ -132,15 +132,23 @@ def chart(
     name: str = "figure",
     key: str | None = None,
     on_select: Callable[[], None] | None = None,
+    share: float = 1.0,
 ) -> None:
     """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png); a click
     on a point calls ``on_select`` (its selection is in ``st.session_state[key]``).
 
-    ``fig`` is left unchanged (presenter mode enlarges a copy): it may be a cached figure that
-    other sessions draw too.
+    ``share`` is the part of the page's width the chart gets (1/3 in one of three columns): a
+    title longer than fits it is set above the chart instead, where it wraps. ``fig`` is left
+    unchanged (presenter mode enlarges a copy): it may be a cached figure that other sessions
+    draw too.
     """
+    # a chart in a third of the page enlarges less: its token labels stay one cell apart
+    scale = 1 + (PRESENTER_SCALE - 1) * min(1.0, 1.5 * share) if presenting() else 1.0
+    fig, title = title_outside(fig, round(TITLE_CHARS * share / scale))
+    if title:
+        st.markdown(f"**{literal(title)}**")
     if presenting():
-        fig = scaled_fonts(fig, PRESENTER_SCALE)
+        fig = scaled_fonts(fig, scale)
     config = {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": _named(name), "scale": 2},
