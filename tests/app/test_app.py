@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
@@ -13,6 +14,7 @@ import viz_transformer as vt
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGE = str(ROOT / "pages" / "attention_maps.py")
+PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("*.py"))
 
 
 def test_home_names_the_model_and_its_device():
@@ -53,11 +55,19 @@ def test_a_missing_vt_device_is_one_message_in_the_sidebar(monkeypatch):
     assert errors == ["VT_DEVICE=meta: models run on cpu, cuda, cuda:N or mps, not meta."]
 
 
-def test_every_page_renders_without_exception():
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_its_title_and_content(page):
+    """Every file in pages/ (a new page is covered by itself; pages/sections/ holds helpers) is
+    in the navigation and draws, on the default model, its title and its content: a chart, a
+    table, or on a page that waits for the user the button that starts it; no error."""
+    assert f'"{page}"' in Path(APP).read_text(), f"{page} is missing from app.py's navigation"
     at = AppTest.from_file(APP, default_timeout=60).run()
-    for page in ("pages/attention_maps.py", "pages/home.py"):
-        at.switch_page(page).run()
-        assert not at.exception, (page, at.exception)
+    at.switch_page(page).run()
+    assert not at.exception, (page, at.exception)
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.main.title) == 1, f"{page} drew no title"
+    drawn = at.main.get("plotly_chart") or at.main.table or at.main.dataframe or at.main.button
+    assert drawn, f"{page} drew nothing but its title"
 
 
 def test_url_parameters_restore_a_view(decode_array, figures):
