@@ -119,6 +119,24 @@ def corpus_stats(
         ValueError: no sentences, an unknown model or engine, a folder holding another model's
             or corpus's shards, a sentence the model cannot read.
     """
+    compute(model, sentences, out, batch_size=batch_size, engine=engine, progress=progress,
+            shard_size=shard_size, stop=stop)  # fmt: skip
+    return read_corpus_stats(out)
+
+
+def compute(
+    model: str | LoadedModel,
+    sentences: Sequence[str],
+    out: Path | str,
+    *,
+    batch_size: int = 32,
+    engine: Engine = "local",
+    progress: Progress | None = None,
+    shard_size: int = SHARD_SIZE,
+    stop: threading.Event | None = None,
+) -> Manifest:
+    """``corpus_stats`` without reading the table back (a million sentences' table is large):
+    the shards are written and the folder's manifest returned. Same arguments and errors."""
     texts = _check(sentences, batch_size, engine)
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
     wanted = Manifest(loaded.name, model_hash(loaded), corpus_hash(texts), len(texts),
@@ -132,7 +150,7 @@ def corpus_stats(
             run(loaded, texts, store, manifest, todo, batch_size, progress, stop)
         elif progress is not None:
             progress(len(texts), len(texts))
-    return read_corpus_stats(out)
+    return manifest
 
 
 def _run_local(

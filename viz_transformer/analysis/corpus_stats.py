@@ -29,9 +29,29 @@ KEY = ["sentence_id", "kind", "layer", "head"]
 def _masked_mean(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Mean of ``values`` over the last axis where ``ok``; NaN where nothing is ``ok``."""
     count = ok.sum(-1)
-    total = np.where(ok, values, 0.0).sum(-1)
+    total = np.where(ok, values, 0.0).sum(-1, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _layer_stats(P: np.ndarray, q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``pattern_stats`` of one layer: ``P`` ``[B, heads, Q, K]`` -> ``[B, heads, 5]``."""
+    _, _, Q, K = P.shape
+    P = np.where((np.arange(K)[None, :] < k)[:, None, None, :], P, np.float32(0))
+    row_ok = (np.arange(Q)[None, :] < q)[:, None, :]  # (B, 1, Q)
+    # float32 per weight, float64 sums: a degenerate 255-token output keeps memory bounded
+    plogp = P * np.log(np.where(P > 0, P, np.float32(1)))  # 0 log 0 = 0
+    entropy = _masked_mean(-plogp.sum(-1, dtype=np.float64), row_ok)
+    max_weight = _masked_mean(P.max(-1), row_ok)
+    first = _masked_mean(P[..., 0], row_ok)
+    # P[i + 1, i] for i < min(Q - 1, K): row q = i + 1 qualifies when q < q_len and i < k_len
+    sub = np.diagonal(P, offset=-1, axis1=-2, axis2=-1)
+    i = np.arange(sub.shape[-1])[None, :]
+    prev = _masked_mean(sub, ((i + 1 < q) & (i < k))[:, None, :])
+    diag = np.diagonal(P, axis1=-2, axis2=-1)  # P[i, i] for i < min(Q, K)
+    i = np.arange(diag.shape[-1])[None, :]
+    diagonal = _masked_mean(diag, ((i < q) & (i < k))[:, None, :])
+    return np.stack([entropy, max_weight, first, prev, diagonal], axis=-1)
 
 
 def pattern_stats(patterns: np.ndarray, q_lens: np.ndarray, k_lens: np.ndarray) -> np.ndarray:
@@ -45,25 +65,9 @@ def pattern_stats(patterns: np.ndarray, q_lens: np.ndarray, k_lens: np.ndarray) 
     Returns:
         ``[B, layers, heads, 5]`` float64 in the order of ``STATS``.
     """
-    P = np.asarray(patterns, dtype=np.float64)
-    _, _, _, Q, K = P.shape
     q, k = np.asarray(q_lens)[:, None], np.asarray(k_lens)[:, None]
-    key_ok = (np.arange(K)[None, :] < k)[None, :, None, None, :]  # (1, B, 1, 1, K)
-    P = np.where(key_ok, P, 0.0)
-    row_ok = (np.arange(Q)[None, :] < q)[None, :, None, :]  # (1, B, 1, Q)
-    plogp = P * np.log(np.where(P > 0, P, 1.0))  # 0 log 0 = 0
-    entropy = _masked_mean(-plogp.sum(-1), row_ok)
-    max_weight = _masked_mean(P.max(-1), row_ok)
-    first = _masked_mean(P[..., 0], row_ok)
-    # P[i + 1, i] for i < min(Q - 1, K): row q = i + 1 qualifies when q < q_len and i < k_len
-    sub = np.diagonal(P, offset=-1, axis1=-2, axis2=-1)
-    i = np.arange(sub.shape[-1])[None, :]
-    prev = _masked_mean(sub, ((i + 1 < q) & (i < k))[None, :, None, :])
-    diag = np.diagonal(P, axis1=-2, axis2=-1)  # P[i, i] for i < min(Q, K)
-    i = np.arange(diag.shape[-1])[None, :]
-    diagonal = _masked_mean(diag, ((i < q) & (i < k))[None, :, None, :])
-    out = np.stack([entropy, max_weight, first, prev, diagonal], axis=-1)  # (L, B, H, 5)
-    return out.transpose(1, 0, 2, 3)
+    layers = [_layer_stats(np.asarray(p, dtype=np.float32), q, k) for p in patterns]
+    return np.stack(layers, axis=1)  # (B, L, H, 5)
 
 
 def batch_rows(batch: PatternBatch, sentence_ids: np.ndarray) -> pd.DataFrame:

@@ -12,7 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from viz_transformer.analysis.corpus import corpus_stats
+from viz_transformer.analysis.corpus import compute
+from viz_transformer.records.shards import ShardStore
 from viz_transformer.text.uploads import read_lines
 
 BAR = 30  # characters of the progress bar
@@ -76,8 +77,9 @@ def main(argv: list[str]) -> int:
     bar = ProgressBar()
     try:
         sentences = read_sentences(args.sentences)
-        df = corpus_stats(args.model, sentences, args.out, batch_size=args.batch_size,
-                          engine=args.engine, progress=bar)  # fmt: skip
+        compute(args.model, sentences, args.out, batch_size=args.batch_size,
+                engine=args.engine, progress=bar)  # fmt: skip
+        rows = ShardStore(args.out).rows()
     except KeyboardInterrupt:
         print(f"{bar.end()}stopped; run the same command again to go on.", file=sys.stderr)
         return 130
@@ -85,7 +87,7 @@ def main(argv: list[str]) -> int:
         print(f"{bar.end()}error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     print(
-        f"{bar.end()}{len(df):,} rows ({len(sentences):,} sentences) in {args.out}; read them "
+        f"{bar.end()}{rows:,} rows ({len(sentences):,} sentences) in {args.out}; read them "
         f"with vt.read_corpus_stats({str(args.out)!r})."
     )
     return 0

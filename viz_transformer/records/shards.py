@@ -119,6 +119,12 @@ class ShardStore:
         files = sorted(self.folder.glob("shard-*.parquet"))
         return [pd.read_parquet(f) for f in files]
 
+    def rows(self) -> int:
+        """Rows in the shards written so far, read from their footers (no data loaded)."""
+        import pyarrow.parquet as pq
+
+        return sum(pq.read_metadata(f).num_rows for f in self.folder.glob("shard-*.parquet"))
+
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the folder's lock: another process or thread waits until this one is done."""
