@@ -1,22 +1,31 @@
 """``python -m viz_transformer COMMAND ...``: the library's command-line tools.
 
 ``corpus``: head statistics over a corpus (``viz_transformer.cli.corpus``).
+``serve``: app replicas behind HAProxy for a classroom (``viz_transformer.serve.cli``).
 """
 
 from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m viz_transformer corpus --model NAME --sentences FILE.txt --out DIR"
+USAGE = (
+    "usage: python -m viz_transformer corpus --model NAME --sentences FILE.txt --out DIR\n"
+    "       python -m viz_transformer serve [--replicas N] [--port P] [--address A]"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command named by the first argument; its exit status."""
     args = sys.argv[1:] if argv is None else argv
+    # each command imported only when named: one command's imports do not slow the other
     if args and args[0] == "corpus":
         from viz_transformer.cli.corpus import main as corpus_main
 
         return corpus_main(args[1:])
+    if args and args[0] == "serve":
+        from viz_transformer.serve.cli import main as serve_main
+
+        return serve_main(args[1:])
     print(USAGE, file=sys.stderr)
     return 2
 

@@ -24,6 +24,7 @@ RANK = {
     "testing": 3,  # random-weight fixtures for tests and bench; nothing of the library imports them
     "": 4,  # viz_transformer/__init__.py: the public API (vt.load_model, vt.trace, ...)
     "__main__": 4, "cli": 4,  # python -m viz_transformer COMMAND: beside the public API
+    "serve": 4,  # replicas behind HAProxy: a process supervisor, no page code
     "figures": 5,
     "ui": 6,
 }  # fmt: skip

@@ -1,0 +1,90 @@
+"""``python -m viz_transformer serve`` before anything starts: the HAProxy config rendered from
+the package's template (HAProxy itself accepts it), and one-line errors for a missing haproxy
+and a busy port."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+import pytest
+
+from viz_transformer.__main__ import main as vt_main
+from viz_transformer.serve import cli
+from viz_transformer.serve.config import (
+    COOKIE,
+    TEMPLATE,
+    Replica,
+    ServeError,
+    check_port_free,
+    find_haproxy,
+    free_ports,
+    render,
+)
+
+REPLICAS = [Replica("r1", 41001), Replica("r2", 41002)]
+
+
+def test_the_config_sends_each_replica_its_sessions_and_checks_its_health(tmp_path):
+    text = render(REPLICAS, "127.0.0.1", 8501, tmp_path / "haproxy.sock")
+    assert TEMPLATE.is_file() and "$" not in text  # every field filled in
+    assert "bind 127.0.0.1:8501" in text
+    assert f"cookie {COOKIE} insert indirect nocache" in text
+    for r in REPLICAS:
+        assert f"server {r.name} 127.0.0.1:{r.port} check cookie {r.name}" in text
+    assert "option httpchk GET /_stcore/health" in text and "option redispatch" in text
+    assert "timeout tunnel 2h" in text  # an open websocket outlives the HTTP timeouts
+    # a dead replica leaves rotation within 3 s: fall checks, inter ms apart
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("default-server"))
+    words = line.split()
+    inter_ms = int(words[words.index("inter") + 1].removesuffix("ms"))
+    assert inter_ms * int(words[words.index("fall") + 1]) + 2000 <= 3000  # + connect timeout
+
+
+def test_haproxy_accepts_the_rendered_config(tmp_path):
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(render(REPLICAS, "0.0.0.0", 8080, tmp_path / "haproxy.sock"))
+    check = subprocess.run([find_haproxy(), "-c", "-f", str(config)], capture_output=True)
+    assert check.returncode == 0, (check.stdout + check.stderr).decode()
+
+
+def test_a_missing_haproxy_names_the_install_command():
+    with pytest.raises(ServeError, match=r"apt-get install -y haproxy"):
+        find_haproxy("/nonexistent/haproxy")
+
+
+def test_a_busy_port_is_refused():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(ServeError, match=f"port {port} on 127.0.0.1 is busy"):
+            check_port_free("127.0.0.1", port)
+    check_port_free("127.0.0.1", port)  # free again once closed
+
+
+def test_free_ports_are_distinct():
+    ports = free_ports(4)
+    assert len(set(ports)) == 4 and all(p > 1024 for p in ports)
+
+
+@pytest.mark.parametrize("flags", [["--haproxy", "/nonexistent/haproxy"], ["--replicas", "0"]])
+def test_the_command_reports_one_line_and_exits_non_zero(flags, capsys, tmp_path):
+    code = vt_main(["serve", "--port", str(free_ports(1)[0]), "--run-dir", str(tmp_path), *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("serve: error: ") and err.count("\n") == 1
+
+
+def test_the_command_refuses_a_busy_port(capsys, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert cli.main(["--port", str(port), "--run-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is busy" in err and err.count("\n") == 1
+
+
+def test_an_unknown_command_prints_the_usage(capsys):
+    assert vt_main(["serv"]) == 2
+    assert "python -m viz_transformer serve" in capsys.readouterr().err

@@ -1,0 +1,42 @@
+"""One replica: load the default model, then become ``streamlit run app.py`` in this process.
+
+``python -m viz_transformer.serve.replica --port P APP [STREAMLIT FLAGS]``. The model is loaded
+(and traced once, which warms torch's first-call paths) *before* Streamlit listens, so the
+replica's ``/_stcore/health`` answers only when no student would wait for the load; the app's
+``caches.model`` then finds the handle in ``registry.load_model``'s process-wide cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+import time
+
+from viz_transformer.models.capture import trace
+from viz_transformer.models.registry import default_model, load_model, model_info
+
+
+def preload(name: str) -> float:
+    """Load ``name`` and trace its example sentence once; returns the seconds it took."""
+    start = time.monotonic()
+    trace(load_model(name), model_info(name).example)
+    return time.monotonic() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Preload, then hand the process to Streamlit's own command line (``streamlit run``)."""
+    parser = argparse.ArgumentParser(prog="python -m viz_transformer.serve.replica")
+    parser.add_argument("--model", default=None, help="model to preload (default: the app's)")
+    parser.add_argument("app", help="the Streamlit script (app.py)")
+    args, streamlit_flags = parser.parse_known_args(argv)
+    name = args.model or default_model()
+    print(f"replica: {name} loaded in {preload(name):.1f} s; starting Streamlit", flush=True)
+    # runpy rather than an import: this module only starts the `streamlit` command, as
+    # `python -m streamlit run` would, in the process that holds the loaded model
+    sys.argv = ["streamlit", "run", args.app, *streamlit_flags]
+    runpy.run_module("streamlit", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
