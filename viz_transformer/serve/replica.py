@@ -13,8 +13,7 @@ import runpy
 import sys
 import time
 
-from viz_transformer.models.capture import trace
-from viz_transformer.models.registry import default_model, load_model, model_info
+from viz_transformer import default_model, load_model, model_info, trace
 
 
 def preload(name: str) -> float:
