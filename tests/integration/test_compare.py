@@ -101,7 +101,11 @@ def test_paper_en_pt_keeps_its_teachers_encoder_head_for_head() -> None:
     assert all(m.a == m.b and m.distance < SAME_ENCODER for m in result.matching)
     off = result.distance.reshape(48, 48) + np.eye(48)
     assert off.min() > 5 * SAME_ENCODER
+    student = vt.load_model("paper-en-pt")  # cross: both forced on its batched greedy output
+    outputs = [vt.trace(student, s).output_text for s in EVERYDAY[:3]]
+    assert student.greedy_outputs(EVERYDAY[:3]) == outputs
     cross = vt.compare("paper-en-pt", "bergamot-en-pt", EVERYDAY[:2], kind="cross")
+    assert [t.output_text for t in cross.traces_b] == outputs[:2]
     assert cross.distance.shape == (2, 8, 2, 8) and np.isfinite(cross.distance).all()
     with pytest.raises(ValueError, match="bergamot-en-pt has no decoder masked self"):
         vt.compare("paper-en-pt", "bergamot-en-pt", EVERYDAY[:1], kind="decoder")

@@ -63,8 +63,8 @@ def check_kind(model: LoadedModel, kind: str) -> AttentionKind:
     """``kind`` when ``model`` shows it, else a ValueError naming the kinds it has."""
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r}: choose one of {', '.join(KINDS)}.")
-    if kind not in model.spec.shows:
-        has = ", ".join(f"{k} ({KIND_SHORT[k]})" for k in model.spec.shows)
+    if kind not in model.spec.kinds:
+        has = ", ".join(f"{k} ({KIND_SHORT[k]})" for k in model.spec.kinds)
         raise ValueError(
             f"{model.name} has no {KIND_SHORT[kind]} attention (kind={kind!r}); "
             f"it shows {has}. Compare on a kind both models show."
@@ -101,13 +101,21 @@ def _check_tokens(
             )
 
 
-def _forced_target(ref: Trace, number: int) -> str:
-    if not ref.output_text.strip():
+def _forced_target(name: str, output: str, number: int) -> str:
+    if not output.strip():
         raise ValueError(
-            f"{ref.model_name} outputs nothing for sentence {number}: there is no "
-            "output to teacher-force the other model on; pick another sentence."
+            f"{name} outputs nothing for sentence {number}: there is no output to "
+            "teacher-force the models on; pick another sentence."
         )
-    return ref.output_text
+    return output
+
+
+def _greedy_outputs(model: LoadedModel, sentences: Sequence[str]) -> list[str]:
+    """``model``'s greedy output of every sentence (batched where the family can)."""
+    try:
+        return model.greedy_outputs(sentences)
+    except ValueError:  # say which sentence: trace them one by one
+        return [_trace(model, text, None, n).output_text for n, text in enumerate(sentences, 1)]
 
 
 def _trace(model: LoadedModel, text: str, target: str | None, number: int) -> Trace:
@@ -118,16 +126,33 @@ def _trace(model: LoadedModel, text: str, target: str | None, number: int) -> Tr
         raise ValueError(f"{model.name}, sentence {number} (“{text}”): {exc}") from None
 
 
+def _encoder_trace(model: LoadedModel, text: str, number: int) -> Trace:
+    """A trace whose encoder rows are the model's own: an encoder-decoder is teacher-forced on
+    the source text itself, since the encoder never reads the output and a forced pass costs a
+    third of greedy decoding; where that text is no valid output, it decodes greedily."""
+    if model.spec.encoder_decoder:
+        try:
+            return trace(model, text, text)
+        except ValueError:
+            pass
+    return _trace(model, text, None, number)
+
+
 def paired_traces(
     a: LoadedModel, b: LoadedModel, sentences: Sequence[str], kind: AttentionKind
 ) -> tuple[tuple[Trace, ...], tuple[Trace, ...]]:
-    """Per sentence, A's trace (greedy) and B's, teacher-forced on A's output for the decoder
-    and cross kinds; each pair checked to show ``kind`` over the same tokens."""
+    """Per sentence, A's and B's traces, both teacher-forced on A's greedy output (decoded in
+    one batch where A's family can) for the decoder and cross kinds; for the encoder kind, each
+    model's own encoder rows (``_encoder_trace``). Each pair is checked to show ``kind`` over
+    the same tokens."""
     traces_a, traces_b = [], []
+    outputs = _greedy_outputs(a, sentences) if kind != "encoder" else []
     for number, text in enumerate(sentences, 1):
-        tr_a = _trace(a, text, None, number)
-        target = None if kind == "encoder" else _forced_target(tr_a, number)
-        tr_b = _trace(b, text, target, number)
+        if kind == "encoder":
+            tr_a, tr_b = _encoder_trace(a, text, number), _encoder_trace(b, text, number)
+        else:
+            target = _forced_target(a.name, outputs[number - 1], number)
+            tr_a, tr_b = _trace(a, text, target, number), _trace(b, text, target, number)
         _check_tokens(tr_a, tr_b, kind, number, text)
         traces_a.append(tr_a)
         traces_b.append(tr_b)
@@ -193,7 +218,11 @@ def checkpoint_traces(
     for model in models[:-1]:
         traces = []
         for number, (text, ref) in enumerate(zip(texts, last, strict=True), 1):
-            target = ref.output_text if kind == "encoder" else _forced_target(ref, number)
+            target = (
+                ref.output_text
+                if kind == "encoder"
+                else _forced_target(ref.model_name, ref.output_text, number)
+            )
             tr = _trace(model, text, target or None, number)
             _check_tokens(ref, tr, kind, number, text)
             traces.append(tr)

@@ -209,6 +209,14 @@ class LoadedModel(ABC):
         config; runs one short forward pass (the example) to see where its norms sit."""
         raise ValueError(f"{self.name} does not describe its architecture; pick another model.")
 
+    def greedy_outputs(self, texts: Sequence[str]) -> list[str]:
+        """The greedy output text of each input (what ``trace(text).output_text`` records).
+
+        This generic path traces one input after the other; a family with a batched greedy
+        decoder decodes them together.
+        """
+        return [self.trace(text).output_text for text in texts]
+
     def batch_patterns(self, texts: Sequence[str]) -> PatternBatch:
         """The attention of several inputs (greedy outputs), each equal to its own ``trace``.
 

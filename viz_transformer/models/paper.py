@@ -36,7 +36,7 @@ from viz_transformer.networks.hooks import (
     qkv_hook_names,
 )
 from viz_transformer.networks.paper import DecoderCache, Transformer
-from viz_transformer.networks.paper_decode import greedy_decode
+from viz_transformer.networks.paper_decode import greedy_batch, greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
@@ -250,6 +250,15 @@ class PaperModel(LoadedModel):
                 messages.append("Target: " + truncation_note(len(out_ids) + 1, limit))
             out_ids = out_ids[: limit - 1]
         return out_ids
+
+    def greedy_outputs(self, texts: Sequence[str]) -> list[str]:
+        """Decoded together (``greedy_batch``: padding masked, finished rows dropped)."""
+        v = self.vocab
+        sources = [self._source_ids(t) for t in texts]
+        with torch.no_grad():
+            outs = greedy_batch(self.module, sources, self.module.cfg.max_len - 1,
+                                pad_id=v.pad_id, bos_id=v.bos_id, eos_id=v.eos_id)  # fmt: skip
+        return [v.decode([i for i in out if i != v.eos_id]) for out in outs]
 
     def batch_patterns(self, texts: Sequence[str]) -> PatternBatch:
         """One padded batch: encoded once, decoded greedily together, read in one pass."""
