@@ -22,7 +22,7 @@ def test_the_default_pair_is_the_student_and_its_teacher(open_page, figures):
         "bergamot-en-pt",
     )
     titles = [f["layout"]["title"]["text"] for f in figures(app)]
-    assert titles[0].startswith("Jensen-Shannon distance of every head pair")
+    assert titles[0].startswith("JS distance of every head pair")
     assert titles[1].startswith("Encoder self-attention: matched pair")
     table = app.dataframe[0].value
     assert len(table) == 48 and table["JS distance"].is_monotonic_increasing
@@ -73,7 +73,7 @@ def test_a_live_runs_checkpoints_show_their_drift(open_page, figures):
     app = open_page(PAGE, params={"cmp_mode": "Checkpoints of a live run", "cmp_kind": "cross"})
     assert not app.error
     titles = [f["layout"]["title"]["text"] for f in figures(app)]
-    assert titles[0].startswith("How far each head still was")
+    assert titles[0].startswith("Each head's distance to where it ended")
     assert titles[1].endswith("L0 H0 at each checkpoint")
     app.selectbox(key="cmp_head").set_value(3).run()
     assert not app.exception

@@ -57,7 +57,7 @@ def distance_figure(
     )
     side = max(360, min(900, 14 * max(len(rows), len(cols)) + 160))
     fig.update_layout(
-        title=f"Jensen-Shannon distance of every head pair: {name_a} (rows) vs {name_b}",
+        title="JS distance of every head pair: A's heads (rows), B's (columns)",
         xaxis={"title": f"B: {name_b}", "type": "category", "tickangle": -90},
         yaxis={"title": f"A: {name_a}", "type": "category", "autorange": "reversed"},
         height=side,
@@ -128,7 +128,7 @@ def drift_figure(drift: np.ndarray, steps: Sequence[int], chosen: int | None = N
                 )
             )
     fig.update_layout(
-        title="How far each head still was from where it ended (click a line to see it)",
+        title="Each head's distance to where it ended (click a line)",
         xaxis_title="training step",
         yaxis_title="JS distance to the last checkpoint",
         yaxis={"rangemode": "tozero"},
