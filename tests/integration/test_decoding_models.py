@@ -9,6 +9,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.models.bergamot_spec import DECODER_NOTE
+from viz_transformer.models.hf import lazy as hf_lazy
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,8 @@ def test_hf_decoder_only_steps_continue_the_prompt(load_tiny, family):
     assert dec.steps[0].chosen == vt.trace(model, prompt).pred_tokens[-1]
     # the whole continuation in one causal pass: step t's row is row p - 1 + t
     out_ids = list(dec.output_ids[:-1])
-    _, arrays = model._run(input_ids=[*ids, *out_ids], attention_mask=[1] * (p + len(out_ids)))
+    mask = [1] * (p + len(out_ids))
+    _, arrays = hf_lazy.run(model, input_ids=[*ids, *out_ids], attention_mask=mask)
     for t, step in enumerate(dec.steps):
         q = p - 1 + t
         assert step.self_row.shape[-1] == q + 1 and step.cross_row is None

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import QKV_NOTE, HeadScale
 from viz_transformer.networks.hooks import ATTENTION_POINTS, hook_names
 from viz_transformer.networks.marian import marian_positions
@@ -168,3 +169,14 @@ def test_bergamot_qkv_run_and_what_has_none(bergamot, hf):
     with pytest.raises(ValueError) as caught:
         hf["bart"].qkv_run("the cat sat", "encoder")  # BERT has one now
     assert str(caught.value) == QKV_NOTE
+
+
+def test_hf_model_has_every_member_its_helpers_read(hf):
+    """The hf/ helpers take ``HFParts``; a loaded model must provide each of its members."""
+    members = set(HFParts.__annotations__) | {
+        n for n in vars(HFParts) if not n.startswith("_") and callable(getattr(HFParts, n))
+    }
+    members |= {n for n, v in vars(HFParts).items() if isinstance(v, property)}
+    assert {"module", "names", "encode_text", "target_ids", "eos_ids", "name"} <= members
+    for model in hf.values():
+        assert not [m for m in members if not hasattr(model, m)]

@@ -8,31 +8,32 @@ from typing import Any
 
 import numpy as np
 import torch
+from transformers import PretrainedConfig
 
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.hf.inputs import head_scale
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 
-HFModel = Any  # models.hf.model.HFModel, which imports this module
 FFN_WIDTHS = ("intermediate_size", "d_ff", "decoder_ffn_dim", "ffn_dim", "n_inner")
 ACTIVATIONS = ("hidden_act", "activation_function", "dense_act_fn", "feed_forward_proj")
 NO_LIMIT = 10**7  # tokenizers without a limit say 1e30
 HEADS = ("decoder_attention_heads", "num_attention_heads")  # the decoder's when it has its own
 
 
-def _first(config: Any, keys: tuple[str, ...]) -> Any:
+def _first(config: PretrainedConfig, keys: tuple[str, ...]) -> Any:  # a config value
     return next((v for k in keys if (v := getattr(config, k, None)) is not None), None)
 
 
-def rope_theta(config: Any) -> float | None:
+def rope_theta(config: PretrainedConfig) -> float | None:
     """The rotary base θ: ``rope_parameters["rope_theta"]`` (transformers 5) or ``rope_theta``."""
     params = getattr(config, "rope_parameters", None) or {}
     theta = params.get("rope_theta") if isinstance(params, dict) else None
     return theta if theta is not None else getattr(config, "rope_theta", None)
 
 
-def positions_text(model: HFModel) -> str:
+def positions_text(model: HFParts) -> str:
     """How positions enter this model, in words, with the sizes its config and tables give."""
     config, kind = model.module.config, model.spec.positions
     if kind == "rotary":
@@ -50,7 +51,7 @@ def positions_text(model: HFModel) -> str:
     return f"{kind} position vectors added to the token embeddings"
 
 
-def summary(model: HFModel) -> ArchitectureSummary:
+def summary(model: HFParts) -> ArchitectureSummary:
     """See ``LoadedModel.architecture``; one teacher-forced pass of the example probes the norms."""
     module = model.module
     config = module.config
@@ -74,7 +75,7 @@ def summary(model: HFModel) -> ArchitectureSummary:
     )
 
 
-def rotary_tables(model: HFModel, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
+def rotary_tables(model: HFParts, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
     """cos and sin ``[positions, d_head]`` from the model's own rotary module (the first module
     whose class name says ``Rotary``), as its attention layers receive them; None without one."""
     if model.spec.positions != "rotary":
@@ -90,7 +91,7 @@ def rotary_tables(model: HFModel, positions: int) -> tuple[np.ndarray, np.ndarra
     return cos[0].float().cpu().numpy(), sin[0].float().cpu().numpy()
 
 
-def kv_groups(model: HFModel, kind: AttentionKind) -> tuple[int, ...]:
+def kv_groups(model: HFParts, kind: AttentionKind) -> tuple[int, ...]:
     """Per query head its K/V head (``LoadedModel.kv_groups``): with ``num_key_value_heads`` in
     the config (Llama, Mistral, Qwen...), query head ``h`` reads K/V head ``h // (heads /
     kv_heads)``, as transformers' ``repeat_kv`` lays them out; one each otherwise."""

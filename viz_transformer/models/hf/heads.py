@@ -12,12 +12,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.own_heads import check_kind
 from viz_transformer.models.results import target_logprobs
 from viz_transformer.networks.hooks import any_active, dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
-
-HFModel = Any  # models.hf.model.HFModel, which imports this module
 
 # where W^O sits, relative to the module whose weights we hook: inside it (Llama o_proj, BART and
 # Marian out_proj, GPT-2 c_proj, T5 o) or beside it (BERT's attention.output.dense)
@@ -28,12 +27,12 @@ CONTINUATION = 5  # greedy tokens a decoder-only model's output is scored on (im
 FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "norm_f", "decoder.final_layer_norm")
 
 
-def _attention_module(model: HFModel, kind: AttentionKind, layer: int) -> tuple[str, nn.Module]:
+def _attention_module(model: HFParts, kind: AttentionKind, layer: int) -> tuple[str, nn.Module]:
     path = model.names[kind][layer].removesuffix(".hook_pattern")
     return path, model.module.get_submodule(path)
 
 
-def attention_shape(model: HFModel, kind: str) -> tuple[int, int]:
+def attention_shape(model: HFParts, kind: str) -> tuple[int, int]:
     """(layers, heads): heads from the attention module (decoders may differ from encoders)."""
     kind = check_kind(model.spec.shows, kind)
     _, attn = _attention_module(model, kind, 0)
@@ -42,19 +41,15 @@ def attention_shape(model: HFModel, kind: str) -> tuple[int, int]:
     return len(model.names[kind]), int(heads or config.num_attention_heads)
 
 
-def reference_ids(model: HFModel, text: str, target: str | None) -> list[int]:
-    """Greedy output (seq2seq: ``generate``; decoder-only: the next ``CONTINUATION`` tokens, one
-    uncached pass each under the caller's hooks) or ``target``'s ids, end symbols dropped;
-    nothing for an encoder only."""
+def reference_ids(model: HFParts, text: str, target: str | None) -> list[int]:
+    """Greedy output (seq2seq: ``hf.generation.greedy_ids``; decoder-only: the next
+    ``CONTINUATION`` tokens, one uncached pass each under the caller's hooks) or ``target``'s
+    ids, end symbols dropped; nothing for an encoder only."""
     spec = model.spec
     if spec.encoder_only:
         return []
     if target is not None:
-        with model._lock:
-            if spec.encoder_decoder:
-                ids = model.tokenizer(text_target=target)["input_ids"]
-            else:
-                ids = model.tokenizer(target, add_special_tokens=False)["input_ids"]
+        ids = model.target_ids(target)
     elif spec.encoder_decoder:
         ids = model.greedy_ids(model.encode_text(text))
     else:
@@ -63,7 +58,7 @@ def reference_ids(model: HFModel, text: str, target: str | None) -> list[int]:
     return [i for i in ids if i not in eos] if spec.encoder_decoder else list(ids)
 
 
-def _continuation(model: HFModel, text: str) -> list[int]:
+def _continuation(model: HFParts, text: str) -> list[int]:
     """Up to ``CONTINUATION`` greedy next tokens of a decoder-only model, stopping before an
     end symbol (but always at least one token, the next one, even if it is the end)."""
     eos, ids = model.eos_ids(), []
@@ -78,7 +73,7 @@ def _continuation(model: HFModel, text: str) -> list[int]:
 
 
 def forced_logits(
-    model: HFModel, text: str, out_ids: Sequence[int], batch: int, keep: int = 0
+    model: HFParts, text: str, out_ids: Sequence[int], batch: int, keep: int = 0
 ) -> torch.Tensor:
     """Logits ``(B, T, vocab)`` of one teacher-forced pass (encoder only: ``(B, 0, 0)``);
     ``keep`` > 0 asks a decoder-only model for its last ``keep`` rows only (``logits_to_keep``:
@@ -106,7 +101,7 @@ def forced_logits(
     return logits
 
 
-def forced_logprobs(model: HFModel, text: str, out_ids: Sequence[int], batch: int) -> torch.Tensor:
+def forced_logprobs(model: HFParts, text: str, out_ids: Sequence[int], batch: int) -> torch.Tensor:
     """See ``LoadedModel.forced_logprobs``."""
     spec = model.spec
     logits = forced_logits(model, text, out_ids, batch, keep=len(out_ids) + 1)
@@ -117,7 +112,7 @@ def forced_logprobs(model: HFModel, text: str, out_ids: Sequence[int], batch: in
     return target_logprobs(logits[:, :-1], list(out_ids))  # rows before each output id
 
 
-def output_weight(model: HFModel, kind: AttentionKind, layer: int) -> torch.Tensor:
+def output_weight(model: HFParts, kind: AttentionKind, layer: int) -> torch.Tensor:
     """W^O split per head, ``(h, d_k, d_model)``, from the projection after the attention.
 
     Raises:
@@ -195,7 +190,7 @@ def install_stream_hooks(module: nn.Module, names: dict[AttentionKind, list[str]
     return streams
 
 
-def lens_points(model: HFModel) -> list[str]:
+def lens_points(model: HFParts) -> list[str]:
     """The decoder layers' ``hook_resid_post`` names (decoder-only models)."""
     streams = [n for n in model.module.extra_hook_names if n.endswith(".hook_resid_post")]
     if not streams:
@@ -206,7 +201,7 @@ def lens_points(model: HFModel) -> list[str]:
     return streams
 
 
-def unembed(model: HFModel, x: torch.Tensor) -> torch.Tensor:
+def unembed(model: HFParts, x: torch.Tensor) -> torch.Tensor:
     """Logits of residual-stream vectors: the base model's final norm, then the output layer.
 
     Raises:

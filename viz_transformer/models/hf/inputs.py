@@ -1,5 +1,6 @@
 """What a Hugging Face model adds at its input and how it scales its scores, read from its config
-and modules, for ``HFModel.head_scale``, ``input_embedding`` and ``hook_name``."""
+and modules, for ``HFModel.head_scale``, ``input_embedding``, ``position_table`` and
+``hook_name``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
+from viz_transformer.models.hf.spec import POSITION_TABLES
 from viz_transformer.models.results import HeadScale, InputEmbedding
 from viz_transformer.networks.hooks import known_hook, point_name
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
@@ -22,6 +24,22 @@ def head_scale(config: PretrainedConfig) -> HeadScale:
         return HeadScale(int(config.d_kv), False)  # T5 family: scores are never divided
     d_k = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     return HeadScale(int(d_k), bool(getattr(config, "scale_attn_weights", True)))
+
+
+def position_table(module: PreTrainedModel, positions: str) -> np.ndarray | None:
+    """Learned position embeddings of the (encoder) input, ``[positions, d_model]``; None when
+    ``positions`` (the spec's) are not ``learned``.
+
+    BERT and MiniLM keep them at ``embeddings.position_embeddings``, GPT-2 at ``wpe``, BART
+    at ``embed_positions`` (whose first two rows are an offset, kept as stored).
+    """
+    if positions != "learned":
+        return None
+    for path, mod in module.named_modules():
+        last = path.rsplit(".", 1)[-1]
+        if isinstance(mod, torch.nn.Embedding) and last in POSITION_TABLES:
+            return mod.weight.detach().to("cpu", torch.float32).numpy()
+    return None
 
 
 def input_embedding(

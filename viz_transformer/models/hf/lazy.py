@@ -10,6 +10,7 @@ import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
 from viz_transformer import settings
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.networks.hooks import collect_calls, hooks, point_name
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
@@ -103,3 +104,42 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
 
     shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))
     return LazyPatterns.deferred(shape, False, fetch)
+
+
+def lazy(model: HFParts, **inputs: list[int]) -> bool:
+    """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when
+    some kind would hold more than ``settings.LAZY_ABOVE`` weights and the model allows it."""
+    return model.lazy_capable and too_big(model.module.config, model.names, **inputs)
+
+
+def run(
+    model: HFParts, **inputs: list[int]
+) -> tuple[torch.Tensor | None, dict[AttentionKind, Patterns]]:
+    """One forward pass of ``model`` over ``inputs`` reading every attention module.
+
+    Each call of a hooked module is kept in call order, rather than the last one as
+    ``collect`` does, because ALBERT runs one shared attention module once per layer.
+    Long inputs (``lazy``) keep each layer's queries and keys and return ``LazyPatterns``.
+
+    Returns:
+        logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
+    """
+    keep_qk = lazy(model, **inputs)
+    flat = qk_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
+    batch = {k: torch.tensor([v], device=model.device) for k, v in inputs.items()}
+    with torch.no_grad(), collect_calls(model.module, flat) as calls:
+        out = model.module(**batch)
+    missing = [n for n in flat if not calls[n]]
+    if missing:
+        raise RuntimeError(
+            f"{model.name} returned no attention weights at {missing[:2]}; it must run with "
+            "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
+        )
+    if keep_qk:
+        arrays = lazy_patterns(calls, model.names)
+    else:
+        arrays = {
+            kind: np.stack([a for n in ns for a in calls[n]]) for kind, ns in model.names.items()
+        }
+    logits = getattr(out, "logits", None)
+    return (None if logits is None else logits[0].float()), arrays

@@ -10,11 +10,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer, PreTrainedModel
+from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device
@@ -36,7 +35,7 @@ from viz_transformer.models.hf.names import (
     pretty_tokens,
     read_config,
 )
-from viz_transformer.models.hf.spec import NOTES, POSITION_TABLES
+from viz_transformer.models.hf.spec import NOTES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.models.results import (
     DecoderSession,
@@ -46,11 +45,10 @@ from viz_transformer.models.results import (
     row_argmax,
 )
 from viz_transformer.models.spec import ModelSpec
-from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.qkv import KindCapture
-from viz_transformer.records.trace import Patterns, Trace, truncation_note
+from viz_transformer.records.trace import Trace, truncation_note
 
 
 @dataclass(eq=False)
@@ -60,7 +58,7 @@ class HFModel(LoadedModel):
     spec: ModelSpec
     device: torch.device
     module: PreTrainedModel
-    tokenizer: Any
+    tokenizer: PreTrainedTokenizerBase
     names: dict[AttentionKind, list[str]]
     lazy_capable: bool = False  # long inputs keep queries and keys (``LazyPatterns``)
     # Fast tokenizers are Rust objects that raise "Already borrowed" when threads overlap.
@@ -131,11 +129,11 @@ class HFModel(LoadedModel):
         ids = self.encode_text(text, messages)
         spec = self.spec
         deferred = spec.encoder_only and hf_lazy.one_call_per_layer(self.names)
-        if deferred and self._lazy(input_ids=ids):  # nothing runs until a head is asked
+        if deferred and hf_lazy.lazy(self, input_ids=ids):  # nothing runs until a head is asked
             encoder = hf_lazy.deferred_encoder(self.module, self.names["encoder"], ids)
             logits, arrays = None, {"encoder": encoder}
         else:
-            logits, arrays = self._run(input_ids=ids, attention_mask=[1] * len(ids))
+            logits, arrays = hf_lazy.run(self, input_ids=ids, attention_mask=[1] * len(ids))
         tokens = self.token_labels(ids)
         if spec.encoder_only:
             preds, output = (), ""
@@ -163,18 +161,14 @@ class HFModel(LoadedModel):
         cross ``[L, H, T, S]``; the last row predicts ``</s>``."""
         messages: list[str] = []
         src_ids = self.encode_text(text, messages)
-        if target is None:
-            out_ids = self.greedy_ids(src_ids)
-        else:
-            with self._lock:
-                out_ids = self.tokenizer(text_target=target)["input_ids"]
+        out_ids = self.greedy_ids(src_ids) if target is None else self.target_ids(target)
         eos_ids = self.eos_ids()
         while out_ids and out_ids[-1] in eos_ids:
             out_ids = out_ids[:-1]
         tgt_in = [hf_generation.decoder_start(self.module), *out_ids]
         self._check_length(len(tgt_in))
-        logits, arrays = self._run(
-            input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
+        logits, arrays = hf_lazy.run(
+            self, input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
         )
         return Trace(
             model_name=self.name,
@@ -190,49 +184,18 @@ class HFModel(LoadedModel):
             messages=tuple(messages),
         ).validate()
 
+    def target_ids(self, target: str) -> list[int]:
+        """Token ids of a forced output: an encoder-decoder's target (its special tokens
+        included), a decoder-only model's continuation (without)."""
+        with self._lock:
+            if self.spec.encoder_decoder:
+                return self.tokenizer(text_target=target)["input_ids"]
+            return self.tokenizer(target, add_special_tokens=False)["input_ids"]
+
     def greedy_ids(self, src_ids: list[int]) -> list[int]:
         """Greedy output ids of one encoded source with the model's own generation rules
         (``hf.generation``): after the decoder start token, cut before the first ``</s>``."""
         return hf_generation.greedy_ids(self.module, [src_ids], self.eos_ids())[0]
-
-    def _lazy(self, **inputs: list[int]) -> bool:
-        """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when
-        some kind would hold more than ``settings.LAZY_ABOVE`` weights and the model allows it."""
-        return self.lazy_capable and hf_lazy.too_big(self.module.config, self.names, **inputs)
-
-    def _run(
-        self, **inputs: list[int]
-    ) -> tuple[torch.Tensor | None, dict[AttentionKind, Patterns]]:
-        """One forward pass reading every attention module.
-
-        Each call of a hooked module is kept in call order, rather than the last one as
-        ``collect`` does, because ALBERT runs one shared attention module once per layer.
-        Long inputs (``_lazy``) keep each layer's queries and keys and return ``LazyPatterns``.
-
-        Returns:
-            logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
-        """
-        lazy = self._lazy(**inputs)
-        flat = [n for ns in self.names.values() for n in ns]
-        if lazy:
-            flat = hf_lazy.qk_names(self.names)
-        batch = {k: torch.tensor([v], device=self.device) for k, v in inputs.items()}
-        with torch.no_grad(), collect_calls(self.module, flat) as calls:
-            out = self.module(**batch)
-        missing = [n for n in flat if not calls[n]]
-        if missing:
-            raise RuntimeError(
-                f"{self.name} returned no attention weights at {missing[:2]}; it must run with "
-                "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
-            )
-        if lazy:
-            arrays = hf_lazy.lazy_patterns(calls, self.names)
-        else:
-            arrays = {
-                kind: np.stack([a for n in ns for a in calls[n]]) for kind, ns in self.names.items()
-            }
-        logits = getattr(out, "logits", None)
-        return (None if logits is None else logits[0].float()), arrays
 
     def decoder_session(self, text: str) -> DecoderSession:
         """Encode ``text`` once and score output prefixes step by step (see ``hf.steps``)."""
@@ -298,18 +261,7 @@ class HFModel(LoadedModel):
         return self.token_labels(list(ids), text_start=False)
 
     def position_table(self) -> np.ndarray | None:
-        """Learned position embeddings of the (encoder) input, ``[positions, d_model]``.
-
-        BERT and MiniLM keep them at ``embeddings.position_embeddings``, GPT-2 at ``wpe``, BART
-        at ``embed_positions`` (whose first two rows are an offset, kept as stored).
-        """
-        if self.spec.positions != "learned":
-            return None
-        for path, mod in self.module.named_modules():
-            last = path.rsplit(".", 1)[-1]
-            if isinstance(mod, torch.nn.Embedding) and last in POSITION_TABLES:
-                return mod.weight.detach().to("cpu", torch.float32).numpy()
-        return None
+        return hf_inputs.position_table(self.module, self.spec.positions)
 
     def encode_text(self, text: str, messages: list[str] | None = None) -> list[int]:
         """Token ids of ``text``, special tokens included, cut to ``max_positions()`` (the

@@ -26,15 +26,15 @@ import torch
 from torch import nn
 
 from viz_transformer.models.hf.heads import accepts, layer_path, unembed
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import LayerRuns, target_logprobs
 from viz_transformer.records.kinds import AttentionKind
 
-HFModel = Any  # models.hf.model.HFModel, which imports this module
 Call = tuple[tuple[Any, ...], dict[str, Any]]  # a layer's positional and keyword arguments
 
 
 def layer_runs(
-    model: HFModel, text: str, out_ids: Sequence[int], kind: AttentionKind
+    model: HFParts, text: str, out_ids: Sequence[int], kind: AttentionKind
 ) -> LayerRuns | None:
     """The clean pass over ``text`` + ``out_ids`` kept layer by layer (see the module doc), or
     None where there is no fast path: not a decoder-only model's ``decoder`` kind, nothing to
@@ -81,7 +81,7 @@ def layer_runs(
 
 
 def _clean_pass(
-    model: HFModel, layers: list[nn.Module], ids: list[int], n: int
+    model: HFParts, layers: list[nn.Module], ids: list[int], n: int
 ) -> tuple[list[Call | None], torch.Tensor, torch.Tensor]:
     """One uncached pass keeping each layer's call, the last layer's output ``(1, T, d)`` and
     the logits ``(1, n, vocab)`` of the rows before each scored id."""

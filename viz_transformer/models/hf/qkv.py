@@ -25,12 +25,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import QKV_NOTE
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.qkv import KindCapture, PreNorm
 
-HFModel = Any  # models.hf.model.HFModel, which imports this module
 Pair = tuple[torch.Tensor, torch.Tensor]  # (w (d_in, d_out), b (d_out,)): x @ w + b, on device
 LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 STACKS = {
@@ -110,7 +110,7 @@ FAMILIES = (
 )  # fmt: skip
 
 
-def _blocks(model: HFModel, family: Family) -> list[tuple[nn.Module, nn.Module]]:
+def _blocks(model: HFParts, family: Family) -> list[tuple[nn.Module, nn.Module]]:
     """(block, its attention module) per layer of ``family.kind``, from the pattern hook names."""
     out = []
     for pattern in model.names.get(family.kind, []):
@@ -120,7 +120,7 @@ def _blocks(model: HFModel, family: Family) -> list[tuple[nn.Module, nn.Module]]
     return out
 
 
-def _fits(model: HFModel, family: Family) -> bool:
+def _fits(model: HFParts, family: Family) -> bool:
     if list(model.names) != [family.kind] or model.spec.positions != family.positions:
         return False
     try:
@@ -131,12 +131,12 @@ def _fits(model: HFModel, family: Family) -> bool:
         return False
 
 
-def family_of(model: HFModel) -> Family | None:
+def family_of(model: HFParts) -> Family | None:
     """The family whose modules ``model`` has, None when the walkthrough cannot read it."""
     return next((f for f in FAMILIES if _fits(model, f)), None)
 
 
-def supports(model: HFModel) -> bool:
+def supports(model: HFParts) -> bool:
     """A single-stack model whose blocks are a known family's (BART, Marian, T5 and any other
     model get ``QKV_NOTE``)."""
     return family_of(model) is not None
@@ -162,7 +162,7 @@ def _epsilon(norm: nn.Module) -> float:
     return float(eps or 1e-6)
 
 
-def qkv_run(model: HFModel, text: str, kind: AttentionKind, target: str | None) -> KindCapture:
+def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) -> KindCapture:
     """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): the
     ``KindCapture`` of ``kind``, with ``x_q`` = ``x_kv`` what the attention reads (each block's
     input through the model's own pre-attention norm where it has one), ``resid`` the block's

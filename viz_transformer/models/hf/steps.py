@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 from transformers import Cache, EncoderDecoderCache
 
-from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.hf.generation import constrain, decoder_start
+from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import DecoderSession, StepScores
@@ -26,7 +26,7 @@ from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
 
 
-def decoder_session(model: LoadedModel, text: str, use_cache: bool = True) -> DecoderSession:
+def decoder_session(model: HFParts, text: str, use_cache: bool = True) -> DecoderSession:
     """Encode ``text`` once and score output prefixes step by step.
 
     Encoder-decoder: each step runs the decoder on ``decoder_start + outputs`` against the
@@ -103,7 +103,7 @@ def _fork(cache: Cache) -> Cache:
 
 
 def _newest(
-    model: LoadedModel, kinds: list[AttentionKind], batch: dict[str, Any]
+    model: HFParts, kinds: list[AttentionKind], batch: dict[str, Any]
 ) -> tuple[torch.Tensor, dict[AttentionKind, np.ndarray], Cache | None]:
     """One forward pass: the last position's logits ``(vocab,)``, per kind the newest query
     row of every layer and head ``[L, H, K]`` (every call kept, in order), and the
