@@ -33,6 +33,7 @@ def test_a_batch_equals_generate_one_by_one(load_tiny, family):
     assert together == [model.greedy_ids(s) for s in sources]
     eos = min(model.eos_ids())
     assert together == [_generate(model, s, eos) for s in sources]
+    assert model.greedy_outputs(TEXTS) == [model.trace(t).output_text for t in TEXTS]
 
 
 def test_rows_that_end_leave_the_batch_and_the_others_go_on(load_tiny):

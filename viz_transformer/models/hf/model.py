@@ -184,6 +184,17 @@ class HFModel(LoadedModel):
             messages=tuple(messages),
         ).validate()
 
+    def greedy_outputs(self, texts: Sequence[str]) -> list[str]:
+        """An encoder-decoder decodes them together (``hf.generation.greedy_ids``: padding
+        masked, finished rows dropped); other models trace one after the other."""
+        if not self.spec.encoder_decoder:
+            return super().greedy_outputs(texts)
+        sources = [self.encode_text(text) for text in texts]
+        return [
+            self._decode(ids)
+            for ids in hf_generation.greedy_ids(self.module, sources, self.eos_ids())
+        ]
+
     def target_ids(self, target: str) -> list[int]:
         """Token ids of a forced output: an encoder-decoder's target (its special tokens
         included), a decoder-only model's continuation (without)."""
