@@ -1,5 +1,7 @@
-"""What a loaded model is built of, read from its modules and config (``LoadedModel.architecture``):
-the facts the "2017 vs today" page lines up, one record per model."""
+"""What a loaded model is built of (``ArchitectureSummary``), one record per model: the facts the
+"2017 vs today" page lines up. The adapter describes its model (``LoadedModel.architecture``: its
+config's facts plus ``models.architecture.summarize``, which reads the modules), this record
+holds it, and pages read the record without touching the model."""
 
 from __future__ import annotations
 
