@@ -9,7 +9,7 @@ from pages.sections import what_heads_do as sections
 from viz_transformer.analysis.roles import ROLES
 from viz_transformer.figures import heads as figures
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
-from viz_transformer.ui import caches, head_caches, sidebar, state, widgets
+from viz_transformer.ui import ablation_view, caches, head_caches, sidebar, state, widgets
 
 
 def what_heads_do_page() -> None:
@@ -23,6 +23,7 @@ def what_heads_do_page() -> None:
         r"\mathrm{MultiHead}(Q,K,V)=\mathrm{Concat}(z_1,\dots,z_h)W^O,\quad "
         r"z_i = \mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}}\right)V_i",
     )
+    text = ablation_view.capped(name, text)  # bounded memory: 256 tokens at most
     trace = widgets.or_stop(caches.trace, name, text)
     facts = caches.model(name).facts
     kinds = [k for k in facts.kinds if trace.get(k) is not None]
@@ -37,15 +38,17 @@ def what_heads_do_page() -> None:
     state.clamp_state(heads_layer=shape[0], heads_head=shape[1])
     has_output = facts.has_decoder
     st.subheader("Which heads matter")
+    scores = None
     if has_output:
-        sections.importance(name, text, kind, mode)
+        ablation_view.demo_offer(name, text)
+        scores = sections.importance(name, text, kind, mode)
     else:
         st.info(f"{name} is an encoder only: it produces no output, so ablation changes none.")
     st.subheader("One head up close")
     sections.one_head(name, text, kind, shape, mode)
     if has_output:
         st.subheader("Ablate a set of heads together")
-        sections.head_set(name, text, kind, shape, mode)
+        sections.head_set(name, text, kind, shape, mode, scores)
     st.subheader("Head roles")
     roles(name, text, kind)
     if has_output:

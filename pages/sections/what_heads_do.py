@@ -8,9 +8,8 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.figures import heads as figures
-from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
-from viz_transformer.ui import caches, head_caches, jobs, widgets
+from viz_transformer.ui import ablation_view, caches, head_caches, jobs, widgets
 
 
 def head_label(layer: int, head: int) -> str:
@@ -59,23 +58,15 @@ def one_head(name: str, text: str, kind: AttentionKind, shape: tuple[int, int], 
     left, right = st.columns(2)
     layer = left.selectbox("Layer", range(shape[0]), key="heads_layer")
     head = right.selectbox("Head", range(shape[1]), key="heads_head")
-    tr = caches.trace(name, text)
-    rows, cols = tr.tokens_for(kind)
-    weights = np.asarray(tr.get(kind)[layer, head])
+    # full width, one under the other, drawn as Attention maps draws a head (issue 28: side by
+    # side they were 64-80 px wide, and "<s>" lost its label)
+    stem = f"{kind}-L{layer}-H{head}"
+    widgets.chart(caches.head_figure(name, text, kind, layer, head, False, None), f"weights-{stem}")
     weighted = caches.value_weighted(name, text, kind)[layer, head]
-    a, b = st.columns(2)
-    with a:
-        widgets.chart(
-            heatmap(
-                weights, list(rows), list(cols), f"{head_label(layer, head)}: weights α", "query"
-            ),
-            "head-weights",
-        )
-    with b:
-        title = f"{head_label(layer, head)}: ‖α f(x)‖, weighted by value norm"
-        widgets.chart(heatmap(weighted, list(rows), list(cols), title, "query"), "head-weighted")
+    fig = figures.weighted_figure(caches.trace(name, text), kind, weighted, layer, head)
+    widgets.chart(fig, f"value-weighted-{stem}")
     st.caption(
-        "Right: Kobayashi et al. (2020) norm ‖α_ij · v_j W^O_h‖, what key j really adds to "
+        "Below: Kobayashi et al. (2020) norm ‖α_ij · v_j W^O_h‖, what key j really adds to "
         "query i through this head. A large weight on a token with a small value moves nothing."
     )
     compare_outputs(name, text, ((kind, layer, head),), mode)
@@ -98,14 +89,24 @@ def compare_outputs(
         f"**With {len(heads)} head(s) ablated ({mode})** ({changed})\n\n"
         f"{widgets.literal(ablated.output_text) or '(none)'}"
     )
+    ablation_view.effect(name, text, heads, mode)  # what changed even when the text did not
 
 
-def head_set(name: str, text: str, kind: AttentionKind, shape: tuple[int, int], mode: str) -> None:
-    """Ablate a chosen set of heads together, to see redundancy."""
+def head_set(
+    name: str,
+    text: str,
+    kind: AttentionKind,
+    shape: tuple[int, int],
+    mode: str,
+    scores: np.ndarray | None,
+) -> None:
+    """Ablate the top k heads of the importance map together, or a chosen set: redundancy."""
+    top = ablation_view.top_k(kind, scores)
+    if top:
+        compare_outputs(name, text, top, mode)
     options = [head_label(layer, h) for layer in range(shape[0]) for h in range(shape[1])]
-    chosen = st.multiselect("Heads to ablate together", options, key="heads_set")
+    chosen = st.multiselect("Or pick heads to ablate together", options, key="heads_set")
     if not chosen:
-        st.info("Pick one or more heads above to ablate them together.")
         return
     heads = tuple((kind, *map(int, c[1:].split(" H"))) for c in chosen)
     compare_outputs(name, text, heads, mode)  # type: ignore[arg-type]

@@ -6,13 +6,20 @@ from __future__ import annotations
 PAGE = "pages/what_heads_do.py"
 
 
+def _titles(app, figures) -> list[str]:
+    """Figure titles, and the titles too long for their chart, set above it in bold (issue 28)."""
+    inside = [f["layout"].get("title", {}).get("text") for f in figures(app)]
+    return [t for t in inside if t] + [m.value.strip("*") for m in app.markdown]
+
+
 def test_page_draws_importance_head_maps_roles_and_lens(open_page, figures):
     app = open_page(PAGE, model="paper-reverse")
-    titles = [f["layout"]["title"]["text"] for f in figures(app)]
+    titles = _titles(app, figures)
     assert any(t.startswith("Importance of each") for t in titles)
     assert any("weighted by value norm" in t for t in titles)
     assert any(t.startswith("Logit lens") for t in titles)
-    assert any("Pick one or more heads" in i.value for i in app.info)
+    assert any(t.startswith("Each output token's log-probability") for t in titles)
+    assert app.slider(key="heads_top_k").value == 3  # the top 3 heads ablated together
     assert not app.error
 
 
@@ -29,7 +36,7 @@ def test_patching_form_works_and_refuses_unequal_lengths(open_page, figures):
     app.radio(key="heads_kind").set_value("cross").run()
     app.button(key="heads_patch").click().run()  # the pre-filled pair
     assert not app.exception and not app.error
-    assert any(f["layout"]["title"]["text"].startswith("Fraction") for f in figures(app))
+    assert any(t.startswith("Fraction") for t in _titles(app, figures))
     app.text_input(key="heads_corrupted").set_value("happy king")
     app.button(key="heads_patch").click().run()
     assert any("same token length" in e.value for e in app.error)
@@ -44,7 +51,7 @@ def test_attention_maps_toggle_weights_by_value_norm(open_page, figures):
     app = open_page("pages/attention_maps.py", model="paper-reverse")
     app.radio(key="weighting").set_value("weighted by value norm").run()
     assert not app.exception and not app.error
-    assert any("value norms" in f["layout"]["title"]["text"] for f in figures(app))
+    assert any("value norms" in t for t in _titles(app, figures))
 
 
 def test_a_stopped_importance_job_stays_stopped_until_asked_again(open_page, figures):
@@ -56,9 +63,9 @@ def test_a_stopped_importance_job_stays_stopped_until_asked_again(open_page, fig
     app.radio(key="heads_kind").set_value("cross").run()
     app.radio(key="heads_mode").set_value("mean").run()
     assert any("Importance stopped" in i.value for i in app.info)
-    assert not any(f["layout"]["title"]["text"].startswith("Importance") for f in figures(app))
+    assert not any(t.startswith("Importance") for t in _titles(app, figures))
     app.button(key="heads_resume").click().run()
-    assert any(f["layout"]["title"]["text"].startswith("Importance") for f in figures(app))
+    assert any(t.startswith("Importance") for t in _titles(app, figures))
     assert not app.exception and not app.error
 
 
@@ -71,3 +78,19 @@ def test_head_widgets_round_trip_through_the_url(open_page):
     assert app.query_params["heads_head"] == ["3"] or app.query_params["heads_head"] == "3"
     bad = open_page(PAGE, model="paper-reverse", params={"heads_kind": "nope", "heads_head": "9"})
     assert bad.radio(key="heads_kind").value == "encoder" and not bad.exception
+
+
+def test_one_click_on_the_demo_changes_the_default_models_output(open_page, figures):
+    """Issue 28: the searched sentence, kind and head arrive with one click; the output changes
+    and each token's probability with and without the head is drawn."""
+    app = open_page(PAGE)
+    app.button(key="heads_demo").click().run()
+    assert not app.exception and not app.error
+    import viz_transformer as vt
+    from viz_transformer.analysis.effects import demo_for
+
+    demo = demo_for(vt.load_model(vt.default_model()))
+    assert app.session_state["sentence"] == demo.text
+    assert app.selectbox(key="heads_layer").value == demo.heads[0][0]
+    assert any("**changed**" in m.value for m in app.markdown)
+    assert any("lost most" in c.value for c in app.caption)

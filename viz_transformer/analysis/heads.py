@@ -7,7 +7,8 @@ along the batch, one head (or one set of heads) per row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -26,7 +27,32 @@ from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.text.checks import check_text
 
 Progress = Callable[[float], None]
-BATCH = 64  # ablated copies per forward pass
+BATCH = 64  # ablated copies per forward pass, at most
+# a pass's batch holds at most this many attention cells per layer (rows x heads x q x k, ~80 MB
+# of float32): 64 copies of a 1,000-token smollm2 pass took 8-15 GB
+BATCH_CELLS = 20_000_000
+PASS_S = 0.5  # seconds a pass aims at: progress, where a Stop is seen, comes about every second
+
+
+def _chunks(n_rows: int, cells_per_row: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive batches over ``n_rows`` rows: the first of one row, each
+    next sized from the time per row the previous took (``PASS_S`` a pass), never above
+    ``BATCH`` nor ``BATCH_CELLS`` attention cells."""
+    cap = max(1, min(BATCH, BATCH_CELLS // max(1, cells_per_row)))
+    start, size = 0, 1
+    while start < n_rows:
+        end = min(n_rows, start + size)
+        began = time.perf_counter()
+        yield start, end  # the caller runs the batch before asking for the next
+        per_row = (time.perf_counter() - began) / (end - start)
+        size = max(1, min(cap, int(PASS_S / max(per_row, 1e-6))))
+        start = end
+
+
+def _cells(model: LoadedModel, text: str, out_ids: Sequence[int], kind: AttentionKind) -> int:
+    """Attention cells of one layer of one copy: heads x (source + output tokens)^2, a bound."""
+    n = len(model.source_ids(text)[0]) + len(out_ids) + 1
+    return model.attention_shape(kind)[1] * n * n
 
 
 def _all_heads(model: LoadedModel, kind: AttentionKind) -> list[tuple[int, int]]:
@@ -51,17 +77,18 @@ def _batched_scores(
     layers below are the clean run's); otherwise every row runs whole, ``BATCH`` per pass."""
     runs = model.layer_runs(text, out_ids, kind) if any(rows) else None
     if runs is not None:
-        return _layered_scores(model, kind, runs, rows, values, progress)
+        cells = _cells(model, text, out_ids, kind)
+        return _layered_scores(model, kind, runs, rows, values, progress, cells)
     totals = []
-    for start in range(0, len(rows), BATCH):
-        chunk = rows[start : start + BATCH]
+    for start, end in _chunks(len(rows), _cells(model, text, out_ids, kind)):
+        chunk = rows[start:end]
         fns = replace_heads(model, kind, chunk, values)
         with model.hooked(fns):
             logprobs = model.forced_logprobs(text, out_ids, batch=len(chunk))  # (B, n)
         fns.check()
         totals.append(logprobs.sum(-1).cpu().numpy())
         if progress is not None:
-            progress(min(1.0, (start + len(chunk)) / len(rows)))
+            progress(min(1.0, end / len(rows)))
     return np.concatenate(totals).astype(np.float64)
 
 
@@ -72,16 +99,17 @@ def _layered_scores(
     rows: list[list[tuple[int, int]]],
     values: dict[str, torch.Tensor] | None,
     progress: Progress | None,
+    cells: int,
 ) -> np.ndarray:
     """``_batched_scores`` from a clean pass kept layer by layer: rows without heads take the
-    clean score; the others, ordered by their lowest layer, run ``BATCH`` per pass, each from
-    its lowest layer on."""
+    clean score; the others, ordered by their lowest layer, run in batches (``_chunks`` of
+    ``cells`` attention cells a row), each from its lowest layer on."""
     totals = np.full(len(rows), float(runs.clean.sum()))
     first = {i: min(layer for layer, _ in heads) for i, heads in enumerate(rows) if heads}
     order = sorted(first, key=first.__getitem__)
     work = done = sum(runs.layers - first[i] for i in order)
-    for start in range(0, len(order), BATCH):
-        chunk = order[start : start + BATCH]
+    for start, end in _chunks(len(order), cells):
+        chunk = order[start:end]
         fns = replace_heads(model, kind, [rows[i] for i in chunk], values)
         with model.hooked(fns):
             logprobs = runs.run([first[i] for i in chunk])  # (B, n)

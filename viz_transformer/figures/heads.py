@@ -6,7 +6,18 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz_transformer.figures.heatmap import with_subtitle
+from viz_transformer.figures.attention import HEAD_MAX
+from viz_transformer.figures.common import labels
+from viz_transformer.figures.heatmap import (
+    axes,
+    downsampled,
+    heatmap,
+    reduced_note,
+    shown,
+    with_subtitle,
+)
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.records.trace import Trace
 
 
 def head_grid(
@@ -55,13 +66,14 @@ def lens_figure(
     """The logit lens as a table-like map: a row per decoder layer, a column per decoder
     position, each cell that layer's most likely next token, coloured by its probability."""
     layers = len(tokens)
-    cols = [f"{i}: {t}" for i, t in enumerate(inputs)]
+    # escaped: plotly reads "<s>" as markup and drew "0:" (issue 28)
+    cols = [f"{i}: {t}" for i, t in enumerate(labels(inputs))]
     fig = go.Figure(
         go.Heatmap(
             z=probs,
             x=cols,
             y=[f"after layer {i}" for i in range(layers)],
-            text=[list(row) for row in tokens],
+            text=[labels(row) for row in tokens],
             texttemplate="%{text}",
             colorscale="Blues",
             zmin=0,
@@ -78,3 +90,56 @@ def lens_figure(
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
     )
     return fig
+
+
+def token_effect_figure(
+    tokens: tuple[str, ...], normal: np.ndarray, ablated: np.ndarray, hurt: list[int], what: str
+) -> go.Figure:
+    """Each output token's log-probability, normally and with ``what`` ablated, side by side;
+    the ``hurt`` positions (the tokens that lost most) are marked in red on the axis."""
+    names = [f"{i}: {t}" for i, t in enumerate(labels(tokens))]
+    ticks = [f"<b style='color:#d62728'>{n}</b>" if i in hurt else n for i, n in enumerate(names)]
+    fig = go.Figure()
+    for values, label, colour in ((normal, "normal", "#1f77b4"), (ablated, what, "#d62728")):
+        fig.add_trace(
+            go.Bar(
+                x=list(range(len(names))),
+                y=values,
+                name=label,
+                marker_color=colour,
+                customdata=np.exp(values),
+                text=[f"{p:.0%}" for p in np.exp(values)],
+                textposition="outside",
+                hovertemplate=f"{label}<br>log p %{{y:.3f}} (p %{{customdata:.3f}})<extra></extra>",
+            )
+        )
+    fig.update_xaxes(tickmode="array", tickvals=list(range(len(names))), ticktext=ticks,
+                     title="output token (the normal output, teacher-forced)")  # fmt: skip
+    low = float(min(normal.min(), ablated.min(), 0.0)) if len(names) else 0.0
+    fig.update_yaxes(title="log p (0 = certain)", range=[low * 1.15 - 0.3, 0.5])
+    fig.update_layout(
+        title=with_subtitle("Each output token's log-probability with and without the ablation",
+                            "red tokens lost most; the label over a bar is its probability"),
+        barmode="group", height=380, legend_orientation="h", legend_y=1.02, legend_x=1,
+        legend_xanchor="right", legend_yanchor="bottom",
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+    )  # fmt: skip
+    return fig
+
+
+def weighted_figure(
+    trace: Trace, kind: AttentionKind, weighted: np.ndarray, layer: int, head: int
+) -> go.Figure:
+    """One head's value-weighted map ``[q, k]`` drawn as the Attention maps page draws its
+    weights (same labels, row convention and sizing; block maxima past ``HEAD_MAX`` tokens), on
+    its own scale from 0 to its largest norm."""
+    rows, cols, ri, ci, ylabel, _ = axes(trace, kind, False)
+    title = f"{KIND_TITLES[kind]}, layer {layer}, head {head}: ‖α f(x)‖, weighted by value norm"
+    z, bq, bk = shown(weighted, kind, ri, ci, HEAD_MAX)
+    if bq == bk == 1:
+        fig = heatmap(z, rows, cols, title, ylabel)
+    else:
+        note = reduced_note(len(ri), len(ci), HEAD_MAX)
+        fig = downsampled(z, bq, bk, (len(ri), len(ci)), with_subtitle(title, note), ylabel)
+    top = float(np.nanmax(z)) if np.isfinite(z).any() else 1.0
+    return fig.update_traces(zmax=top or 1.0, colorbar_title_text="‖α f(x)‖")

@@ -7,9 +7,14 @@ import numpy as np
 import streamlit as st
 
 import viz_transformer as vt
+from viz_transformer.analysis import effects
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.ui.caches import model
 from viz_transformer.ui.jobs import BoundedStore
+
+# What heads do reads at most this many source tokens: its experiments hold layers x heads x n x n
+# values (n = 1,000 smollm2 tokens took 8-15 GB); 256 keeps smollm2 under 2 GB
+HEADS_MAX_TOKENS = 256
 
 
 @st.cache_resource(show_spinner=False)
@@ -44,3 +49,23 @@ def patch_heads(name: str, clean: str, corrupted: str, kind: AttentionKind) -> n
 def logit_lens(name: str, text: str) -> vt.Lens:
     """Top next token after every decoder layer at every position."""
     return vt.logit_lens(model(name), text)
+
+
+@st.cache_data(max_entries=64, show_spinner="Scoring each output token with the heads ablated…")
+def token_effects(
+    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str
+) -> effects.TokenEffect:
+    """Each output token's log-probability normally and with ``heads`` ablated."""
+    return effects.token_effects(model(name), text, heads, mode)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def capped_text(name: str, text: str) -> tuple[str, int]:
+    """``text`` within ``HEADS_MAX_TOKENS`` source tokens, and its whole token count."""
+    return effects.capped_text(model(name), text, HEADS_MAX_TOKENS)
+
+
+@st.cache_resource(show_spinner=False)
+def demo(name: str) -> effects.Demo | None:
+    """The searched input where one head changes ``name``'s output (bench/ablation_demo.py)."""
+    return effects.demo_for(model(name))

@@ -3,6 +3,7 @@ its result from a bounded store after that."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -40,6 +41,16 @@ def _resume() -> None:
     st.session_state.pop(STOP_KEY, None)
 
 
+def eta(elapsed: float, done: float) -> str:
+    """``", about 1 min 20 s left"`` from the seconds so far and the fraction done."""
+    if done <= 0 or done >= 1 or elapsed < 1:
+        return ""
+    left = round(elapsed * (1 - done) / done)
+    return (
+        f", about {left // 60} min {left % 60} s left" if left >= 60 else f", about {left} s left"
+    )
+
+
 @dataclass(frozen=True)
 class Job:
     """What a stoppable job says: ``label`` under its progress bar, ``stopped`` once stopped,
@@ -69,11 +80,14 @@ def stoppable(
         stop = st.empty()
         stop.button("Stop", key=f"{job.key}_stop", on_click=_stop, args=(key,))
         bar = st.progress(0.0, text=job.label)
+        began = time.monotonic()
 
         def progress(done: float) -> None:
+            # an st call: where a Stop (the page's or the toolbar's) ends the work; the work
+            # calls this about every second (analysis.heads sizes its batches so)
             if st.session_state.get(STOP_KEY) == key:
                 raise Stopped
-            bar.progress(done, text=f"{job.label} {done:.0%}")
+            bar.progress(done, text=f"{job.label} {done:.0%}{eta(time.monotonic() - began, done)}")
 
         try:
             store.put(key, compute(progress))

@@ -1,0 +1,79 @@
+"""Issue 28: what an ablation does to each output token, the top-k heads, the bounded batches
+of importance, the input cap, and the committed one-click demonstration (checked true)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import viz_transformer as vt
+from viz_transformer.analysis import effects, heads
+from viz_transformer.testing.paper import tiny_paper_model
+
+TEXT = "alpha beta gamma delta"
+
+
+def test_token_effects_score_the_normal_output_with_and_without_the_heads():
+    model = tiny_paper_model(device="cpu")
+    out_ids = model.reference_ids(TEXT)
+    every = [("cross", layer, head) for layer in range(2) for head in range(2)]
+    result = effects.token_effects(model, TEXT, every)
+    normal = model.forced_logprobs(TEXT, out_ids)[0].double().numpy()
+    np.testing.assert_allclose(result.normal, normal, atol=1e-6)
+    assert len(result.tokens) == len(out_ids) + 1 and result.tokens[-1] == effects.END
+    assert not np.allclose(result.ablated, result.normal)  # no cross-attention: another output
+    # the drop is the importance's total: a head's importance is its whole output's loss
+    one = [("cross", 1, 0)]
+    total = effects.token_effects(model, TEXT, one).drop.sum()
+    assert np.isclose(total, vt.head_importance(model, TEXT, "cross")[1, 0], atol=1e-4)
+    hurt = result.most_hurt(2)
+    assert all(result.drop[i] >= result.drop.max() - 1e-9 or i == hurt[-1] for i in hurt)
+
+
+def test_top_heads_are_the_largest_scores_first():
+    scores = np.array([[0.1, 0.5], [-0.2, 0.3]])
+    assert effects.top_heads(scores, 3, "encoder") == (
+        ("encoder", 0, 1),
+        ("encoder", 1, 1),
+        ("encoder", 0, 0),
+    )
+
+
+def test_importance_batches_stay_under_the_cell_budget(monkeypatch):
+    """A long input runs few copies a pass (memory bounded); the scores do not change."""
+    model = tiny_paper_model(device="cpu")
+    expected = vt.head_importance(model, TEXT, "encoder")
+    sizes: list[int] = []
+    chunks = heads._chunks
+
+    def spy(n_rows, cells):
+        for start, end in chunks(n_rows, cells):
+            sizes.append(end - start)
+            yield start, end
+
+    cells = heads._cells(model, TEXT, model.reference_ids(TEXT), "encoder")
+    monkeypatch.setattr(heads, "BATCH_CELLS", 2 * cells)  # two copies' worth
+    monkeypatch.setattr(heads, "_chunks", spy)
+    np.testing.assert_allclose(vt.head_importance(model, TEXT, "encoder"), expected, atol=1e-5)
+    # the first pass measures one copy; then two a pass (fast passes would take 64)
+    assert sizes[0] == 1 and max(sizes) == 2 and sum(sizes) in (4, 5)  # 2 x 2 heads (+ clean)
+
+
+def test_a_long_input_is_capped_at_whole_words():
+    model = tiny_paper_model(device="cpu")
+    text = " ".join([TEXT] * 5)
+    short, total = effects.capped_text(model, text, 9)
+    assert total == len(model.source_ids(text)[0]) > 9
+    assert len(model.source_ids(short)[0]) <= 9 and text.startswith(short)
+    assert effects.capped_text(model, TEXT, 9) == (TEXT, len(model.source_ids(TEXT)[0]))
+
+
+def test_the_committed_demo_changes_the_default_models_output():
+    """bench/ablation_demo.py's find: one head, one click, another output (rechecked here)."""
+    model = vt.load_model(vt.default_model())
+    demo = effects.demo_for(model)
+    assert demo is not None and demo.model == model.name
+    heads_ = [(demo.kind, *demo.heads[0])]
+    assert effects.changes_output(model, demo.text, heads_, demo.mode) == (
+        demo.normal,
+        demo.ablated,
+    )
