@@ -31,6 +31,10 @@ from viz_transformer.training.en_pt.everyday import EVERYDAY
 
 A, B = "paper-en-pt", "bergamot-en-pt"
 TARGET_S, PAGE_TARGET_S = 10.0, 3.0
+PAGES = {  # the compare page, and the attention page on the same server as a yardstick
+    "Compare two models (paper-en-pt vs bergamot-en-pt, encoder, 5 sentences)": "compare_models",
+    "Attention maps (paper-en-pt, for comparison)": "attention_maps",
+}
 
 
 def timed(fn, runs: int) -> tuple[float, object]:
@@ -95,19 +99,14 @@ def page_rows() -> list[list[object]]:
     with serve(log) as url, sync_playwright() as p:
         browser = launch(p)
         try:
-            cold = visit(browser, f"{url}/compare_models", False)
-            warm = [visit(browser, f"{url}/compare_models", False) for _ in range(3)]
+            rows = []
+            for title, path in PAGES.items():
+                cold = visit(browser, f"{url}/{path}", False)
+                warm = statistics.median([visit(browser, f"{url}/{path}", False) for _ in range(3)])
+                rows.append([title, f"{cold:.1f}", f"{warm:.1f}", verdict(warm, PAGE_TARGET_S)])
         finally:
             browser.close()
-    w = statistics.median(warm)
-    return [
-        [
-            "Compare two models (paper-en-pt vs bergamot-en-pt, encoder, 5 sentences)",
-            f"{cold:.1f}",
-            f"{w:.1f}",
-            verdict(w, PAGE_TARGET_S),
-        ]
-    ]
+    return rows
 
 
 def main() -> None:
@@ -132,7 +131,11 @@ def main() -> None:
     )
     if args.browser:
         page = ["page", "first visit s", "warm s (median of 3)", f"< {PAGE_TARGET_S:.0f} s warm"]
-        body += "\nFirst chart drawn in headless Chromium, fresh server and browser context:\n\n"
+        body += (
+            "\nNavigation -> first chart drawn in headless Chromium (`first_chart.visit`: a "
+            "fresh browser context per visit, so plotly.js is fetched and parsed every time), "
+            "one fresh server; first visit, then the median of 3 warm visits:\n\n"
+        )
         body += table(page, page_rows()) + "\n"
     write_section("bench_compare", "Comparing two models head by head (issue 26)", body)
 
