@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from viz_transformer.models.hf.generation import greedy_ids
+from viz_transformer.models.hf.heads import CONTINUATION
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS
 
 TEXTS = ["the", "the cat sat on the mat and the dog ran to the red house in the tree", "a bird"]
@@ -51,3 +52,18 @@ def test_rows_that_end_leave_the_batch_and_the_others_go_on(load_tiny):
 
 def _end(out: list[int], eos: int) -> int:
     return out.index(eos) if eos in out else len(out)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_a_decoder_only_continuation_is_generates(load_tiny, family):
+    model = load_tiny(family)
+    ids = model.encode_text(TEXTS[1])
+    src = torch.tensor([ids], device=model.device)
+    with torch.no_grad():
+        seq = model.module.generate(
+            input_ids=src, attention_mask=torch.ones_like(src), max_new_tokens=CONTINUATION,
+            do_sample=False, num_beams=1,
+        )[0, len(ids) :].tolist()  # fmt: skip
+    eos = model.eos_ids()
+    want = seq[: next((i for i, t in enumerate(seq) if t in eos), len(seq))] or seq[:1]
+    assert model.reference_ids(TEXTS[1]) == want

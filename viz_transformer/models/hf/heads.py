@@ -12,9 +12,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from viz_transformer.models.hf.generation import decoder_start
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.own_heads import check_kind
 from viz_transformer.models.results import target_logprobs
+from viz_transformer.networks.greedy import greedy_loop
 from viz_transformer.networks.hooks import any_active, dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 
@@ -59,17 +61,17 @@ def reference_ids(model: HFParts, text: str, target: str | None) -> list[int]:
 
 
 def _continuation(model: HFParts, text: str) -> list[int]:
-    """Up to ``CONTINUATION`` greedy next tokens of a decoder-only model, stopping before an
-    end symbol (but always at least one token, the next one, even if it is the end)."""
-    eos, ids = model.eos_ids(), []
-    for _ in range(CONTINUATION):
-        nxt = int(forced_logits(model, text, ids, 1, keep=1)[0, -1].argmax())
-        if nxt in eos and ids:
-            break
-        ids.append(nxt)
-        if nxt in eos:
-            break
-    return ids
+    """Up to ``CONTINUATION`` greedy next tokens of a decoder-only model (``greedy_loop``, one
+    uncached pass per token under the caller's hooks), stopping before an end symbol (but always
+    at least one token, the next one, even if it is the end)."""
+
+    def step(prev: torch.Tensor | None, ids: list[int]) -> tuple[torch.Tensor, list[int]]:
+        ids = ids if prev is None else [*ids, int(prev[0])]
+        return forced_logits(model, text, ids, 1, keep=1)[:, -1], ids  # (1, vocab)
+
+    eos = model.eos_ids()
+    (out,) = greedy_loop(step, lambda ids, _: ids, [], 1, eos, CONTINUATION, model.device)
+    return out[:-1] if len(out) > 1 and out[-1] in eos else out
 
 
 def forced_logits(
@@ -82,10 +84,7 @@ def forced_logits(
     src = model.encode_text(text)
     inputs: dict[str, list[int]] = {"input_ids": src}
     if spec.encoder_decoder:
-        start = model.module.config.decoder_start_token_id
-        if start is None:
-            start = model.module.generation_config.decoder_start_token_id
-        inputs["decoder_input_ids"] = [int(start), *out_ids]
+        inputs["decoder_input_ids"] = [decoder_start(model.module), *out_ids]
     elif spec.decoder_only:
         inputs["input_ids"] = [*src, *out_ids]
     batch_inputs: dict[str, Any] = {
