@@ -190,3 +190,16 @@ def test_ray_computes_the_same_table_as_the_local_engine(tmp_path) -> None:
     assert_same_table(far, local)
     assert seen[-1] == 10 and sorted(seen) == seen
     assert len(list((tmp_path / "ray").glob("shard-*.parquet"))) == 4
+
+
+def test_stop_keeps_the_finished_shards_and_run_again_completes_them(tmp_path) -> None:
+    model, stop = tiny_paper_model(max_len=12), threading.Event()
+    texts = [" ".join(TINY_WORDS[: 1 + i % 9]) for i in range(12)]
+    partial = vt.corpus_stats(
+        model, texts, tmp_path / "s", batch_size=2, shard_size=4, stop=stop,
+        progress=lambda done, total: done >= 5 and stop.set(),
+    )  # fmt: skip
+    assert sorted(partial["sentence_id"].unique()) == [0, 1, 2, 3]  # shard 1 stopped half-way
+    whole = vt.corpus_stats(model, texts, tmp_path / "s", batch_size=2, shard_size=4)
+    assert whole["sentence_id"].nunique() == 12
+    assert_same_table(whole, vt.corpus_stats(model, texts, tmp_path / "t", batch_size=5))

@@ -1,9 +1,10 @@
 """Corpus statistics computed in the background for the app, one job per model and corpus.
 
-A job runs ``vt.corpus_stats`` in a thread and records its progress; every session that asks
-for the same folder (same model weights, same corpus) gets the same job, so two sessions
-computing one corpus compute it once and both watch it. Stop sets the job's event: the thread
-ends after its batch and the shards written stay, so Run goes on from there.
+A job runs ``vt.corpus_stats``'s computation (``analysis.corpus.compute``) in a thread and
+records its progress; every session that asks for the same folder (same model weights, same
+corpus) gets the same job, so two sessions computing one corpus compute it once and both watch
+it. Stop sets the job's event: the thread ends after its batch and the shards written stay, so
+Run goes on from there.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import viz_transformer as vt
+from viz_transformer.analysis.corpus import compute
+
+BATCH = 64  # sentences per batch: the fastest on paper-en-pt (bench/bench_corpus.py)
 
 
 @dataclass
@@ -76,6 +80,6 @@ def start(model: vt.LoadedModel, sentences: Sequence[str], folder: Path) -> Job:
 
 def _run(job: Job, model: vt.LoadedModel, sentences: list[str]) -> None:
     try:
-        vt.corpus_stats(model, sentences, job.folder, progress=job.update, stop=job.stop)
+        compute(model, sentences, job.folder, batch_size=BATCH, progress=job.update, stop=job.stop)
     except (ValueError, RuntimeError, OSError) as exc:  # shown by the page, never raised there
         job.error = str(exc)
