@@ -1,0 +1,45 @@
+"""The "Compare two models" page in a real browser: clicking a line of a live run's drift chart
+picks that head (the view's URL follows), and the default pair draws its heatmap and pair maps."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from viz_transformer import settings
+from viz_transformer.training.live.checkpoints import new_run_folder
+from viz_transformer.training.live.train import train_live
+
+
+@pytest.fixture
+def page(browser: Browser) -> Page:
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    yield page
+    context.close()
+
+
+def _drawn(page: Page) -> None:
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+
+
+def test_clicking_a_drift_line_shows_that_head_at_each_checkpoint(server: str, page: Page):
+    folder = new_run_folder("reverse", settings.CHECKPOINTS_DIR)  # the server's folder too
+    train_live("reverse", seed=0, max_steps=30, save_to=folder, save_every=10)
+    page.goto(f"{server}/compare_models?cmp_mode=Checkpoints+of+a+live+run&cmp_kind=cross")
+    _drawn(page)
+    assert "cmp_head=0" in page.url
+    drift = page.locator(".js-plotly-plot").first
+    drift.locator(".scatterlayer .trace").nth(3).locator(".points path").nth(1).click(force=True)
+    page.wait_for_url("**cmp_head=3**")
+    page.get_by_text("L1 H1 at each checkpoint").wait_for()
+
+
+def test_the_default_pair_draws_distances_and_a_pairs_maps(server: str, page: Page):
+    page.goto(f"{server}/compare_models")
+    _drawn(page)
+    page.get_by_text("JS distance of every head pair").wait_for()
+    assert page.locator(".js-plotly-plot").count() == 2
+    assert "cmp_a=paper-en-pt" in page.url and "cmp_b=bergamot-en-pt" in page.url
