@@ -5,13 +5,22 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz_transformer.ui import attention_tabs, caches, input_notes, sidebar, state, widgets
+from viz_transformer.ui import (
+    attention_tabs,
+    caches,
+    choice,
+    input_notes,
+    sidebar,
+    state,
+    switch,
+    widgets,
+)
 
 
 def inputs(name: str, text: str) -> None:
     """Sentences from a file, and what the page says about the input (paragraph, language)."""
     with st.expander("Sentences from a file"):
-        widgets.upload_picker()
+        choice.upload_picker()
     input_notes.input_notes(name, text)
 
 
@@ -37,7 +46,7 @@ def attention_maps_page() -> None:
             inputs(name, text)
         st.stop()
     input_notes.output_line(trace, text)
-    kind = widgets.kind_picker(trace)
+    kind = choice.kind_picker(trace)
     n_layers, n_heads = trace.get(kind).shape[:2]
     state.clamp_state(layer=n_layers, head=n_heads)
     col_layer, col_hide = st.columns(2)
@@ -53,7 +62,7 @@ def attention_maps_page() -> None:
             inputs(name, text)
         for message in trace.messages:
             st.warning(widgets.literal(message))
-        widgets.show_missing(trace, "map")
+        switch.show_missing(trace, "map")
 
 
 attention_maps_page()

@@ -14,6 +14,7 @@ from viz_transformer.ui import (
     input_notes,
     sidebar,
     state,
+    switch,
     widgets,
 )
 
@@ -57,7 +58,7 @@ def decoder_steps_page() -> None:
     )
     if not caches.spec(name).has_decoder:
         message = f"{name} is an encoder only: it has no decoder, so there are no steps to show."
-        widgets.offer_switch(message, name, lambda s: "cross" in s.shows, "a decoder")
+        switch.offer_switch(message, name, lambda s: "cross" in s.shows, "a decoder")
         st.stop()
     input_notes.input_notes(name, text)
     state.keep_or_set({"beam": 1, "top_k": 5, "max_steps": 40})  # shared in links

@@ -7,7 +7,16 @@ import streamlit as st
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, input_notes, qkv_notes, sidebar, state, widgets
+from viz_transformer.ui import (
+    caches,
+    choice,
+    input_notes,
+    qkv_notes,
+    sidebar,
+    state,
+    switch,
+    widgets,
+)
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (
@@ -51,7 +60,7 @@ def qkv_walkthrough_page() -> None:
     trace = widgets.or_stop(caches.trace, name, text)
     input_notes.output_line(trace, text)
     notes = st.container()  # filled once the model is known to have a walkthrough
-    kind = widgets.kind_picker(trace)
+    kind = choice.kind_picker(trace)
     try:
         cap = caches.capture(name, text, kind)
     except ValueError as exc:  # a model without our hook points says why
@@ -62,7 +71,7 @@ def qkv_walkthrough_page() -> None:
         st.stop()
     if not widgets.presenting():  # in presenter mode below the figures: a chart shows first
         with notes:
-            widgets.show_missing(trace, "walkthrough")
+            switch.show_missing(trace, "walkthrough")
     # a decoder position's query works for the next output token: name it beside the input
     same = kind != "encoder" and len(trace.pred_tokens) == len(cap.query_tokens)
     position, layer, head = pickers(cap, trace.pred_tokens if same else ())
@@ -74,7 +83,7 @@ def qkv_walkthrough_page() -> None:
     st.caption(qkv_notes.caption(name, cap, w))
     widgets.downloads(stem, w.arrays(), w.meta())
     if widgets.presenting():
-        widgets.show_missing(trace, "walkthrough")
+        switch.show_missing(trace, "walkthrough")
 
 
 qkv_walkthrough_page()

@@ -12,7 +12,7 @@ import streamlit as st
 
 from viz_transformer.analysis import decoding
 from viz_transformer.figures import decoder as figures
-from viz_transformer.ui import state, widgets
+from viz_transformer.ui import state, switch, widgets
 
 PLAY, ADVANCE, PAUSE = "_playing", "_advance", "_play_pause"  # non-widget state of Play
 MANY_LAYERS = 6  # above this, the rows show one chosen layer's heads at a time
@@ -96,13 +96,13 @@ def step_view(dec: decoding.Decoding, step: int, beam: int, name: str = "") -> N
     layer = layer_choice(dec)
     stem = f"decoder-step{step}" + ("" if layer is None else f"-L{layer}")
     if cur.cross_row is None:
-        widgets.offer_kind(name, "cross", f"No cross-attention row: {dec.notes.get('cross', '')}")
+        switch.offer_kind(name, "cross", f"No cross-attention row: {dec.notes.get('cross', '')}")
     else:
         fig = figures.cross_rows_figure(cur, dec.src_tokens, layer)
         widgets.chart(fig, f"{stem}-cross")
     if cur.self_row is None:
         message = f"No masked self-attention row: {dec.notes.get('decoder', '')}"
-        widgets.offer_kind(name, "decoder", message)
+        switch.offer_kind(name, "decoder", message)
     else:
         width = len(dec.steps[-1].input_tokens)
         widgets.chart(figures.self_rows_figure(cur, width, layer), f"{stem}-self")

@@ -10,7 +10,7 @@ import viz_transformer as vt
 from viz_transformer.models.registry import nearest_model
 from viz_transformer.text.language import guess_language, split_sentences, stops_early
 from viz_transformer.text.spm import CONTINUES, unknown_characters
-from viz_transformer.ui import caches, state, widgets
+from viz_transformer.ui import caches, callbacks, choice, widgets
 
 PART_KEY = "sentence_part"  # the picker of one sentence of a paragraph (shared in links)
 NAMES = {"en": "English", "pt": "Portuguese"}
@@ -43,7 +43,7 @@ def sentence_picker(text: str) -> None:
         f"The input has {len(sentences)} sentences. The models were trained on single sentences: "
         "pick one to inspect it alone (it replaces the sidebar's text)."
     )
-    widgets.line_picker(
+    choice.line_picker(
         f"One sentence ({len(sentences)} in the input)", sentences, PART_KEY, "Pick a sentence"
     )
 
@@ -65,7 +65,7 @@ def language_check(name: str, text: str) -> None:
         st.warning(message)
         return
     st.warning(f"{message} **{other}** reads {NAMES.get(guess, guess)}.")
-    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=state.switch_model,
+    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=callbacks.switch_model,
               args=(other,), key=f"switch-language-{other}")  # fmt: skip
 
 

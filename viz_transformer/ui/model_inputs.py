@@ -9,7 +9,7 @@ import streamlit as st
 from viz_transformer.analysis import positional as pa
 from viz_transformer.figures import positional as figs
 from viz_transformer.networks.positional import sinusoidal_table
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import caches, switch, widgets
 
 NO_TABLE = {
     "rotary": "rotates each query and key by its position inside attention (RoPE)",
@@ -53,7 +53,7 @@ def model_inputs(name: str, text: str, length: int) -> dict[str, np.ndarray]:
             "added to the input embeddings, so there is no table to show."
         )
         wanted = lambda spec: spec.positions in ("learned", "sinusoidal")  # noqa: E731
-        widgets.offer_switch(message, name, wanted, "a position table")
+        switch.offer_switch(message, name, wanted, "a position table")
         return {}
     pos_norms = np.linalg.norm(parts.positions, axis=1)
     lo, mid, hi = np.percentile(parts.token_norms, [5, 50, 95])

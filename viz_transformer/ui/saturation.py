@@ -11,7 +11,7 @@ import streamlit as st
 import viz_transformer as vt
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
-from viz_transformer.ui import caches, state, widgets
+from viz_transformer.ui import caches, choice, state, widgets
 
 SHOWN = 256  # a long input's maps show this corner (a 4,096-token map would not draw)
 
@@ -34,7 +34,7 @@ def real_head(name: str, text: str) -> None:
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
-    kind = widgets.kind_picker(trace)
+    kind = choice.kind_picker(trace)
     n_layers, n_heads = trace.get(kind).shape[:2]
     state.clamp_state(layer=n_layers, head=n_heads)
     left, right = st.columns(2)

@@ -10,7 +10,7 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.settings import MAX_CHARS
-from viz_transformer.ui import caches, first_load, state, widgets
+from viz_transformer.ui import caches, callbacks, first_load, state, widgets
 
 PRESENTER_CSS = (
     "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
@@ -31,7 +31,7 @@ def _model_picker() -> str:
     wanted = st.session_state.get(state.MODEL_KEY)
     if isinstance(wanted, str) and wanted.startswith("hf:") and wanted not in names:
         try:  # an hf: model from a shared link
-            state.remember_model(caches.spec(wanted).name)
+            callbacks.remember_model(caches.spec(wanted).name)
         except (ValueError, OSError) as exc:
             with st.sidebar:
                 widgets.show_error(exc)
@@ -42,7 +42,7 @@ def _model_picker() -> str:
         "Model",
         names,
         key=state.MODEL_KEY,
-        on_change=state.on_model_change,
+        on_change=callbacks.on_model_change,
         format_func=_model_label,
         help="The paper-* models are built exactly as section 3 of the paper describes. Each "
         "entry says what it shows: " + "; ".join(f"{n}: {_model_label(n)}" for n in names),
@@ -68,7 +68,7 @@ def _related(name: str, teacher: str | None) -> None:
             f"Open the {role}: {other}",
             key=f"open_{role}",
             help=caches.spec(other).description,
-            on_click=state.pick_model,
+            on_click=callbacks.pick_model,
             args=(other,),
         )
 
@@ -83,7 +83,7 @@ def _hf_adder() -> None:
             help="Loaded from a local folder or the local cache; downloaded only when the "
             "network allows. Encoder, decoder and encoder-decoder models all work.",
         )
-        st.button("Add model", on_click=state.add_hf_model, key="add_hf")
+        st.button("Add model", on_click=callbacks.add_hf_model, key="add_hf")
         if state.HF_ERROR_KEY in st.session_state:
             widgets.show_error(st.session_state[state.HF_ERROR_KEY])
 
@@ -115,7 +115,7 @@ def draw() -> tuple[str, str]:
         st.session_state.setdefault(state.TEXT_KEY, spec.example)
         text = st.text_area("Sentence", key=state.TEXT_KEY, height=90, max_chars=MAX_CHARS)
         st.caption(f"{spec.description} **Shows** {spec.summary()}.")
-        st.button("Use the example", help=spec.example, on_click=state.use_text,
+        st.button("Use the example", help=spec.example, on_click=callbacks.use_text,
                   args=(spec.example,))  # fmt: skip
         _related(name, spec.teacher)
         _hf_adder()

@@ -1,5 +1,5 @@
-"""Session state: the keys a shared view lives in, their round trip through the URL, and the
-callbacks that change them.
+"""Session state: the keys a shared view lives in and their round trip through the URL (the
+callbacks that change the model and sentence are in ``ui.callbacks``).
 
 The view a teacher may share (model, sentence, kind, layer, head, step, the open tab, presenter
 mode and every option that changes what is drawn) lives in session-state
@@ -13,9 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
-
-import viz_transformer as vt
-from viz_transformer.ui import caches
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
 PRESENTER_KEY, SHOWN_KEY, HF_ERROR_KEY = "presenter", "_model_shown", "_hf_error"
@@ -97,68 +94,3 @@ def keep_choice(key: str, options: Sequence[Any], default: Any = None) -> None:
     the first option), so a widget keyed ``key`` never starts on a value it lacks."""
     if st.session_state.get(key) not in options:
         st.session_state[key] = options[0] if default is None else default
-
-
-def remember_model(name: str) -> None:
-    """Offer ``name`` (an added Hugging Face model) in this session's model list."""
-    extra = st.session_state.setdefault(EXTRA_KEY, [])
-    if name not in extra and name not in vt.available_models():
-        extra.append(name)
-
-
-def on_model_change() -> None:
-    """Swap in the new model's example if the sentence was still the previous model's example."""
-    previous = st.session_state.get(SHOWN_KEY)
-    new = st.session_state[MODEL_KEY]
-    if previous and st.session_state.get(TEXT_KEY) == caches.spec(previous).example:
-        st.session_state[TEXT_KEY] = caches.spec(new).example
-    st.session_state[SHOWN_KEY] = new
-
-
-def pick_model(name: str) -> None:
-    """Callback: select ``name`` in the sidebar's model picker (a teacher's or student's link)."""
-    st.session_state[MODEL_KEY] = name
-    on_model_change()
-
-
-def add_hf_model() -> None:
-    """Check the typed Hugging Face id (offline first) and select it, or leave a message."""
-    ident = st.session_state.get(HF_KEY, "").strip()
-    st.session_state.pop(HF_ERROR_KEY, None)
-    if not ident:
-        return
-    name = ident if ident.startswith("hf:") else f"hf:{ident}"
-    try:
-        spec = caches.spec(name)
-    except (ValueError, OSError) as exc:
-        st.session_state[HF_ERROR_KEY] = str(exc)
-        return
-    remember_model(spec.name)
-    st.session_state[MODEL_KEY] = spec.name
-    on_model_change()
-
-
-def switch_model(new: str) -> None:
-    """Callback of a "Switch to" button: select ``new``, keeping the sentence when the new model
-    can take it (``LoadedModel.accepts``), else giving it the new model's example."""
-    text = st.session_state.get(TEXT_KEY, "")
-    try:
-        keeps = caches.model(new).accepts(text)
-    except (ValueError, RuntimeError, OSError):
-        keeps = False  # the page will say why the model cannot load
-    st.session_state[MODEL_KEY] = new
-    st.session_state[SHOWN_KEY] = new
-    if not keeps:
-        st.session_state[TEXT_KEY] = caches.spec(new).example
-
-
-def use_text(text: str) -> None:
-    """Callback: ``text`` (the model's example) becomes the sidebar's sentence."""
-    st.session_state[TEXT_KEY] = text
-
-
-def use_line(lines: tuple[str, ...], key: str) -> None:
-    """Callback of a line picker keyed ``key``: the chosen line becomes the sidebar's sentence."""
-    index = st.session_state.get(key)
-    if index is not None and index < len(lines):
-        st.session_state[TEXT_KEY] = lines[index]

@@ -1,4 +1,5 @@
-"""Widgets every page shares: headers, charts, downloads, pickers and error messages.
+"""Widgets every page shares: headers, charts, downloads and error messages (pickers are in
+``ui.choice``, offers of another model in ``ui.switch``).
 
 Every page starts with ``sidebar.draw()``, draws figures with ``chart()`` and shows a failure
 with ``show_error()`` (a message in the page, never a traceback).
@@ -7,19 +8,15 @@ with ``show_error()`` (a message in the page, never a traceback).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-import viz_transformer as vt
 from viz_transformer.figures.common import TITLE_CHARS, scaled_fonts, title_outside
-from viz_transformer.models.registry import nearest_model
 from viz_transformer.records.export import to_json, to_npz
-from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
-from viz_transformer.text import uploads
 from viz_transformer.ui import state
 
 T = TypeVar("T")
@@ -88,40 +85,6 @@ def presenting() -> bool:
     return bool(st.session_state.get(state.PRESENTER_KEY))
 
 
-def offer_switch(message: str, name: str, wanted: Callable[[vt.ModelSpec], bool],
-                 what: str) -> None:  # fmt: skip
-    """``message`` (why ``name`` has no ``what``), the nearest model that has it and a button
-    that switches to it, keeping the sentence when that model can read it."""
-    other = nearest_model(name, wanted)
-    if other is None:
-        st.info(message)
-        return
-    st.info(f"{message} Nearest model with {what}: **{other}**.")
-    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=state.switch_model,
-              args=(other,), key=f"switch-{what}-{other}")  # fmt: skip
-
-
-def offer_kind(name: str, kind: AttentionKind, message: str) -> None:
-    """``offer_switch`` for a missing attention kind."""
-    title = KIND_TITLES[kind].lower()
-    offer_switch(message, name, lambda spec: kind in spec.shows, title)
-
-
-def show_missing(trace: vt.Trace, what: str) -> None:
-    """Say for each attention kind without a map why: "No <kind> <what>: <why>", with a button
-    to the nearest model that has one."""
-    for kind, why in trace.notes.items():
-        offer_kind(trace.model_name, kind, f"No {KIND_TITLES[kind].lower()} {what}: {why}")
-
-
-def kind_picker(trace: vt.Trace) -> AttentionKind:
-    """A radio of the attention kinds ``trace`` has a map of (key ``kind``, shared in links)."""
-    kinds = [k for k in KINDS if trace.get(k) is not None]
-    state.keep_choice("kind", kinds)
-    return st.radio("Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True,
-                    key="kind")  # fmt: skip
-
-
 def chips(tokens: tuple[str, ...]) -> str:
     """Tokens as inline code, each one a chip (a backtick in a token cannot end the chip)."""
     return " ".join(f"`{t.replace('`', 'ˋ')}`" for t in tokens)
@@ -185,34 +148,3 @@ def downloads(stem: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, An
             key=f"{stem}-{ext[0]}",
             on_click="ignore",
         )
-
-
-def upload_picker(key: str = "upload_line") -> None:
-    """A .txt file of sentences, one per line; picking a line puts it in the sidebar."""
-    file = st.file_uploader("Text file, one sentence per line", type=["txt", "csv"], key="upload")
-    if file is None:
-        return
-    try:
-        upload = uploads.read_lines(file.getvalue(), file.name)
-    except ValueError as exc:
-        show_error(exc)
-        return
-    for note in upload.notes:
-        st.caption(note)
-    line_picker(f"Sentence ({len(upload.lines)} in the file)", upload.lines, key, "Pick a line")
-
-
-def line_picker(label: str, lines: Sequence[str], key: str, placeholder: str) -> None:
-    """A numbered choice among ``lines`` (their first 90 characters); the one picked replaces the
-    sidebar's sentence. A remembered pick past the end (other lines now) starts empty again."""
-    state.keep_choice(key, [None, *range(len(lines))], None)
-    st.selectbox(
-        label,
-        range(len(lines)),
-        index=None,
-        format_func=lambda i: f"{i + 1}: {lines[i][:90]}",
-        key=key,
-        on_change=state.use_line,
-        args=(lines, key),
-        placeholder=placeholder,
-    )
