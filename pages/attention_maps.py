@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.sections import attention_maps as tabs
 from viz_transformer.ui import (
-    attention_tabs,
     caches,
     choice,
     input_notes,
@@ -52,11 +52,11 @@ def attention_maps_page() -> None:
     col_layer, col_hide = st.columns(2)
     layer = col_layer.selectbox("Layer", range(n_layers), key="layer")
     hide = col_hide.toggle("Hide special tokens", key="hide_special", help="</s>, <s>, [CLS]...")
-    view = attention_tabs.MapView(name, text, trace, kind, layer, hide)
+    view = tabs.MapView(name, text, trace, kind, layer, hide)
     # a keyed control, not st.tabs (which code cannot open), so a link reopens the same view
-    state.keep_choice("attn_tab", attention_tabs.TABS)
-    tab = st.segmented_control("View", attention_tabs.TABS, key="attn_tab", required=True)
-    attention_tabs.DRAW[attention_tabs.TABS.index(tab or attention_tabs.TABS[0])](view)
+    state.keep_choice("attn_tab", tabs.TABS)
+    tab = st.segmented_control("View", tabs.TABS, key="attn_tab", required=True)
+    tabs.DRAW[tabs.TABS.index(tab or tabs.TABS[0])](view)
     with st.container() if widgets.presenting() else above:
         if widgets.presenting():
             inputs(name, text)

@@ -1,7 +1,9 @@
 """The Streamlit layer under the pages; the only package of the library that imports Streamlit.
 
-Pages import the submodules they use: ``caches`` (every ``st.cache_*`` function), ``state``
-(session keys, the URL round trip), ``widgets`` (sidebar, charts, downloads, errors), and the
-sections of the pages that have several (``attention_tabs``, ``decoder_view``, ``model_inputs``,
-``saturation``).
+It holds what several pages share: ``caches`` (the ``st.cache_*`` functions of models, traces
+and figures; ``head_caches`` and ``compare_caches`` for their experiments), ``state`` (session
+keys, the URL round trip), ``callbacks`` (what changes the model and sentence), ``sidebar``,
+``widgets`` (headers, charts, downloads, errors), ``choice`` (pickers), ``switch`` (the nearest
+model that has what a page shows) and ``jobs`` (long computations with a Stop button), plus
+sections a page draws. A section private to one page lives beside it in ``pages/sections/``.
 """

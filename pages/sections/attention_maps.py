@@ -1,4 +1,5 @@
-"""The four tabs of the attention-maps page: maps, bertviz's head view, summaries, statistics.
+"""The four tabs of the Attention maps page (pages/attention_maps.py), private to it: maps,
+bertviz's head view, summaries, statistics.
 
 Each tab draws one ``MapView`` (a model's trace, one kind and layer); the page draws only the
 open tab, so a long input computes only what is looked at.
