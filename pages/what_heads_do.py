@@ -65,11 +65,13 @@ def roles(name: str, text: str, kind: AttentionKind) -> None:
     scores = widgets.or_none(head_caches.head_roles, name, text, kind)
     if scores is None:
         return
-    cols = st.columns(min(3, len(scores)))
+    # on a projector one per row: in a third of 1024 px the colour bar's ticks were cut off
+    cols = st.columns(1 if widgets.presenting() else min(3, len(scores)))
     for i, (role, grid) in enumerate(scores.items()):
         meaning, formula, source = ROLES[role]
         with cols[i % len(cols)]:
-            widgets.chart(figures.head_grid(grid, f"{role}", "score"), f"role-{role}")
+            fig = figures.head_grid(grid, f"{role}", "score")
+            widgets.chart(fig, f"role-{role}", share=1 / len(cols))
             st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
 
 

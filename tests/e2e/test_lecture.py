@@ -4,7 +4,11 @@ screen after scrolling, and no request leaves the server."""
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -25,7 +29,8 @@ FIT = """() => {
     if (title && title.textContent && !inside(title.getBoundingClientRect(), box))
       bad.push('title outside: ' + title.textContent);
     for (const t of plot.querySelectorAll('.cbaxis text'))
-      if (!inside(t.getBoundingClientRect(), box)) bad.push('colour-bar tick: ' + t.textContent);
+      if (!inside(t.getBoundingClientRect(), box))
+        bad.push('colour-bar tick: ' + t.textContent + ' of ' + plot.textContent.slice(0, 60));
     for (const axis of plot.querySelectorAll('.xaxislayer-above')) {
       const r = [...axis.querySelectorAll('.xtick text')].map(t => t.getBoundingClientRect())
         .filter(b => b.width > 0).sort((a, b) => a.left - b.left);
@@ -114,3 +119,80 @@ def test_watch_it_learn_reads_at_1024(screen):
     page.wait_for_timeout(1000)
     assert page.evaluate(FIT) == []
     page.get_by_text("Finished: reverse").wait_for(timeout=60_000)
+
+
+def _server_pid(url: str) -> int:
+    """The ``streamlit run`` process serving ``url`` (conftest's ``serve`` starts it)."""
+    flag = f"--server.port={url.rsplit(':', 1)[1]}"
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and flag in (proc / "cmdline").read_bytes().decode():
+                return int(proc.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no server process with {flag}")
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_gb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1e6
+
+
+def test_what_heads_do_draws_one_head_readably(screen):
+    """Point 1-2: the head's map spans most of the page, square-ish cells, "<s>" labelled;
+    the logit lens reads "0: <s>"."""
+    page, query, url = screen
+    sep = "&" if query else "?"
+    _visit(page, f"{url}/what_heads_do{query}{sep}heads_kind=decoder")
+    page.get_by_text("Logit lens").first.wait_for()
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+    page.wait_for_timeout(1000)
+    main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+    plots = page.locator(".js-plotly-plot")
+    boxes = [plots.nth(i).bounding_box() for i in range(plots.count())]
+    texts = [plots.nth(i).text_content() for i in range(plots.count())]
+    head = next(i for i, t in enumerate(texts) if "query" in t and "<s>" in t)
+    assert boxes[head]["width"] >= 0.8 * (main["width"] - 60), boxes[head]
+    rows = page.locator(".js-plotly-plot").nth(head).locator(".ytick text").all_text_contents()
+    assert rows[0] == "<s>"  # the first row of decoder self-attention, labelled
+    assert any("0: <s>" in t for t in texts)  # the logit lens's first column
+    assert page.evaluate(FIT) == []
+
+
+def test_importance_stop_stops_the_work_within_2_s(screen):
+    """Point 4 on smollm2 with a 1,000-token input (capped at 256, said so): a percentage and
+    time left while it runs; after the page's Stop, then Streamlit's toolbar Stop, the server is
+    idle within 2 s; its memory peak stays under 8 GB."""
+    page, query, url = screen
+    pid = _server_pid(url)
+    sep = "&" if query else "?"
+    page.goto(f"{url}/what_heads_do{query}{sep}model=smollm2&heads_kind=decoder")
+    box = page.locator("textarea").first
+    box.fill("The agreement was signed in August by the twelve member states. " * 75)
+    box.press("Control+Enter")
+    page.get_by_text("What heads do reads the first 256").wait_for(timeout=180_000)
+    running = "() => /Ablating every head.* \\d+%, about .* left/.test(document.body.innerText)"
+    page.wait_for_function(running, timeout=180_000)
+    page.locator(".st-key-heads_stop button").click()
+    # the next run starts once the stopped one has ended: its message proves the work stopped
+    page.get_by_text("Importance stopped").wait_for(timeout=2000)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")  # the page drawn
+    _idle(pid)
+    page.locator(".st-key-heads_resume button").click()
+    page.wait_for_function(running, timeout=180_000)
+    page.get_by_test_id("stBaseButton-header").filter(has_text="Stop").click()
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=2000)
+    _idle(pid)
+    assert _peak_gb(pid) < 8.0
+
+
+def _idle(pid: int) -> None:
+    before = _cpu_s(pid)
+    time.sleep(1.0)
+    assert _cpu_s(pid) - before < 0.2, "the server still works after Stop"

@@ -7,6 +7,7 @@ along the batch, one head (or one set of heads) per row.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 
@@ -47,6 +48,35 @@ def _chunks(n_rows: int, cells_per_row: int) -> Iterator[tuple[int, int]]:
         per_row = (time.perf_counter() - began) / (end - start)
         size = max(1, min(cap, int(PASS_S / max(per_row, 1e-6))))
         start = end
+
+
+TICK_S = 0.25  # seconds between two progress calls from inside the model's layers
+
+
+@contextlib.contextmanager
+def _ticking(model: LoadedModel, progress: Progress | None) -> Iterator[Progress | None]:
+    """While open, ``progress`` is also called (with the fraction last reported) from the
+    model's layers, at most every ``TICK_S`` s: between batches alone, a Stop waited for a
+    whole pass, and the greedy output and clean pass before them (13 s for 256 smollm2
+    tokens) reported nothing. Yields the progress function to report fractions to."""
+    if progress is None:
+        yield None
+        return
+    done, last = [0.0], [time.monotonic()]
+
+    def report(fraction: float) -> None:
+        done[0], last[0] = fraction, time.monotonic()
+        progress(fraction)
+
+    def tick(_z: torch.Tensor, _name: str) -> None:  # reads only: the run is unchanged
+        if time.monotonic() - last[0] >= TICK_S:
+            report(done[0])
+
+    facts = model.facts
+    names = [model.hook_name(kind, layer, "hook_z") for kind in facts.kinds
+             for layer in range(facts.shape(kind)[0])]  # fmt: skip
+    with model.hooked(dict.fromkeys(names, tick)):
+        yield report
 
 
 def _cells(model: LoadedModel, text: str, out_ids: Sequence[int], kind: AttentionKind) -> int:
@@ -151,13 +181,15 @@ def head_importance(
     text, mode = check_text(text), check_mode(ablation)
     heads = _all_heads(model, kind)
     _require_output(model)
-    out_ids = model.reference_ids(text, None if target is None else check_text(target, "target"))
-    means = None
-    if mode == "mean":
-        names = sorted({model.hook_name(kind, layer, "hook_z") for layer, _ in heads})
-        means = head_means(model, text, out_ids, names)
-    rows = [[], *([head] for head in heads)]  # row 0 clean, in the same pass as the others
-    totals = _batched_scores(model, text, out_ids, kind, rows, means, progress)
+    target = None if target is None else check_text(target, "target")
+    with _ticking(model, progress) as report:
+        out_ids = model.reference_ids(text, target)
+        means = None
+        if mode == "mean":
+            names = sorted({model.hook_name(kind, layer, "hook_z") for layer, _ in heads})
+            means = head_means(model, text, out_ids, names)
+        rows = [[], *([head] for head in heads)]  # row 0 clean, in the same pass as the others
+        totals = _batched_scores(model, text, out_ids, kind, rows, means, report)
     layers, n_heads = model.attention_shape(kind)
     return (totals[0] - totals[1:]).reshape(layers, n_heads)
 

@@ -85,6 +85,7 @@ def lens_figure(
     fig.update_layout(
         title="Logit lens: each decoder layer's stream read through the output layer",
         xaxis_title="decoder input (position: token)",
+        xaxis_tickangle=-90,  # upright: one column apart however long the tokens
         yaxis={"autorange": "reversed"},
         height=max(220, 60 * layers + 160),
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
@@ -114,7 +115,7 @@ def token_effect_figure(
             )
         )
     fig.update_xaxes(tickmode="array", tickvals=list(range(len(names))), ticktext=ticks,
-                     title="output token (the normal output, teacher-forced)")  # fmt: skip
+                     tickangle=-90, title="output token (the normal greedy output)")  # fmt: skip
     low = float(min(normal.min(), ablated.min(), 0.0)) if len(names) else 0.0
     fig.update_yaxes(title="log p (0 = certain)", range=[low * 1.15 - 0.3, 0.5])
     fig.update_layout(
