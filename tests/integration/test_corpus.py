@@ -19,6 +19,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.analysis.corpus_stats import STATS, pattern_stats
 from viz_transformer.cli.corpus import main
+from viz_transformer.models import paper_batch
 from viz_transformer.testing.paper import TINY_WORDS, tiny_paper_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,8 @@ def assert_same_table(a: pd.DataFrame, b: pd.DataFrame, atol: float = 1e-5) -> N
     np.testing.assert_allclose(a[list(STATS)], b[list(STATS)], atol=atol, equal_nan=True)
 
 
-def test_a_padded_batch_equals_each_sentence_traced_alone(tmp_path) -> None:
+def test_a_padded_batch_equals_each_sentence_traced_alone(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(paper_batch, "ROWS", 3)  # the decoder read in two passes of 3 and 1 rows
     model = vt.load_model("paper-reverse")  # trained: its outputs are as long as its inputs
     texts = ["king", " ".join(WORDS * 2), "red ship", " ".join(WORDS[:7])]  # 1 to 28 words
     batch = model.batch_patterns(texts)

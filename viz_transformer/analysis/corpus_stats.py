@@ -24,6 +24,7 @@ from viz_transformer.records.batch import PatternBatch
 STATS = ("entropy", "max_weight", "first_token", "prev_token", "diagonal")
 COLUMNS = ("sentence_id", "kind", "layer", "head", "n_rows", *STATS)
 KEY = ["sentence_id", "kind", "layer", "head"]
+CHUNK = 8  # sentences whose statistics are computed together: bounds the temporary arrays
 
 
 def _masked_mean(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -66,8 +67,15 @@ def pattern_stats(patterns: np.ndarray, q_lens: np.ndarray, k_lens: np.ndarray) 
         ``[B, layers, heads, 5]`` float64 in the order of ``STATS``.
     """
     q, k = np.asarray(q_lens)[:, None], np.asarray(k_lens)[:, None]
-    layers = [_layer_stats(np.asarray(p, dtype=np.float32), q, k) for p in patterns]
-    return np.stack(layers, axis=1)  # (B, L, H, 5)
+    L, B, H = patterns.shape[:3]
+    out = np.empty((B, L, H, len(STATS)))
+    for start in range(0, B, CHUNK):  # each few sentences cropped to their own longest
+        part = slice(start, start + CHUNK)
+        qm, km = int(q[part].max()), int(k[part].max())
+        for layer in range(L):
+            P = np.asarray(patterns[layer, part, :, :qm, :km], dtype=np.float32)
+            out[part, layer] = _layer_stats(P, q[part], k[part])
+    return out
 
 
 def batch_rows(batch: PatternBatch, sentence_ids: np.ndarray) -> pd.DataFrame:
