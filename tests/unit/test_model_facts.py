@@ -10,6 +10,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.models.spec import swapped_words
+from viz_transformer.training.tasks.catalog import TASKS
 
 SHIPPED = [n for n in vt.available_models() if vt.model_info(n).family != "hf"]
 
@@ -48,6 +49,15 @@ def test_every_shipped_model_brings_a_patching_pair_that_it_can_patch(name):
     assert clean != corrupted
     assert len(model.source_ids(clean)[0]) == len(model.source_ids(corrupted)[0])
     assert vt.trace(model, clean).output_text != vt.trace(model, corrupted).output_text
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_a_retrained_task_model_keeps_the_shipped_pair(task):
+    """Training writes the task's pair into meta.json, so retraining keeps what the app reads."""
+    shipped = f"paper-{task}"
+    assert TASKS[task].meta_examples() == {"examples": {"patching": list(TASKS[task].patching)}}
+    if shipped in SHIPPED:
+        assert vt.model_info(shipped).patch_pair == TASKS[task].patching
 
 
 def test_a_model_without_a_pair_gets_its_example_with_two_words_swapped():

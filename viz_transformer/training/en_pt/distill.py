@@ -175,6 +175,7 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
             )
         ),
         "example": "I am a student.",
+        "examples": {"patching": ["The cat is black.", "The dog is black."]},
         "teacher": TEACHER,
         "config": cfg.to_dict(),
         "train": {**asdict(settings), "minutes": minutes, "threads": torch.get_num_threads()},

@@ -151,6 +151,7 @@ class LiveRun:
             positions="sinusoidal",
             path=Path("."),
             task=self.task.name,
+            patching=self.task.patching,
         )
 
     @property
@@ -165,6 +166,7 @@ class LiveRun:
             "task": self.task.name,
             "description": self.model.spec.description,
             "example": self.task.example,
+            **self.task.meta_examples(),
             "config": self.module.cfg.to_dict(),
             "seconds": round(self.seconds, 2),
             "variant": self.variant,

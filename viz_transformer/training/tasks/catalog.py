@@ -27,6 +27,13 @@ class Task:
     detok: Literal["space", "concat"]
     sample: Callable[[random.Random], tuple[str, str]]
     lexicon: tuple[str, ...]  # every word either side can contain
+    # activation patching's clean and corrupted inputs (equal token counts, different outputs),
+    # written to meta.json as "examples": {"patching": [...]}; None: the app builds a pair
+    patching: tuple[str, str] | None = None
+
+    def meta_examples(self) -> dict[str, dict[str, list[str]]]:
+        """What ``meta.json`` records of the task's example inputs beside ``"example"``."""
+        return {"examples": {"patching": list(self.patching)}} if self.patching else {}
 
 
 def is_held_out(source: str) -> bool:
@@ -238,6 +245,7 @@ TASKS: dict[str, Task] = {
         "space",
         _sample_reverse,
         tuple(_WORDS),
+        ("happy king red ship", "happy king blue ship"),
     ),
     "dates": Task(
         "dates",
@@ -248,6 +256,7 @@ TASKS: dict[str, Task] = {
         _sample_date,
         tuple(_MONTHS + _MONS + _ORDINALS + ["the", "of", "st", "nd", "rd", "th"])
         + tuple("0123456789/.,-"),
+        ("the twenty-first of November 2026", "the twenty-first of October 2026"),
     ),
     "sov": Task(
         "sov",
@@ -257,6 +266,7 @@ TASKS: dict[str, Task] = {
         "space",
         _sample_sov,
         _sov_lexicon(),
+        ("the old farmers feed a small black cat", "the old farmers feed a small white cat"),
     ),
 }
 

@@ -136,6 +136,7 @@ def train_task(
         "task": name,
         "description": task.description,
         "example": task.example,
+        **task.meta_examples(),
         "config": cfg.to_dict(),
         "train": {
             **settings.__dict__,
