@@ -56,7 +56,7 @@ def test_single_head_importance_does_not_pretend_one_head_is_decisive():
 @pytest.mark.parametrize("family", ["llama", "bart"])
 def test_value_weighted_matches_transformers_outputs(load_tiny, family):
     model = load_tiny(family)
-    kind = model.spec.shows[-1]
+    kind = "cross" if model.spec.encoder_decoder else "decoder"
     layers, heads = model.attention_shape(kind)
     got = vt.value_weighted(model, TEXT, kind)
     # an independent eager copy: transformers' own weights and output_attentions
