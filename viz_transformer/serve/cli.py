@@ -24,7 +24,13 @@ from viz_transformer.serve.config import (
     free_ports,
     render,
 )
-from viz_transformer.serve.supervisor import POLL_S, Supervisor, child_env, healthy
+from viz_transformer.serve.supervisor import (
+    POLL_S,
+    STOP_GRACE_S,
+    Supervisor,
+    child_env,
+    healthy,
+)
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: app.py, pages/, .streamlit/
 
@@ -104,8 +110,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         stopping = time.monotonic()
-        sup.stop()
-        print(f"serve: stopped every child in {time.monotonic() - stopping:.1f} s", flush=True)
+        killed = sup.stop()
+        late = f" ({', '.join(killed)} killed after {STOP_GRACE_S:.0f} s)" if killed else ""
+        print(f"serve: stopped every child in {time.monotonic() - stopping:.1f} s{late}")
     return 0
 
 

@@ -9,17 +9,21 @@ replica's ``/_stcore/health`` answers only when no student would wait for the lo
 from __future__ import annotations
 
 import argparse
+import gc
 import runpy
 import sys
 import time
 
-from viz_transformer import default_model, load_model, model_info, trace
+from viz_transformer import available_models, default_model, load_model, model_info, trace
 
 
 def preload(name: str) -> float:
-    """Load ``name`` and trace its example sentence once; returns the seconds it took."""
+    """Load ``name``, trace its example sentence once and list the models (the sidebar's picker
+    imports the Hugging Face family for that: about a second the first session would pay);
+    returns the seconds it took."""
     start = time.monotonic()
     trace(load_model(name), model_info(name).example)
+    available_models()
     return time.monotonic() - start
 
 
@@ -31,6 +35,9 @@ def main(argv: list[str] | None = None) -> None:
     args, streamlit_flags = parser.parse_known_args(argv)
     name = args.model or default_model()
     print(f"replica: {name} loaded in {preload(name):.1f} s; starting Streamlit", flush=True)
+    # what is loaded now (torch, transformers, the model) lives as long as the process: out of
+    # the collector's sight, so its full collections stop rescanning millions of objects
+    gc.freeze()
     # runpy rather than an import: this module only starts the `streamlit` command, as
     # `python -m streamlit run` would, in the process that holds the loaded model
     sys.argv = ["streamlit", "run", args.app, *streamlit_flags]

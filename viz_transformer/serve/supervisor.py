@@ -102,21 +102,24 @@ class Supervisor:
         """Replicas whose process has exited."""
         return [r for r in self.replicas if self.procs[r.name].poll() is not None]
 
-    def stop(self) -> None:
+    def stop(self) -> list[str]:
         """SIGTERM to every child, SIGKILL to those still running after ``STOP_GRACE_S``.
 
         HAProxy first: it closes the students' connections, so no replica waits on one.
+        Returns the names of the children that had to be killed.
         """
         for name in sorted(self.procs, key=lambda n: n != "haproxy"):
             if self.procs[name].poll() is None:
                 self.procs[name].send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for proc in self.procs.values():
+        deadline, killed = time.monotonic() + STOP_GRACE_S, []
+        for name, proc in self.procs.items():
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+                killed.append(name)
+        return killed
 
 
 def child_env() -> dict[str, str]:
