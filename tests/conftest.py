@@ -3,14 +3,18 @@ and bit-for-bit trace equality. Random models come from ``viz_transformer.testin
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# live runs save checkpoints: into a temporary folder, never the checkout's artifacts/
-os.environ.setdefault("VT_CHECKPOINT_DIR", tempfile.mkdtemp(prefix="vt-checkpoints-"))
+# live runs save checkpoints: into a temporary folder (removed at exit), never artifacts/
+if "VT_CHECKPOINT_DIR" not in os.environ:
+    os.environ["VT_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="vt-checkpoints-")
+    atexit.register(shutil.rmtree, os.environ["VT_CHECKPOINT_DIR"], True)
 
 import numpy as np
 import pytest
