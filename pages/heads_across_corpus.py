@@ -64,7 +64,8 @@ def live(name: str, sentences: Sequence[str], folder: Path) -> None:
         return
     done = df["sentence_id"].nunique()
     if done == 0:
-        st.info("No batch has finished yet.")
+        if job is None or not job.error:
+            st.info("No batch has finished yet.")
         return
     if done < len(sentences):
         st.caption(f"Partial: {done:,} of {len(sentences):,} sentences. Run goes on from here.")

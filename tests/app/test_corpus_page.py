@@ -63,3 +63,15 @@ def test_run_draws_grids_distribution_and_links_and_a_second_visit_reads_the_cac
     scatter = figures(later)[-1]
     assert scatter["layout"]["title"]["text"].startswith("Queries and keys of")
     assert {t["name"] for t in scatter["data"]} == {"query", "key"}
+
+
+def test_a_corpus_the_model_cannot_read_gets_a_message_not_a_traceback(
+    open_page, small_corpus
+) -> None:
+    app = open_page(PAGE, model="paper-reverse")  # a toy vocabulary: English is unknown to it
+    app.button(key="corpus_run").click().run()
+    folder = cache_folder(load_model("paper-reverse"), SENTENCES)
+    corpus_jobs.job(folder).thread.join(60)
+    app.run()
+    assert not app.exception
+    assert len(app.error) == 1 and "does not know" in app.error[0].value and not app.info
