@@ -66,7 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="a model name (see vt.available_models())")
     p.add_argument("--sentences", required=True, type=Path, help="text file, one sentence a line")
     p.add_argument("--out", required=True, type=Path, help="folder for the Parquet shards")
-    p.add_argument("--batch-size", type=int, default=32, help="sentences run at once (32)")
+    p.add_argument(
+        "--batch-size", type=int, default=64, help="sentences run at once (64: fastest measured)"
+    )
     p.add_argument("--engine", choices=("local", "ray"), default="local")
     return p
 
