@@ -6,15 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.sections import attention_maps as tabs
-from viz_transformer.ui import (
-    caches,
-    choice,
-    input_notes,
-    sidebar,
-    state,
-    switch,
-    widgets,
-)
+from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
 
 
 def inputs(name: str, text: str) -> None:

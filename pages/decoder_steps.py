@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.sections import decoder_view, generation
 from viz_transformer.analysis import decoding
 from viz_transformer.figures import attention
 from viz_transformer.figures import decoder as figures
-from viz_transformer.ui import (
-    caches,
-    decoder_view,
-    generation,
-    input_notes,
-    sidebar,
-    state,
-    switch,
-    widgets,
-)
+from viz_transformer.ui import caches, input_notes, sidebar, state, switch, widgets
 
 
 def teacher_forcing(name: str, text: str, start_len: int, top_k: int, max_steps: int) -> None:

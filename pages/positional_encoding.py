@@ -7,11 +7,12 @@ import math
 import numpy as np
 import streamlit as st
 
+from pages.sections import rope_section
+from pages.sections.model_inputs import MAX_SIMILARITY, model_inputs
 from viz_transformer.analysis import positional as pa
 from viz_transformer.figures import positional as figs
 from viz_transformer.networks.positional import sinusoidal_table
-from viz_transformer.ui import rope_section, sidebar, widgets
-from viz_transformer.ui.model_inputs import MAX_SIMILARITY, model_inputs
+from viz_transformer.ui import sidebar, widgets
 
 LAYOUTS = {
     "interleaved": "Interleaved (paper): sin and cos of one frequency sit side by side, 2i, 2i+1.",

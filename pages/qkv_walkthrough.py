@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.sections import qkv_notes
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import (
-    caches,
-    choice,
-    input_notes,
-    qkv_notes,
-    sidebar,
-    state,
-    switch,
-    widgets,
-)
+from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (

@@ -6,9 +6,10 @@ import math
 
 import streamlit as st
 
+from pages.sections import saturation
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
-from viz_transformer.ui import caches, saturation, sidebar, widgets
+from viz_transformer.ui import caches, sidebar, widgets
 
 
 def synthetic() -> None:

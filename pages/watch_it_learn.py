@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from viz_transformer.ui import caches, live_training, sidebar, widgets
+from pages.sections import live_training
+from viz_transformer.ui import caches, sidebar, widgets
 
 
 def watch_it_learn_page() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from pages.sections import sinks
 from viz_transformer.analysis import aggregate
 from viz_transformer.figures import attention
 from viz_transformer.figures.heatmap import heatmap
@@ -19,7 +20,7 @@ from viz_transformer.records.export import trace_meta
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import fits_in_memory, is_lazy
 from viz_transformer.records.trace import Patterns, Trace
-from viz_transformer.ui import caches, sinks, state, widgets
+from viz_transformer.ui import caches, state, widgets
 
 WEIGHTINGS = ["weights", "weighted by value norm"]  # the maps' radio (in the URL)
 

@@ -8,8 +8,8 @@ import html
 import numpy as np
 
 import viz_transformer as vt
+from pages.sections import decoder_view
 from viz_transformer.analysis import decoding
-from viz_transformer.ui import decoder_view
 
 DECODER, ATTENTION = "pages/decoder_steps.py", "pages/attention_maps.py"
 

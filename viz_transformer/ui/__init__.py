@@ -4,6 +4,6 @@ It holds what several pages share: ``caches`` (the ``st.cache_*`` functions of m
 and figures; ``head_caches`` and ``compare_caches`` for their experiments), ``state`` (session
 keys, the URL round trip), ``callbacks`` (what changes the model and sentence), ``sidebar``,
 ``widgets`` (headers, charts, downloads, errors), ``choice`` (pickers), ``switch`` (the nearest
-model that has what a page shows) and ``jobs`` (long computations with a Stop button), plus
-sections a page draws. A section private to one page lives beside it in ``pages/sections/``.
+model that has what a page shows) and ``jobs`` (long computations with a Stop button). A
+section private to one page lives beside it in ``pages/sections/``.
 """
