@@ -155,7 +155,7 @@ def test_a_replica_dies_and_its_students_get_their_view_back(classroom, browser)
     for student in hit:  # reconnected to the live replica, which rebuilt the view from the URL
         _wait_for_view(student, killed + 10)
         assert student.sockets[:3] == ["open", "close", "open"]
-        assert student.replica() != victim
+        assert student.replica() != victim and "/attention_maps?" in student.page.url
     assert time.monotonic() - killed < 10
     for student in spared:  # same websocket all along, and it still works
         assert student.sockets == ["open"]

@@ -1,7 +1,9 @@
 """Start the replicas and HAProxy, watch them, restart a replica that dies, stop everything.
 
-Each child writes to its own log file (a pipe nobody reads could fill up and stall it) and gets
-SIGTERM from the kernel if this process dies without stopping it (Linux ``PR_SET_PDEATHSIG``).
+Each child writes to its own log file (a pipe nobody reads could fill up and stall it), runs in
+a session of its own (a Ctrl+C in the terminal reaches only ``serve``, which then stops the
+children in order: HAProxy first), and gets SIGTERM from the kernel if ``serve`` dies without
+stopping it (Linux ``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ POLL_S = 0.25
 
 def _die_with_parent() -> None:
     """In the child, before exec: SIGTERM when the parent (``serve``) dies."""
-    # not Linux (no libc.so.6): Ctrl+C still reaches the children through the terminal
+    # not Linux (no libc.so.6): serve's own stop still ends them
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
@@ -55,7 +57,7 @@ class Supervisor:
         with (self.run_dir / f"{name}.log").open("ab") as log:
             self.procs[name] = subprocess.Popen(
                 cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, start_new_session=True,
             )  # fmt: skip
         self._write_state()
 
