@@ -3,7 +3,6 @@ computed in the background (progress, Stop, partial results) and kept on disk.""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,10 +48,7 @@ def live(name: str, sentences: Sequence[str], folder: Path) -> None:
     """Progress of the run and the results so far; reruns every second while it runs."""
     job = corpus_jobs.job(folder)
     if job is not None and job.running:
-        eta = job.eta()
-        left = time.strftime("%M:%S", time.gmtime(eta)) if eta is not None else "--:--"
-        st.progress(job.done / max(job.total, 1), text=f"{job.done:,}/{job.total:,} sentences, "
-                    f"{job.rate():.1f} sentences/s, {left} left")  # fmt: skip
+        st.progress(job.done / max(job.total, 1), text=job.label())
     elif st.session_state.get(WAS_RUNNING):
         st.rerun()  # finished or stopped: redraw the page once without the timer
     if job is not None and job.error:

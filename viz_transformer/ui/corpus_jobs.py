@@ -17,6 +17,7 @@ from pathlib import Path
 
 import viz_transformer as vt
 from viz_transformer.analysis.corpus import compute
+from viz_transformer.ui import jobs
 
 BATCH = 64  # sentences run at once: the fastest measured on paper-en-pt (bench/bench_corpus.py)
 
@@ -48,10 +49,12 @@ class Job:
         elapsed = time.monotonic() - self.started
         return (self.done - (self.first or 0)) / elapsed if elapsed > 0 else 0.0
 
-    def eta(self) -> float | None:
-        """Seconds left at the current rate, None before there is one."""
-        rate = self.rate()
-        return (self.total - self.done) / rate if rate > 0 else None
+    def label(self) -> str:
+        """``"512/1,000 sentences, 43.2 sentences/s, about 11 s left"`` (``jobs.eta``'s words)."""
+        first = self.first or 0
+        part = (self.done - first) / max(self.total - first, 1)  # of what this run computes
+        left = jobs.eta(time.monotonic() - self.started, part)
+        return f"{self.done:,}/{self.total:,} sentences, {self.rate():.1f} sentences/s{left}"
 
 
 _JOBS: dict[Path, Job] = {}
