@@ -103,7 +103,7 @@ def maps(view: MapView) -> None:
         fig = caches.head_figure(view.name, view.text, kind, layer, head, view.hide, window)
     elif (fig := value_weighted_figure(view, head)) is None:
         return
-    widgets.chart(fig, f"{kind}-L{layer}-H{head}")
+    widgets.chart(fig, f"attention-{kind}-L{layer}-H{head}")  # the downloads' name, as PNG
     shown = {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
     widgets.downloads(f"attention-{kind}-L{layer}-H{head}", shown, view.meta(head=head))
     sinks.section(view.name, view.text, view.trace, kind, layer, head)

@@ -27,10 +27,13 @@ def output_line(trace: vt.Trace, text: str) -> None:
         return
     st.markdown(f"**Output:** {widgets.literal(trace.output_text)}")
     if spec.encoder_decoder and stops_early(text, trace.output_text):
+        # the picker exists only for a text that splits into sentences (issue 28)
+        several = len(split_sentences(text)) > 1
+        how = "with the sentence picker on this page" if several else "by pasting one at a time"
         st.warning(
             "The output looks cut short: it has fewer sentences than the input (or under 40 % of "
             "its length). These models were trained on single sentences and often stop after the "
-            "first ones; inspect one sentence at a time with the picker above."
+            f"first ones; inspect one sentence at a time {how}."
         )
 
 

@@ -34,6 +34,17 @@ def offer_kind(name: str, kind: AttentionKind, message: str) -> None:
 
 def show_missing(trace: vt.Trace, what: str) -> None:
     """Say for each attention kind without a map why: "No <kind> <what>: <why>", with a button
-    to the nearest model that has one."""
-    for kind, why in trace.notes.items():
-        offer_kind(trace.model_name, kind, f"No {KIND_TITLES[kind].lower()} {what}: {why}")
+    to the nearest model that has one; a model that has several of them is offered once, in
+    one message (a decoder-only model lacks encoder and cross-attention alike)."""
+    offers: dict[str | None, list[AttentionKind]] = {}
+    for kind in trace.notes:
+        other = nearest_model(trace.model_name, lambda spec, kind=kind: kind in spec.shows)
+        offers.setdefault(other, []).append(kind)
+    for other, kinds in offers.items():
+        message = " ".join(f"No {KIND_TITLES[k].lower()} {what}: {trace.notes[k]}" for k in kinds)
+        if other is None or len(kinds) == 1:
+            offer_kind(trace.model_name, kinds[0], message)
+            continue
+        titles = " and ".join(KIND_TITLES[k].lower() for k in kinds)
+        offer_switch(message, trace.model_name,
+                     lambda spec, kinds=kinds: set(kinds) <= set(spec.shows), titles)  # fmt: skip

