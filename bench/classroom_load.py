@@ -91,8 +91,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(log: Path, start_timeout: float = 60) -> Iterator[str]:
-    """Run ``streamlit run app.py`` on 127.0.0.1 for the block and yield its URL.
+def serve(log: Path, start_timeout: float = 60, root: Path = ROOT) -> Iterator[str]:
+    """Run ``streamlit run app.py`` (of the checkout ``root``) on 127.0.0.1 for the block and
+    yield its URL.
 
     One intra-op thread, offline; the server's output goes to ``log`` (a pipe nobody reads
     could fill up and stall it). The server is always stopped: terminate, then kill.
@@ -104,7 +105,7 @@ def serve(log: Path, start_timeout: float = 60) -> Iterator[str]:
            "--browser.gatherUsageStats", "false"]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
         url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + start_timeout
         try:
             while not healthy(url):
