@@ -11,8 +11,10 @@ from viz_transformer.models.registry import nearest_model
 from viz_transformer.text.language import guess_language, split_sentences, stops_early
 from viz_transformer.text.spm import CONTINUES, unknown_characters
 from viz_transformer.ui import caches, callbacks, choice, widgets
+from viz_transformer.ui.state import TEXT_KEY
 
 PART_KEY = "sentence_part"  # the picker of one sentence of a paragraph (shared in links)
+PARAGRAPH_KEY = "_paragraph"  # the last paragraph a sentence may have been picked from
 NAMES = {"en": "English", "pt": "Portuguese"}
 
 
@@ -37,14 +39,40 @@ def output_line(trace: vt.Trace, text: str) -> None:
         )
 
 
+def _use(text: str) -> None:
+    """Callback: ``text`` becomes the sidebar's sentence."""
+    st.session_state[TEXT_KEY] = text
+
+
+def paragraph_steps(text: str) -> None:
+    """After a sentence of a paragraph was picked: where it stands, the sentences before and
+    after it, and the whole paragraph back (issue 28: the picker vanished with the paragraph)."""
+    paragraph = st.session_state.get(PARAGRAPH_KEY)
+    parts = tuple(split_sentences(paragraph)) if isinstance(paragraph, str) else ()
+    if text not in parts:
+        return
+    i = parts.index(text)
+    st.caption(f"Sentence {i + 1} of the {len(parts)} of your paragraph.")
+    before, after = parts[max(i - 1, 0)], parts[min(i + 1, len(parts) - 1)]
+    with st.container(horizontal=True):
+        st.button("Previous sentence", key="part_prev", disabled=i == 0, on_click=_use,
+                  args=(before,), icon=":material/chevron_left:")  # fmt: skip
+        st.button("Next sentence", key="part_next", disabled=i == len(parts) - 1, on_click=_use,
+                  args=(after,), icon=":material/chevron_right:")  # fmt: skip
+        st.button("Whole paragraph", key="part_all", on_click=_use, args=(paragraph,))
+
+
 def sentence_picker(text: str) -> None:
-    """For a paragraph: say so, and offer its sentences one at a time (into the sidebar)."""
+    """For a paragraph: say so, and offer its sentences one at a time (into the sidebar); the
+    paragraph is kept, so its sentences can be stepped through and it can come back."""
     sentences = tuple(split_sentences(text))
     if len(sentences) < 2:
+        paragraph_steps(text)
         return
+    st.session_state[PARAGRAPH_KEY] = text
     st.info(
         f"The input has {len(sentences)} sentences. The models were trained on single sentences: "
-        "pick one to inspect it alone (it replaces the sidebar's text)."
+        "pick one to inspect it alone (the paragraph comes back with one click)."
     )
     choice.line_picker(
         f"One sentence ({len(sentences)} in the input)", sentences, PART_KEY, "Pick a sentence"
