@@ -23,7 +23,17 @@ def _decode_array(spec_array: dict | list) -> np.ndarray:
 
 
 def _figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    figs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    for fig in figs:  # a title set above its chart (too long for its width) kept in ``meta``
+        layout = fig.setdefault("layout", {})
+        moved = (
+            (layout.get("meta") or {}).get("title")
+            if isinstance(layout.get("meta"), dict)
+            else None
+        )
+        if moved and not layout.get("title", {}).get("text"):
+            layout.setdefault("title", {})["text"] = moved
+    return figs
 
 
 @pytest.fixture

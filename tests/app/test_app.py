@@ -39,7 +39,7 @@ def test_home_shows_figure_1s_three_attentions_of_the_default_model(decode_array
     titles = [m.value for m in at.markdown if m.value.startswith("**")]
     for fig, kind, title in zip(figs, spec.shows, titles, strict=True):
         last = trace.get(kind).shape[0] - 1
-        assert "title" not in fig["layout"] or not fig["layout"]["title"].get("text")
+        assert fig["layout"]["title"]["text"].endswith(f"attention, layer {last}, head 0")
         assert title.endswith(f"attention, layer {last}, head 0**")
         z = decode_array(fig["data"][0]["z"])  # masked weights are drawn blank (NaN)
         np.testing.assert_allclose(np.nan_to_num(z), trace.get(kind)[last, 0], atol=1e-6)

@@ -116,4 +116,6 @@ def title_outside(fig: go.Figure, chars: int) -> tuple[go.Figure, str | None]:
     plain = html.unescape(re.sub(r"<[^>]+>", "", head))
     if rest:
         plain += " — " + html.unescape(re.sub(r"<[^>]+>", " ", rest)).strip()
-    return go.Figure(fig).update_layout(title_text=None, margin_t=30), plain
+    # the title it had stays in ``meta`` (plotly does not draw it): tests and readers of the
+    # figure's JSON still find what the chart is
+    return go.Figure(fig).update_layout(title_text=None, margin_t=30, meta={"title": text}), plain
