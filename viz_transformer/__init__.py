@@ -27,7 +27,7 @@ from viz_transformer.models.registry import (
     load_model,
     model_info,
 )
-from viz_transformer.models.spec import ModelSpec
+from viz_transformer.models.spec import ModelFacts, ModelSpec
 from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.records.trace import Trace
@@ -41,6 +41,7 @@ __all__ = [
     "Comparison",
     "Lens",
     "LoadedModel",
+    "ModelFacts",
     "ModelSpec",
     "Trace",
     "available_models",
