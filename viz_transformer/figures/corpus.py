@@ -8,6 +8,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 ROLE_COLORS = {"query": "#1f77b4", "key": "#d62728"}
+TOP_TOKENS = 10  # tokens coloured one each in the token view; more colours stop being told apart
+TOKEN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+HOVER = "%{customdata[0]} “%{customdata[1]}” at %{customdata[2]}<br>%{customdata[3]}"
 
 
 def stat_distribution(values: np.ndarray, stat: str, title: str) -> go.Figure:
@@ -32,11 +36,14 @@ def qk_scatter(points: pd.DataFrame, color: str, title: str) -> go.Figure:
 
     Args:
         points: rows with ``x, y, role, position, token, sentence``.
-        color: ``"role"`` (queries blue, keys red) or ``"position"`` (a continuous scale).
+        color: ``"role"`` (queries blue, keys red), ``"position"`` (a continuous scale) or
+            ``"token"`` (the ``TOP_TOKENS`` most frequent tokens one colour each, the rest grey;
+            queries circles, keys diamonds).
         title: the figure's title.
     """
+    if color == "token":
+        return _layout(_by_token(points), title)
     fig = go.Figure()
-    hover = "%{customdata[0]} “%{customdata[1]}” at %{customdata[2]}<br>%{customdata[3]}"
     for role, part in points.groupby("role", sort=False):
         custom = np.stack([part["role"], part["token"], part["position"],
                            part["sentence"].str.slice(0, 80)], axis=-1)  # fmt: skip
@@ -49,7 +56,30 @@ def qk_scatter(points: pd.DataFrame, color: str, title: str) -> go.Figure:
             marker["color"] = ROLE_COLORS.get(str(role), "#888")
         fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=str(role),
                                    marker=marker, customdata=custom,
-                                   hovertemplate=hover + "<extra></extra>"))  # fmt: skip
+                                   hovertemplate=HOVER + "<extra></extra>"))  # fmt: skip
+    return _layout(fig, title)
+
+
+def _by_token(points: pd.DataFrame) -> go.Figure:
+    """One trace per frequent token and role (its colour, the role's symbol), the rest grey."""
+    top = points["token"].value_counts().index[:TOP_TOKENS].tolist()
+    group = points["token"].where(points["token"].isin(top), "other")
+    fig = go.Figure()
+    for token in [*top, "other"]:
+        colour = "#bbb" if token == "other" else TOKEN_COLORS[top.index(token) % len(TOKEN_COLORS)]
+        for role, part in points[group == token].groupby("role", sort=False):
+            custom = np.stack([part["role"], part["token"], part["position"],
+                               part["sentence"].str.slice(0, 80)], axis=-1)  # fmt: skip
+            marker = {"size": 5, "opacity": 0.7, "color": colour,
+                      "symbol": "circle" if role == "query" else "diamond"}  # fmt: skip
+            fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers",
+                                       name=f"{token} ({role})", legendgroup=str(token),
+                                       marker=marker, customdata=custom,
+                                       hovertemplate=HOVER + "<extra></extra>"))  # fmt: skip
+    return fig
+
+
+def _layout(fig: go.Figure, title: str) -> go.Figure:
     fig.update_layout(
         title=title,
         height=520,

@@ -110,7 +110,7 @@ def qk_view(name: str, sentences: Sequence[str], kind: AttentionKind, layer: int
     left, mid, right = st.columns(3)
     method = left.radio("Projection", corpus_qk.projections(), horizontal=True, key="qk_method",
                         help="UMAP is offered when umap-learn is installed.")  # fmt: skip
-    color = mid.radio("Colour by", ["role", "position"], horizontal=True, key="qk_color")
+    color = mid.radio("Colour by", ["role", "position", "token"], horizontal=True, key="qk_color")
     if not right.toggle("Show", key="qk_show", help="Traces up to 3,000 query and key vectors."):
         return
     points = widgets.or_none(_qk_points, name, tuple(sentences[:400]), kind, layer, head, method)
