@@ -3,8 +3,6 @@ without 1/sqrt(d_k) (section 3.2.1), its attention redrawn every two seconds."""
 
 from __future__ import annotations
 
-import streamlit as st
-
 from pages.sections import live_training
 from viz_transformer.ui import caches, sidebar, widgets
 
@@ -23,10 +21,6 @@ def watch_it_learn_page() -> None:
     )
     trainer = caches.live_trainer()
     live_training.controls(trainer)
-    st.caption(
-        "One run at a time per server, shared by everyone on it; it trains in one CPU thread "
-        "and stops by itself at its time limit."
-    )
     live_training.live_view(trainer)
 
 

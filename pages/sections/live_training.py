@@ -54,7 +54,9 @@ def controls(trainer: LiveTrainer) -> None:
     st.toggle("Also train without 1/√d_k", True, key=COMPARE_KEY,
               help="A twin with the same seed and data whose scores skip the scale.")  # fmt: skip
     st.caption(TASKS[task].description)
-    st.button("Start training", type="primary", on_click=_start, args=(trainer,), key="live_start")
+    st.button("Start training", type="primary", on_click=_start, args=(trainer,), key="live_start",
+              help="One run at a time per server, shared by everyone on it; it trains in one "
+              "CPU thread and stops by itself at its time limit.")  # fmt: skip
     notice = st.session_state.pop(NOTICE_KEY, None)
     if notice:
         st.warning(widgets.literal(notice))
@@ -63,9 +65,12 @@ def controls(trainer: LiveTrainer) -> None:
 def _status(trainer: LiveTrainer, snap: LiveSnapshot) -> None:
     done = min(snap.elapsed / snap.limit, 1.0) if snap.limit else 0.0
     verb = {"running": "Training", "done": "Finished", "stopped": "Stopped", "failed": "Failed"}
-    st.progress(done, f"{verb[snap.state]}: {snap.task}, {snap.elapsed:.0f} of {snap.limit:.0f} s")
-    if snap.state == "running":
-        st.button("Stop", on_click=trainer.stop, key="live_stop")
+    # one row: the maps start higher, on the first screen of a 1024x768 projector
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        text = f"{verb[snap.state]}: {snap.task}, {snap.elapsed:.0f} of {snap.limit:.0f} s"
+        st.progress(done, text, width="stretch")
+        if snap.state == "running":
+            st.button("Stop", on_click=trainer.stop, key="live_stop")
     if snap.message:
         widgets.show_error(snap.message)
 
@@ -81,10 +86,11 @@ def _runs(snap: LiveSnapshot) -> None:
     for column, (label, record) in zip(columns, snap.traces.items(), strict=True):
         with column:
             said = widgets.literal(snap.outputs[label])
-            st.markdown(f"**{label}**: the model now says “{said}”")
+            line = f"**{label}**: the model now says “{said}”"
             if snap.task == "reverse":
                 mass = float(np.max(antidiagonal_mass(record)[-1]))
-                st.caption(f"Anti-diagonal mass of the best last-layer head: {mass:.2f}")
+                line += f" · anti-diagonal mass of the best last-layer head: {mass:.2f}"
+            st.markdown(line)
             for kind in ("cross", "decoder"):
                 key = f"live-{label}-{kind}"
                 widgets.chart(figs[f"{label}/{kind}"], f"live-{kind}", key, share=share)
