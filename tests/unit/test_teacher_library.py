@@ -117,6 +117,11 @@ def test_pieces_that_continue_a_word_are_marked_and_unknown_ones_show_their_char
         "<|endoftext|>", "Hello", "re", "##ading", "!", "2", "##024",
     )  # fmt: skip
     assert pretty_tokens(["ading"], True) == ("##ading",)
+    # a bare space piece shows as "▁" on every page; byte-level newline and tab as what they are
+    assert pretty_tokens(["Ġ", "Ċ", "ĠĊ", "ĊĊ", "Ġĉ"], True, byte_level=True) == (
+        "▁", "↵", "↵", "↵↵", "⇥",
+    )  # fmt: skip
+    assert pretty_tokens(["▁", "▁Ċikku"], True) == ("▁", "Ċikku")  # SentencePiece: a real letter
     assert pretty_tokens(["[CLS]", "read", "##s"], False) == ("[CLS]", "read", "##s")  # WordPiece
 
 

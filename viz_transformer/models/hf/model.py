@@ -318,9 +318,10 @@ class HFModel(LoadedModel):
         word, special tokens kept); ``text_start``: ``ids`` begin a text (its first word has no
         mark before it), not outputs or predictions."""
         with self._lock:
-            marks_starts = any(t[:1] in "Ġ▁" for t in self.tokenizer.tokenize(" the word"))
+            marks = {t[:1] for t in self.tokenizer.tokenize(" the word")}
             specials = frozenset(self.tokenizer.all_special_tokens) if text_start else None
-            return pretty_tokens(self.tokenizer.convert_ids_to_tokens(ids), marks_starts, specials)
+            tokens = self.tokenizer.convert_ids_to_tokens(ids)
+            return pretty_tokens(tokens, bool(marks & {"Ġ", "▁"}), specials, "Ġ" in marks)
 
     def _decode(self, ids: list[int]) -> str:
         with self._lock:

@@ -286,11 +286,20 @@ def install_pattern_hooks(
     return names
 
 
+# byte-level BPE writes a newline as "Ċ" and a tab as "ĉ": shown as the characters they stand for
+_BYTE_SHOWN = str.maketrans({"Ċ": "↵", "ĉ": "⇥"})
+
+
 def pretty_tokens(
-    tokens: list[str], marks_starts: bool = False, text_start: frozenset[str] | None = None
+    tokens: list[str],
+    marks_starts: bool = False,
+    text_start: frozenset[str] | None = None,
+    byte_level: bool = False,
 ) -> tuple[str, ...]:
     """Display tokens: the byte-level "Ġ" and SentencePiece "▁" word markers removed (as bertviz
-    does), special tokens ([CLS], </s>, <pad>) kept; a bare marker stays visible.
+    does), special tokens ([CLS], </s>, <pad>) kept; a bare marker stays visible, as "▁" for
+    every tokenizer (a lone space piece looks alike on every page), and with ``byte_level`` (a
+    GPT-2-style byte-level tokenizer) "Ċ" and "ĉ" show as "↵" and "⇥".
 
     With ``marks_starts`` (a tokenizer that marks where a word *starts*: "Ġ", "▁"), a piece
     without the mark that starts with a letter or digit continues a word: it gets "##" in front,
@@ -302,6 +311,8 @@ def pretty_tokens(
     shown = []
     for k, t in enumerate(tokens):
         glued = marks_starts and t[:1].isalnum() and t[:1] not in "Ġ▁" and t.strip("Ċĉ")
-        shown.append(f"##{t}" if glued and not (text_start is not None and k == first) else
-                     t.lstrip("Ġ▁") or t)  # fmt: skip
+        body = t.lstrip("Ġ▁") or "▁"
+        body = body.translate(_BYTE_SHOWN) if byte_level else body
+        shown.append(f"##{body}" if glued and not (text_start is not None and k == first) else
+                     body)  # fmt: skip
     return tuple(shown)
