@@ -11,10 +11,15 @@ from collections.abc import Callable
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# live runs save checkpoints: into a temporary folder (removed at exit), never artifacts/
+# live runs save checkpoints, and converted models and corpus statistics are cached: into
+# temporary folders (removed at exit), never artifacts/ or the user's ~/.cache, whose converted
+# smollm2 would otherwise be loaded by a page before the ``smollm2_model`` fixture converts its own
 if "VT_CHECKPOINT_DIR" not in os.environ:
     os.environ["VT_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="vt-checkpoints-")
     atexit.register(shutil.rmtree, os.environ["VT_CHECKPOINT_DIR"], True)
+if "VT_CACHE_DIR" not in os.environ:
+    os.environ["VT_CACHE_DIR"] = tempfile.mkdtemp(prefix="vt-cache-")
+    atexit.register(shutil.rmtree, os.environ["VT_CACHE_DIR"], True)
 
 import numpy as np
 import pytest

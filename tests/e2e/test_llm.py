@@ -31,7 +31,8 @@ TEXT = "The capital of France is"
 PLOT = ".js-plotly-plot .main-svg"
 # every figure drawn, as JSON (typed arrays as lists, NaN as null), in page order
 FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(el => JSON.stringify(
-    {data: el.data, title: el.layout.title, x: el.layout.xaxis, y: el.layout.yaxis},
+    {data: el.data, title: el.layout.title, meta: el.layout.meta, x: el.layout.xaxis,
+     y: el.layout.yaxis},
     (k, v) => ArrayBuffer.isView(v) ? Array.from(v) : v))"""
 
 
@@ -73,8 +74,13 @@ def _figures(page: Page) -> list[dict]:
 
 
 def _title(fig: dict) -> str:
+    """The figure's title, also when the page set it above the chart (kept in ``meta``; the
+    chart's own title is then empty, or only the bold tags plotly.js wraps it in)."""
     title = fig["title"]
-    return (title.get("text") if isinstance(title, dict) else title) or ""
+    text = (title.get("text") if isinstance(title, dict) else title) or ""
+    meta = fig.get("meta")
+    kept = meta.get("title") if isinstance(meta, dict) else None
+    return text if re.sub(r"<[^>]+>", "", text).strip() or not kept else kept
 
 
 def _array(spec: dict | list) -> np.ndarray:
