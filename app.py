@@ -1,5 +1,6 @@
 """viz-transformer: the Streamlit entry point, a router. Each page draws the shared sidebar."""
 
+import sys
 from pathlib import Path
 
 import streamlit as st
@@ -26,4 +27,17 @@ pages = [
     st.Page("pages/watch_it_learn.py", title="Watch it learn", icon=":material/school:"),
     st.Page("pages/compare_models.py", title="Compare two models", icon=":material/compare:"),
 ]
-st.navigation(pages).run()
+page = st.navigation(pages)
+# the first visit after the server starts imports torch and loads the model (seconds): draw the
+# page's title at once, not a blank page, and remove it once the page has drawn its own
+skeleton = st.empty()
+if "viz_transformer.ui" not in sys.modules:
+    with skeleton.container():
+        st.title(page.title)
+        st.info(
+            "Starting: loading PyTorch and the model, once for the whole server (a few seconds)."
+        )
+try:
+    page.run()
+finally:
+    skeleton.empty()
