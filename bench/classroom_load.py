@@ -35,7 +35,13 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import add_device_arg, environment, pick_device
+from bench.common import (
+    CLASSROOM_MARKERS,
+    add_device_arg,
+    classroom_sentences,
+    environment,
+    pick_device,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -47,18 +53,6 @@ CHART = ".js-plotly-plot .hm image"  # a heatmap drawn by plotly.js
 EXCEPTION = '[data-testid="stException"]'
 # one marker word per tab: a single token of the EN->PT translator, never inside another marker,
 # the templates, any tab's Portuguese output or the page's default example (checked once)
-MARKERS = (
-    "kitchen", "garden", "window", "doctor", "teacher", "bicycle", "river", "mountain", "letter",
-    "pencil", "winter", "summer", "orange", "coffee", "breakfast", "library", "hospital",
-    "airport", "village", "forest", "island", "bridge", "castle", "market", "painter", "student",
-    "blanket", "ticket", "jacket", "sister", "brother", "camera", "dinner", "horse",
-)  # fmt: skip
-TEMPLATES = (
-    "My friend found the {} near the old house.",
-    "We talked about the {} all evening.",
-    "Nobody wanted to see the {} again today.",
-    "Yesterday the {} was much bigger than I remembered.",
-)
 # installed in a tab just before its Enter: polls the page every 20 ms until a chart shows the
 # tab's marker, stamping that moment in the page's clock; meanwhile notes any traceback and any
 # other tab's marker, even one shown only for a moment
@@ -79,9 +73,7 @@ PLOTS_TEXT = "() => [...document.querySelectorAll('.js-plotly-plot')].map(p => p
 
 def sentences(n: int) -> list[tuple[str, str]]:
     """``n`` different English sentences as (marker word, sentence)."""
-    if not 1 <= n <= len(MARKERS):
-        raise ValueError(f"--tabs must be between 1 and {len(MARKERS)} (one marker word each).")
-    return [(m, TEMPLATES[i % len(TEMPLATES)].format(m)) for i, m in enumerate(MARKERS[:n])]
+    return classroom_sentences(n, "--tabs")
 
 
 def free_port() -> int:
@@ -263,7 +255,7 @@ def report(room: Classroom, elapsed: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tabs", type=int, default=10, help=f"1 to {len(MARKERS)}")
+    parser.add_argument("--tabs", type=int, default=10, help=f"1 to {len(CLASSROOM_MARKERS)}")
     parser.add_argument("--timeout", type=float, default=300, help="seconds for the browser part")
     parser.add_argument("--log", type=Path, default=ROOT / "artifacts" / "classroom-server.log")
     parser.add_argument("--json", type=Path, help="also write the outcome of every tab here")

@@ -39,32 +39,13 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.common import table, write_section
+from bench.common import CLASSROOM_MARKERS, classroom_sentences, table, write_section
 from bench.server_cpu import cpu_seconds, server_processes
 
 ROOT = Path(__file__).resolve().parents[1]
 
 PAGE = "attention_maps"
 MODEL = "paper-en-pt"
-# one marker word per session: each a single token of paper-en-pt's English vocabulary (checked
-# when the list was made: a whole word of the source tokens of its template sentence), and none
-# a word the page's charts show for every sentence ("table" was: every session saw it)
-MARKERS = (
-    "kitchen", "garden", "window", "doctor", "teacher", "bicycle", "river", "mountain", "letter",
-    "pencil", "winter", "summer", "orange", "coffee", "breakfast", "library", "hospital",
-    "airport", "village", "forest", "island", "bridge", "castle", "market", "painter", "student",
-    "blanket", "ticket", "jacket", "sister", "brother", "camera", "dinner", "horse", "apple",
-    "bottle", "chair", "flower", "engine", "hammer", "kettle", "lemon", "mirror",
-    "needle", "ocean", "pillow", "rabbit", "sugar", "violin", "wallet", "basket", "candle",
-    "carpet", "cousin", "desert", "finger", "guitar", "honey", "lawyer", "museum", "nurse",
-    "pocket", "prince", "shadow", "station", "tunnel", "uncle", "valley", "wheel",
-)  # fmt: skip
-TEMPLATES = (
-    "My friend found the {} near the old house.",
-    "We talked about the {} all evening.",
-    "Nobody wanted to see the {} again today.",
-    "Yesterday the {} was much bigger than I remembered.",
-)
 WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -85,9 +66,7 @@ class Session:
 
 def sentences(n: int) -> list[Session]:
     """``n`` sessions, each with its own marker word and sentence."""
-    if not 1 <= n <= len(MARKERS):
-        raise ValueError(f"--sessions must be between 1 and {len(MARKERS)} (one marker word each)")
-    return [Session(m, TEMPLATES[i % len(TEMPLATES)].format(m)) for i, m in enumerate(MARKERS[:n])]
+    return [Session(m, s) for m, s in classroom_sentences(n, "--sessions")]
 
 
 def rerun_request(sentence: str, model: str = MODEL, page: str = PAGE) -> bytes:
@@ -252,7 +231,7 @@ def main() -> None:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--url", help="a running app, e.g. http://127.0.0.1:8501")
     where.add_argument("--serve", help="start serve with these replica counts, e.g. 1,2")
-    parser.add_argument("--sessions", type=int, default=10, help=f"1 to {len(MARKERS)}")
+    parser.add_argument("--sessions", type=int, default=10, help=f"1 to {len(CLASSROOM_MARKERS)}")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per session")
     parser.add_argument("--json", type=Path, help="write the outcome here")
     args = parser.parse_args()

@@ -28,6 +28,37 @@ is shared and noisy: compare the ratios measured in one run, take absolute times
 """
 
 
+# one marker word per session or tab: each a single token of paper-en-pt's English vocabulary
+# (checked when the list was made: a whole word of the source tokens of its template sentence), none
+# a word the page's charts show for every sentence ("table" was: every session saw it)
+CLASSROOM_MARKERS = (
+    "kitchen", "garden", "window", "doctor", "teacher", "bicycle", "river", "mountain", "letter",
+    "pencil", "winter", "summer", "orange", "coffee", "breakfast", "library", "hospital",
+    "airport", "village", "forest", "island", "bridge", "castle", "market", "painter", "student",
+    "blanket", "ticket", "jacket", "sister", "brother", "camera", "dinner", "horse", "apple",
+    "bottle", "chair", "flower", "engine", "hammer", "kettle", "lemon", "mirror",
+    "needle", "ocean", "pillow", "rabbit", "sugar", "violin", "wallet", "basket", "candle",
+    "carpet", "cousin", "desert", "finger", "guitar", "honey", "lawyer", "museum", "nurse",
+    "pocket", "prince", "shadow", "station", "tunnel", "uncle", "valley", "wheel",
+)  # fmt: skip
+CLASSROOM_TEMPLATES = (
+    "My friend found the {} near the old house.",
+    "We talked about the {} all evening.",
+    "Nobody wanted to see the {} again today.",
+    "Yesterday the {} was much bigger than I remembered.",
+)
+
+
+def classroom_sentences(n: int, flag: str) -> list[tuple[str, str]]:
+    """``n`` different English sentences as (marker word, sentence), one per simulated student
+    (``classroom_load``'s tabs, ``classroom_ws``'s sessions; ``flag`` names the option)."""
+    if not 1 <= n <= len(CLASSROOM_MARKERS):
+        most = len(CLASSROOM_MARKERS)
+        raise ValueError(f"{flag} must be between 1 and {most} (one marker word each).")
+    return [(m, CLASSROOM_TEMPLATES[i % len(CLASSROOM_TEMPLATES)].format(m))
+            for i, m in enumerate(CLASSROOM_MARKERS[:n])]  # fmt: skip
+
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
