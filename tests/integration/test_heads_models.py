@@ -128,10 +128,14 @@ def test_logit_lens_reads_transformers_hidden_states(load_tiny, family):
     torch.testing.assert_close(last, ref.logits[0], atol=1e-4, rtol=1e-4)
     lens = vt.logit_lens(model, TEXT)
     assert lens.probs.shape == (len(names), ids.shape[1])
-    # the prompt labelled as the start of a text, the continuation and predictions as outputs
-    prompt = model.token_labels(model.encode_text(TEXT))
-    assert lens.inputs == (*prompt, *model.output_tokens(out_ids))
-    assert lens.output == model.output_tokens(ref.logits[0].argmax(-1).tolist())
+    # the prompt labelled as the start of a text, the continuation read after the prompt, and
+    # each prediction read after the input at its position (glued to a word: "##")
+    prompt_ids = model.encode_text(TEXT)
+    prompt = model.token_labels(prompt_ids)
+    assert lens.inputs == (*prompt, *model.output_tokens([prompt_ids[-1], *out_ids])[1:])
+    inputs, predicted = ids[0].tolist(), ref.logits[0].argmax(-1).tolist()
+    after = tuple(model.output_tokens([i, p])[1] for i, p in zip(inputs, predicted, strict=True))
+    assert lens.output == after
 
 
 def test_decoder_only_importance_scores_the_greedy_continuation(load_tiny):
@@ -200,3 +204,19 @@ def test_layer_runs_rerun_from_the_lowest_ablated_layer_as_whole_passes_do(
             want = score()
         assert np.abs(want).max() > 1e-3, what
         np.testing.assert_allclose(got, want, atol=1e-4, rtol=0, err_msg=what)
+
+
+def test_smollm2_logit_lens_shows_text_not_tokenizer_bytes(smollm2_model):
+    """Issue 28: the lens showed "Ġ", "Ċ", "##The" and "âĢĻ". A piece after a newline or a quote
+    starts a word; a curly quote shows as itself; no byte-level marker is left anywhere."""
+    lens = vt.logit_lens(smollm2_model, "The cat said ’hi’ on the mat.\nThe dog")
+    assert lens.inputs[:8] == ("The", "cat", "said", "’", "hi", "’", "on", "the")
+    assert lens.inputs[9:13] == (".", "↵", "The", "dog")
+    shown = {t for row in lens.tokens for t in row} | set(lens.inputs)
+    raw = {t for t in shown if set(t) & set("ĠĊĉâĢĻ")}
+    assert not raw, raw
+    # every prediction read after its own input: "##" only where the input ends in a letter
+    for row in lens.tokens:
+        for before, token in zip(lens.inputs, row, strict=True):
+            if token.startswith("##"):
+                assert before[-1:].isalnum(), (before, token)

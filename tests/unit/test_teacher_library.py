@@ -99,7 +99,7 @@ def test_a_long_map_keeps_a_readable_height_and_thins_its_labels():
 
 
 def test_pieces_that_continue_a_word_are_marked_and_unknown_ones_show_their_characters():
-    from viz_transformer.models.hf.names import pretty_tokens
+    from viz_transformer.models.hf.labels import pretty_tokens
     from viz_transformer.text.spm import display_piece, show_unknowns, unknown_characters
 
     assert [display_piece(p) for p in ["▁read", "s", "▁", ",", "</s>", "ção"]] == [
@@ -122,6 +122,15 @@ def test_pieces_that_continue_a_word_are_marked_and_unknown_ones_show_their_char
         "▁", "↵", "↵", "↵↵", "⇥",
     )  # fmt: skip
     assert pretty_tokens(["▁", "▁Ċikku"], True) == ("▁", "Ċikku")  # SentencePiece: a real letter
+    # a piece after a newline, a quote or a special token starts a word (issue 28: "##The")
+    pieces = ["Ġcat", ".", "Ċ", "The", "Ġsaid", "ĠâĢĻ", "hi", "âĢĻ"]
+    shown = ("cat", ".", "↵", "The", "said", "’", "hi", "’")
+    assert pretty_tokens(pieces, True, byte_level=True) == shown
+    assert pretty_tokens(["<s>", "t", "he"], True) == ("<s>", "t", "##he")
+    # byte-level pieces show the characters their bytes encode; half a character as its bytes
+    assert pretty_tokens(["ĠðŁĺ", "Ģ", "Ġcaf", "Ã©"], True, byte_level=True) == (
+        "<0xF0><0x9F><0x98>", "<0x80>", "caf", "##é",
+    )  # fmt: skip
     assert pretty_tokens(["[CLS]", "read", "##s"], False) == ("[CLS]", "read", "##s")  # WordPiece
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.records.trace import Trace
+from viz_transformer.text.after import labels_after
 from viz_transformer.text.checks import check_text
 
 Ids = tuple[int, ...]
@@ -94,14 +95,15 @@ def make_step(
     """One decoding step's record: the decoder input ``prefix``, its newest attention rows, the
     ``top_k`` next tokens and the ``chosen`` one (greedy, beam or sampled)."""
     top = np.argsort(-scores.logprobs, kind="stable")[:top_k]
+    last = prefix[-1] if prefix else None  # the candidates follow it ("##" judged against it)
     return Step(
         index=index,
         input_tokens=(*session.start_tokens, *session.tokens(prefix)),
         self_row=_frozen(scores.self_row),
         cross_row=_frozen(scores.cross_row),
-        top_tokens=session.tokens(top.tolist()),
+        top_tokens=labels_after(session.tokens, [last] * len(top), top.tolist()),
         top_probs=_frozen(np.exp(scores.logprobs[top])),
-        chosen=session.tokens([chosen])[0],
+        chosen=labels_after(session.tokens, [last], [chosen])[0],
         chosen_prob=float(np.exp(scores.logprobs[chosen])),
         beams=beams,
         top_ids=tuple(top.tolist()),

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.text.after import labels_after
 from viz_transformer.text.checks import check_text
 
 
@@ -56,14 +57,17 @@ def logit_lens(model: LoadedModel, text: str, target: str | None = None) -> Lens
         stream = torch.stack([kept[n] for n in names])  # (L, T, d_model)
         probs = model.unembed(stream).float().softmax(-1)  # (L, T, vocab)
         top_p, top_id = (t.cpu().numpy() for t in probs.max(-1))  # (L, T) each
-    tokens = tuple(model.output_tokens(row.tolist()) for row in top_id)
     n_inputs = top_id.shape[1]
+    # before the output: the start symbol or, decoder-only, the prompt
+    prompt_ids, prompt = model.source_ids(text) if model.spec.decoder_only else ([], ())
+    n_start = max(0, n_inputs - len(prompt_ids) - len(out_ids))  # the start symbol: no id
+    before = [*(None,) * n_start, *prompt_ids, *out_ids][:n_inputs]
+    tokens = tuple(labels_after(model.output_tokens, before, row.tolist()) for row in top_id)
     inputs = model.output_tokens(out_ids)
-    # before the output: the start symbol or, decoder-only, the prompt's tokens
-    start = model.source_ids(text)[1] if model.spec.decoder_only else ()
-    start = (*start, *("<s>",) * (n_inputs - len(inputs) - len(start)))
+    if prompt_ids and out_ids:  # the first output piece, shown after the prompt's last
+        inputs = model.output_tokens([prompt_ids[-1], *out_ids])[1:]
     return Lens(
-        inputs=(*start, *inputs)[:n_inputs],
+        inputs=(*("<s>",) * n_start, *prompt, *inputs)[:n_inputs],
         tokens=tokens,
         probs=top_p.astype(np.float32),
         output=tokens[-1],

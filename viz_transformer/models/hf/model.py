@@ -26,13 +26,13 @@ from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import partial as hf_partial
 from viz_transformer.models.hf import qkv as hf_qkv
 from viz_transformer.models.hf import smollm2
+from viz_transformer.models.hf.labels import pretty_tokens
 from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
     T5_TYPES,
     check_hf_id,
     install_pattern_hooks,
     offline_first,
-    pretty_tokens,
     read_config,
 )
 from viz_transformer.models.hf.spec import NOTES
@@ -49,6 +49,7 @@ from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.qkv import KindCapture
 from viz_transformer.records.trace import Trace, truncation_note
+from viz_transformer.text.after import labels_after
 
 
 @dataclass(eq=False)
@@ -138,7 +139,7 @@ class HFModel(LoadedModel):
         if spec.encoder_only:
             preds, output = (), ""
         else:
-            preds = self.token_labels(row_argmax(logits), text_start=False)
+            preds = labels_after(self._outputs, ids, row_argmax(logits))
             output = target if target is not None else self._decode([int(logits[-1].argmax())])
         return Trace(
             model_name=self.name,
@@ -174,7 +175,7 @@ class HFModel(LoadedModel):
             model_name=self.name,
             src_tokens=self.token_labels(src_ids),
             tgt_tokens=self.token_labels(tgt_in, text_start=False),
-            pred_tokens=self.token_labels(row_argmax(logits), text_start=False),
+            pred_tokens=labels_after(self._outputs, tgt_in, row_argmax(logits)),
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],
@@ -269,6 +270,10 @@ class HFModel(LoadedModel):
         return hf_heads.unembed(self, x)
 
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
+        return self._outputs(ids)
+
+    def _outputs(self, ids: Sequence[int]) -> tuple[str, ...]:
+        """Labels of ids that are no text's start (outputs, predictions)."""
         return self.token_labels(list(ids), text_start=False)
 
     def position_table(self) -> np.ndarray | None:

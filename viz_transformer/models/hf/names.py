@@ -284,35 +284,3 @@ def install_pattern_hooks(
             attn.register_forward_hook(_weights_reader(names[kind][-1], index))
     module.extra_hook_names = [n for ns in names.values() for n in ns] + qk_names
     return names
-
-
-# byte-level BPE writes a newline as "Ċ" and a tab as "ĉ": shown as the characters they stand for
-_BYTE_SHOWN = str.maketrans({"Ċ": "↵", "ĉ": "⇥"})
-
-
-def pretty_tokens(
-    tokens: list[str],
-    marks_starts: bool = False,
-    text_start: frozenset[str] | None = None,
-    byte_level: bool = False,
-) -> tuple[str, ...]:
-    """Display tokens: the byte-level "Ġ" and SentencePiece "▁" word markers removed (as bertviz
-    does), special tokens ([CLS], </s>, <pad>) kept; a bare marker stays visible, as "▁" for
-    every tokenizer (a lone space piece looks alike on every page), and with ``byte_level`` (a
-    GPT-2-style byte-level tokenizer) "Ċ" and "ĉ" show as "↵" and "⇥".
-
-    With ``marks_starts`` (a tokenizer that marks where a word *starts*: "Ġ", "▁"), a piece
-    without the mark that starts with a letter or digit continues a word: it gets "##" in front,
-    as BERT's WordPiece pieces already have it. The rule reads one piece at a time, so a piece
-    shows alike wherever it stands; ``text_start`` (the special tokens) says the pieces begin a
-    text, whose first non-special piece starts a word with no mark before it ("The", not "##The").
-    """
-    first = next((k for k, t in enumerate(tokens) if t not in (text_start or ())), -1)
-    shown = []
-    for k, t in enumerate(tokens):
-        glued = marks_starts and t[:1].isalnum() and t[:1] not in "Ġ▁" and t.strip("Ċĉ")
-        body = t.lstrip("Ġ▁") or "▁"
-        body = body.translate(_BYTE_SHOWN) if byte_level else body
-        shown.append(f"##{body}" if glued and not (text_start is not None and k == first) else
-                     body)  # fmt: skip
-    return tuple(shown)
