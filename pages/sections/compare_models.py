@@ -180,8 +180,9 @@ def runs_or_note() -> list[CheckpointRun]:
     runs = checkpoint_runs()
     if not runs:
         st.info(
-            "No live run has saved checkpoints yet: start one on *Watch it learn*; each "
-            "run keeps its checkpoints here (newest 5 runs)."
+            "No training run has saved checkpoints yet: start one on *Watch it learn*, or "
+            "train a model (`python -m viz_transformer.training.tasks.train --task reverse`); "
+            "each run keeps its checkpoints here (newest 5 runs of each)."
         )
         st.page_link("pages/watch_it_learn.py", label="Watch it learn", icon=":material/school:")
     return runs

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from viz_transformer import settings
-from viz_transformer.training.live.checkpoints import new_run_folder
+from viz_transformer.training.checkpoints import new_run_folder
 from viz_transformer.training.live.train import train_live
 
 PAGE = "pages/compare_models.py"

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from viz_transformer import settings
-from viz_transformer.training.live.checkpoints import new_run_folder
+from viz_transformer.training.checkpoints import new_run_folder
 from viz_transformer.training.live.train import train_live
 
 

@@ -1,8 +1,9 @@
 """The checkpoints that training runs saved, listed for loading as ``paper:<folder>``.
 
-A run folder (``training.live.checkpoints`` writes them under ``settings.CHECKPOINTS_DIR``) holds
-one folder per variant (``scaled``, ``unscaled``) of ``step-NNNNNN`` checkpoint folders. Only
-whole checkpoints are listed (hidden temporary folders of a write in progress are not).
+A run folder (``training.checkpoints`` writes them under ``settings.CHECKPOINTS_DIR``: live runs,
+the built-in tasks' ``tasks.train``, the distillation ``en_pt.distill``) holds one folder per
+variant (``scaled``, ``unscaled``) of ``step-NNNNNN`` checkpoint folders. Only whole checkpoints
+are listed (hidden temporary folders of a write or a deletion in progress are not).
 """
 
 from __future__ import annotations

@@ -16,6 +16,12 @@ for the softmax page; ``evaluate`` measures chrF against the teacher on the held
 loading, translating and scoring a run: ``distill_io``).
 ``--device`` picks where training and evaluation run (default ``VT_DEVICE``, else CUDA when
 present, else the CPU; bf16 autocast for the updates on CUDA, translation in float32).
+``train`` saves checkpoints as it trains (``training.checkpoints``): a run folder
+``<out folder's name>-<date>-<time>`` (``paper-en-pt-...``) under ``--checkpoints`` (default
+``VT_CHECKPOINT_DIR``, else ``artifacts/checkpoints``), ``scaled/step-NNNNNN`` every
+``--save-every`` steps (default 250; 0: none), thinned to about ``--keep`` (default 12), in
+float16 like the shipped model, each loadable as ``paper:<folder>``; ``all`` makes one run for
+its first training and one for the word-level stage.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from viz_transformer.models.devices import default_device
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.settings import ARTIFACTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, train_sentencepiece
+from viz_transformer.training.checkpoints import CheckpointPlan, add_checkpoint_args, plan_from_args
 from viz_transformer.training.en_pt.corpus import build_corpus, read_corpus
 from viz_transformer.training.en_pt.distill_io import (
     OUT_DIR,
@@ -60,6 +67,7 @@ TRAIN_MINUTES = 55.0  # the shipped run's budget: 3 epochs of the corpus on 2 CP
 # then ``all`` goes on with word-level distillation (distill_kd): two epochs of ~40 minutes on
 # 2 CPU threads (the shipped run made them in two resumed runs, the second restarting Adam)
 KD_WEIGHT, KD_MINUTES = 0.5, 80.0
+SAVE_EVERY = 250  # first checkpoint interval: the shipped 6,475 steps would end with ~8 of 34 MB
 # the size of a student trained from scratch (``--init scratch``)
 MODEL_CONFIG = {"d_model": 256, "n_heads": 8, "n_encoder_layers": 3, "n_decoder_layers": 3,
                 "d_ff": 1024, "dropout": 0.05, "max_len": 256}  # fmt: skip
@@ -79,11 +87,14 @@ def train_and_ship(
     settings: DistillSettings,
     resume_from: Path | None = None,
     device: torch.device | None = None,
+    checkpoints: CheckpointPlan | None = None,
 ) -> dict[str, Any]:
     """Train ``paper-en-pt`` on ``folder``'s corpus, keep the epoch with the best held-out chrF
     (``resume_from``: continue the run shipped in that folder; only a better dev score saves).
     ``device``: where to train and evaluate, ``default_device()`` when None; the weights are
-    drawn on the CPU first, so a seed starts alike everywhere."""
+    drawn on the CPU first, so a seed starts alike everywhere. ``checkpoints``: save float16
+    checkpoints as it trains into a new run folder named after ``out_dir``, which the
+    returned meta names as ``"checkpoints"``."""
     device = device if device is not None else default_device()
     train, test = read_corpus(folder, "train"), read_corpus(folder, "held_out")
     vocab, model = start_student(folder, cfg_args, settings)
@@ -146,8 +157,18 @@ def train_and_ship(
     n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     log(f"training {n_params} parameters on {len(train)} pairs, on {device}, "
         f"{torch.get_num_threads()} threads, kd_weight {settings.kd_weight}")  # fmt: skip
-    train_model(model, vocab, train, settings, minutes, on_epoch, log, resume, soft)
+    saver, on_step, saved = None, None, {}
+    if checkpoints is not None:  # float16, as shipped: each checkpoint of paper-en-pt is 34 MB
+        saver = checkpoints.saver(checkpoints.new_run(out_dir.name), dtype=torch.float16)
+        saved = _meta(cfg, settings, minutes, {"train": len(train), "held_out": len(test)})
+        on_step = lambda step: saver.maybe_save(step, model, vocab, saved)  # noqa: E731
+    train_model(model, vocab, train, settings, minutes, on_epoch, log, resume, soft, on_step)
+    if saver is not None and saver.last:
+        saver.final(saver.last, model, vocab, saved)
+        log(f"checkpoints {saver.steps()} in {saver.folder}")
     meta = evaluate(out_dir, test, device, settings.dev_size)
+    if saver is not None:
+        meta["checkpoints"] = str(saver.folder.parent)
     log(f"held-out {meta['held_out']}")
     return meta
 
@@ -185,6 +206,13 @@ def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
     }
 
 
+def _report(meta: dict[str, Any]) -> None:
+    """Print a trained run's held-out score and where its checkpoints went."""
+    print(meta["held_out"])
+    if "checkpoints" in meta:
+        print(f"checkpoints: {meta['checkpoints']}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("step", choices=["corpus", "spm", "train", "unscaled", "evaluate", "all"])
@@ -215,7 +243,9 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="cpu, cuda, cuda:1, mps (default: VT_DEVICE, else cuda when present, else cpu)",
     )
+    add_checkpoint_args(parser, SAVE_EVERY)
     args = parser.parse_args(argv)
+    plan = plan_from_args(parser, args)
     try:
         device = args.device or default_device()
     except ValueError as exc:  # VT_DEVICE names a device this machine lacks
@@ -235,13 +265,13 @@ def main(argv: list[str] | None = None) -> None:
                 "n_decoder_layers": decoder, "d_ff": args.d_ff}  # fmt: skip
         meta = train_and_ship(
             args.data, args.out, {**MODEL_CONFIG, **size}, args.minutes or TRAIN_MINUTES, settings,
-            args.resume, device,
+            args.resume, device, plan,
         )  # fmt: skip
-        print(meta["held_out"])
+        _report(meta)
     if args.step == "all" and args.init == "teacher":  # then the teacher's distributions
         kd = replace(settings, kd_weight=KD_WEIGHT)
-        meta = train_and_ship(args.data, args.out, {}, KD_MINUTES, kd, args.out, device)
-        print(meta["held_out"])
+        meta = train_and_ship(args.data, args.out, {}, KD_MINUTES, kd, args.out, device, plan)
+        _report(meta)
     if args.step in ("unscaled", "all"):
         minutes = args.minutes if args.step == "unscaled" and args.minutes else UNSCALED_MINUTES
         meta = record_unscaled(args.data, args.out, minutes, settings, device)

@@ -17,6 +17,7 @@ from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import greedy_batch
 from viz_transformer.settings import WEIGHTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
+from viz_transformer.training.checkpoints import weights_state
 from viz_transformer.training.en_pt.distill_loop import DistillSettings
 
 OUT_DIR = WEIGHTS_DIR / "paper-en-pt"
@@ -58,13 +59,7 @@ def save_model(
 ) -> None:
     """Write fp16 safetensors (tied copies dropped, as train.py does), spm.model and meta.json."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    tied = ("tgt_embed.weight", "generator.weight") if model.cfg.tie_embeddings else ()
-    state = {
-        k: v.detach().to("cpu", torch.float16).contiguous()
-        for k, v in model.state_dict().items()
-        if k not in tied
-    }
-    save_file(state, str(out_dir / "model.safetensors"))
+    save_file(weights_state(model, torch.float16), str(out_dir / "model.safetensors"))
     if vocab.path.resolve() != (out_dir / MODEL_FILE).resolve():
         shutil.copyfile(vocab.path, out_dir / MODEL_FILE)
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))

@@ -80,6 +80,7 @@ def train_model(
     log: Callable[[str], None] = print,
     resume: tuple[int, int, dict[str, list[float]]] | None = None,
     soft_targets: SoftTargets | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> dict[str, list[float]]:
     """Train ``model`` in place for at most ``minutes`` of wall clock (Adam, warmup, smoothing).
 
@@ -89,7 +90,8 @@ def train_model(
     ``steps`` (after a 100-step ramp, since Adam's moments start afresh) and the curves extend.
     ``soft_targets(sources, targets)``: the teacher's log-probabilities for a batch's id lists
     (``distill_kd.teacher_log_probs``); with it and ``settings.kd_weight`` > 0 the updates are
-    ``kd_train_step``'s (word-level distillation).
+    ``kd_train_step``'s (word-level distillation). ``on_step(step)`` runs after every update
+    (the count includes ``resume``'s steps): ``distill`` saves checkpoints with it.
 
     Returns:
         curves ``{"step", "loss", "grad_norm"}``.
@@ -126,6 +128,8 @@ def train_model(
                     model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing, clip=5.0
                 )
             step += 1
+            if on_step is not None:
+                on_step(step)
             if step % settings.log_every == 0 or step == 1:
                 curves["step"].append(step)
                 curves["loss"].append(round(loss.item(), 5))

@@ -17,7 +17,7 @@ from typing import Literal
 
 from viz_transformer.models.registry import forget_memory_models
 from viz_transformer.records.trace import Trace
-from viz_transformer.training.live.checkpoints import EVERY, CheckpointSaver, new_run_folder
+from viz_transformer.training.checkpoints import EVERY, CheckpointSaver, new_run_folder
 from viz_transformer.training.live.train import (
     PREFIX,
     LiveRun,
@@ -42,7 +42,7 @@ class LiveSnapshot:
         curves: run label -> ``{"step", "seconds", "loss", "exact_match"}`` lists.
         traces: run label -> the probe's latest trace; outputs: its latest greedy output.
         models: names ``load_model`` offers once the run has ended.
-        checkpoints: the run's checkpoint folder (``training.live.checkpoints``), or empty
+        checkpoints: the run's checkpoint folder (``training.checkpoints``), or empty
             when none could be made.
         message: why a run failed, else empty.
         run_id: increases with every start (0: none yet); version: with every report.

@@ -32,7 +32,7 @@ from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.vocab import WordVocab
-from viz_transformer.training.live.checkpoints import EVERY, CheckpointSaver
+from viz_transformer.training.checkpoints import EVERY, CheckpointSaver
 from viz_transformer.training.live.metrics import exact_match, greedy_text
 from viz_transformer.training.tasks.catalog import TASKS, pairs
 
@@ -160,7 +160,7 @@ class LiveRun:
         return "scaled" if self.module.cfg.scale_scores else "unscaled"
 
     def checkpoint_meta(self) -> dict:
-        """What a checkpoint's ``meta.json`` records (``training.live.checkpoints``)."""
+        """What a checkpoint's ``meta.json`` records (``training.checkpoints``)."""
         return {
             "name": self.model.name,
             "task": self.task.name,
