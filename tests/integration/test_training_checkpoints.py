@@ -74,8 +74,14 @@ def test_a_distillation_saves_float16_checkpoints_that_load(tmp_path: Path) -> N
     _loads_traces_and_drifts(run, "the big cat", "encoder", 1, 2)
 
 
-def test_the_command_checks_its_checkpoint_flags(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        task_train.main(["--task", "reverse", "--keep", "1"])
-    assert exit_info.value.code == 2
-    assert "--keep 1: give N >= 0, K >= 2." in capsys.readouterr().err
+def test_the_command_checks_its_checkpoint_flags(tmp_path: Path, capsys) -> None:
+    (tmp_path / "file").touch()
+    bad = {
+        ("--keep", "1"): "--keep 1: give N >= 0, K >= 2.",
+        ("--checkpoints", str(tmp_path / "file" / "x")): "cannot save checkpoints in",
+    }
+    for flags, message in bad.items():  # a one-line error before any training
+        with pytest.raises(SystemExit) as exit_info:
+            task_train.main(["--task", "reverse", *flags])
+        assert exit_info.value.code == 2
+        assert message in capsys.readouterr().err

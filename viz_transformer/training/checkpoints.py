@@ -223,4 +223,10 @@ def plan_from_args(
         return None
     if args.save_every < 0 or args.keep < 2:
         parser.error(f"--save-every {args.save_every} --keep {args.keep}: give N >= 0, K >= 2.")
-    return CheckpointPlan(args.save_every, args.keep, args.checkpoints)
+    root = args.checkpoints if args.checkpoints is not None else settings.CHECKPOINTS_DIR
+    try:  # before hours of training, not after
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"cannot save checkpoints in {root} ({exc.strerror}): give --checkpoints "
+                     "DIR, or --save-every 0.")  # fmt: skip
+    return CheckpointPlan(args.save_every, args.keep, root)
