@@ -12,41 +12,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab, train_sentencepiece
-from viz_transformer.training.en_pt.distill import DistillSettings, load_shipped, train_and_ship
+from viz_transformer.testing.distill import TINY_SETTINGS, TINY_STUDENT, write_tiny_corpus
+from viz_transformer.text.spm import MODEL_FILE, SentencePieceVocab
+from viz_transformer.training.en_pt.distill import load_shipped, train_and_ship
 from viz_transformer.training.en_pt.distill_unscaled import record_unscaled
 
-TINY = {"d_model": 32, "n_heads": 2, "n_encoder_layers": 1, "n_decoder_layers": 1,
-        "d_ff": 64, "dropout": 0.0, "max_len": 64}  # fmt: skip
-SETTINGS = DistillSettings(
-    steps=3, batch_size=400, warmup=2, dev_size=8, log_every=1, init="scratch"
-)
-WORDS = {
-    "cat": "gato",
-    "dog": "cão",
-    "house": "casa",
-    "tree": "árvore",
-    "book": "livro",
-    "car": "carro",
-    "girl": "menina",
-    "boy": "menino",
-    "bird": "pássaro",
-    "river": "rio",
-}
-NOUNS = list(WORDS)
+TINY, SETTINGS = TINY_STUDENT, TINY_SETTINGS
 
 
 def _corpus(folder: Path, adjectives: list[str], vocab_size: int) -> None:
-    """``corpus-0.tsv`` of "the <adjective> <noun>" pairs, every fifth held out, and a vocabulary
-    trained on it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for i, (adj, noun) in enumerate((a, n) for a in adjectives for n in NOUNS):
-        split = "held_out" if i % 5 == 0 else "train"
-        rows.append(f"the {adj} {noun}\to {WORDS[noun]} {adj}\t{split}")
-    (folder / "corpus-0.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    texts = [t for row in rows for t in row.split("\t")[:2]]
-    assert train_sentencepiece(texts, folder / "spm", vocab_size) == folder / MODEL_FILE
+    assert write_tiny_corpus(folder, adjectives, vocab_size) == folder / MODEL_FILE
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import torch
 from safetensors import safe_open
 
 import viz_transformer as vt
-from tests.integration.test_distill_resume import SETTINGS, TINY, _corpus
 from viz_transformer.models.checkpoints import CheckpointRun, checkpoint_runs
+from viz_transformer.testing.distill import TINY_SETTINGS, TINY_STUDENT, write_tiny_corpus
 from viz_transformer.training.checkpoints import CheckpointPlan
 from viz_transformer.training.en_pt.distill import train_and_ship
 from viz_transformer.training.tasks import train as task_train
@@ -59,11 +59,11 @@ def test_a_task_training_saves_bounded_checkpoints_of_both_variants(tmp_path: Pa
 
 
 def test_a_distillation_saves_float16_checkpoints_that_load(tmp_path: Path) -> None:
-    _corpus(tmp_path / "corpus", ["big", "small", "red"], 40)
+    write_tiny_corpus(tmp_path / "corpus", ["big", "small", "red"], 40)
     plan = CheckpointPlan(every=2, keep=3, root=tmp_path / "runs")
-    settings = replace(SETTINGS, steps=12)
+    settings = replace(TINY_SETTINGS, steps=12)
     out = tmp_path / "paper-en-pt"
-    meta = train_and_ship(tmp_path / "corpus", out, TINY, 1.0, settings, None, CPU, plan)
+    meta = train_and_ship(tmp_path / "corpus", out, TINY_STUDENT, 1.0, settings, None, CPU, plan)
     (run,) = checkpoint_runs(plan.root)
     assert Path(meta["checkpoints"]).name == run.run and run.run.startswith("paper-en-pt-")
     assert run.variant == "scaled" and run.steps == (4, 8, 12)
