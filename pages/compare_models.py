@@ -9,7 +9,8 @@ import viz_transformer as vt
 from pages.sections import compare_models as sections
 from viz_transformer.ui import caches, compare_caches, sidebar, state, widgets
 
-MODES = ("Two models", "Checkpoints of a live run")
+MODES = ("Two models", "Checkpoints of a training run")
+OLD_MODES = {"Checkpoints of a live run": MODES[1]}  # what links made before the rename say
 
 
 def compare_models_page() -> None:
@@ -24,6 +25,8 @@ def compare_models_page() -> None:
         r"\mathrm{JS}(p,q)=\sqrt{H\!\left(\tfrac{p+q}{2}\right)-\tfrac{H(p)+H(q)}{2}},\quad "
         r"H(p)=-\sum_k p_k\log_2 p_k",
     )
+    mode = st.session_state.get("cmp_mode")
+    st.session_state["cmp_mode"] = OLD_MODES.get(mode, mode)
     state.keep_choice("cmp_mode", list(MODES))
     mode = st.segmented_control("Compare", MODES, key="cmp_mode") or MODES[0]
     runs = sections.checkpoint_runs()

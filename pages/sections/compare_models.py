@@ -1,6 +1,6 @@
 """The sections of the "Compare two models" page (pages/compare_models.py), private to it (kept
 out of pages/ itself, whose every file Streamlit would list as a page): which
-pairs to offer, the two-model comparison, and the drift of a live run's checkpoints."""
+pairs to offer, the two-model comparison, and the drift of a training run's checkpoints."""
 
 from __future__ import annotations
 

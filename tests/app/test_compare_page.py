@@ -70,6 +70,7 @@ def test_bad_input_gets_a_message(open_page, b, message):
 def test_a_live_runs_checkpoints_show_their_drift(open_page, figures):
     folder = new_run_folder("reverse", settings.CHECKPOINTS_DIR)
     train_live("reverse", seed=0, max_steps=20, save_to=folder, save_every=10)
+    # a link made before the mode's rename still opens it
     app = open_page(PAGE, params={"cmp_mode": "Checkpoints of a live run", "cmp_kind": "cross"})
     assert not app.error
     titles = [f["layout"]["title"]["text"] for f in figures(app)]
