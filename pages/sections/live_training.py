@@ -7,12 +7,14 @@ progress and its Stop button; a second Start is refused with a message.
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import streamlit as st
 
 from viz_transformer.training.live.metrics import antidiagonal_mass
 from viz_transformer.training.live.runs import DEFAULT_SECONDS, LiveSnapshot, LiveTrainer
-from viz_transformer.training.live.train import MAX_SECONDS
+from viz_transformer.training.live.train import MAX_SECONDS, probe_tokens
 from viz_transformer.training.tasks.catalog import TASKS
 from viz_transformer.ui import caches, state, widgets
 
@@ -75,6 +77,32 @@ def _status(trainer: LiveTrainer, snap: LiveSnapshot) -> None:
         widgets.show_error(snap.message)
 
 
+def _widest_output(task: str) -> str:
+    """A stand-in as wide as the widest output of the probe (in a monospaced font): its most
+    tokens, each as long as the task's longest word."""
+    spec = TASKS[task]
+    word = "m" * max(map(len, spec.lexicon))
+    return (" " if spec.detok == "space" else "").join([word] * probe_tokens(task))
+
+
+def _said(label: str, output: str, widest: str, after: str) -> None:
+    """``label``: the model now says ``output``, in a box as tall as with the widest output: a
+    hidden copy with ``widest`` shares its grid cell. The maps under it stay put as the output
+    changes (its line wrapped now and then, and the maps jumped 26-32 px on a redraw); the
+    output is monospaced, so no output of as many letters is wider than ``widest``."""
+
+    def line(said: str) -> str:
+        said = f"<code>{escape(said)}</code>" if said else "<i>nothing</i>"
+        return f"<b>{escape(label)}</b>: the model now says {said}{escape(after)}"
+
+    st.markdown(
+        f"<div style='display: grid'><div style='grid-area: 1 / 1'>{line(output)}</div>"
+        f"<div style='grid-area: 1 / 1; visibility: hidden' aria-hidden='true'>{line(widest)}"
+        "</div></div>",
+        unsafe_allow_html=True,
+    )
+
+
 def _runs(snap: LiveSnapshot) -> None:
     """Each run's probe maps side by side: cross-attention and decoder self-attention."""
     figs = caches.live_figures(snap.run_id, snap.version, snap)
@@ -83,14 +111,14 @@ def _runs(snap: LiveSnapshot) -> None:
     wide = widgets.presenting() or len(snap.traces) == 1
     columns = [st.container() for _ in snap.traces] if wide else st.columns(len(snap.traces))
     share = 1.0 if wide else 1 / len(snap.traces)
+    widest = _widest_output(snap.task)
     for column, (label, record) in zip(columns, snap.traces.items(), strict=True):
         with column:
-            said = widgets.literal(snap.outputs[label])
-            line = f"**{label}**: the model now says “{said}”"
+            after = ""
             if snap.task == "reverse":
                 mass = float(np.max(antidiagonal_mass(record)[-1]))
-                line += f" · anti-diagonal mass of the best last-layer head: {mass:.2f}"
-            st.markdown(line)
+                after = f" · anti-diagonal mass of the best last-layer head: {mass:.2f}"
+            _said(label, snap.outputs[label], widest, after)
             for kind in ("cross", "decoder"):
                 key = f"live-{label}-{kind}"
                 widgets.chart(figs[f"{label}/{kind}"], f"live-{kind}", key, share=share)

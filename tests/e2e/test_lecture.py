@@ -103,8 +103,27 @@ def test_decoder_controls_stay_on_screen_after_scrolling(screen):
     page.get_by_text("Decoder input at step 1").wait_for()
 
 
-def test_watch_it_learn_reads_at_1024(screen):
-    """The twin toggle's label whole, the live maps' titles inside and their key labels apart."""
+# every animation frame: the progress bar's text and the viewport top of each drawn chart (a
+# redraw adds the new charts at height 0 before it drops the old ones: those are left out)
+RECORD = """() => {
+  window.frames_seen = [];
+  const tick = () => {
+    const bar = document.querySelector('[data-testid="stProgress"]');
+    const tops = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+      .map(e => e.getBoundingClientRect()).filter(r => r.height > 0).map(r => r.top);
+    window.frames_seen.push([bar ? bar.innerText : '', tops]);
+    if (window.frames_seen.length < 20000) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}"""
+# the frames drawn while it trains, with every chart (each run's two maps and the curves)
+TRAINING = "f => f[0].startsWith('Training') && f[1].length === 5"
+
+
+def test_watch_it_learn_reads_at_1024_and_holds_still(screen):
+    """The twin toggle's label whole, the live maps' titles inside and their key labels apart;
+    scrolled to the maps, no chart moves on four redraws (the output's line wrapped now and then
+    and the maps jumped 26-32 px)."""
     page, query, url = screen
     page.goto(f"{url}/watch_it_learn{query}")
     toggle = page.get_by_text("Also train without 1/√d_k")
@@ -112,13 +131,23 @@ def test_watch_it_learn_reads_at_1024(screen):
     assert toggle.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
     slider = page.get_by_role("slider").first
     slider.focus()
-    page.keyboard.press("Home")  # the shortest run: 10 s
+    page.keyboard.press("Home")
+    for _ in range(5):  # 60 s, stopped after four redraws
+        page.keyboard.press("ArrowRight")
     page.get_by_role("button", name="Start training").click()
     page.get_by_text("the model now says").first.wait_for()
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3")
     page.wait_for_timeout(1000)
     assert page.evaluate(FIT) == []
-    page.get_by_text("Finished: reverse").wait_for(timeout=60_000)
+    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+    page.evaluate(RECORD)
+    redrawn = f"new Set(window.frames_seen.filter({TRAINING}).map(f => f[0])).size >= 5"
+    page.wait_for_function(f"() => {redrawn}", timeout=60_000)  # each writes the seconds so far
+    seen = page.evaluate(f"() => window.frames_seen.filter({TRAINING}).map(f => f[1])")
+    page.locator(".st-key-live_stop button").click()
+    page.get_by_text("Stopped: reverse").wait_for()
+    moved = [max(tops[i] for tops in seen) - min(tops[i] for tops in seen) for i in range(5)]
+    assert max(moved) < 4, moved
 
 
 def _server_pid(url: str) -> int:
