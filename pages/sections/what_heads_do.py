@@ -3,10 +3,13 @@ importance, one head up close, a set of heads ablated together, activation patch
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
 import viz_transformer as vt
+from viz_transformer.analysis import effects
 from viz_transformer.figures import heads as figures
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
 from viz_transformer.ui import ablation_view, caches, head_caches, jobs, widgets
@@ -69,27 +72,42 @@ def one_head(name: str, text: str, kind: AttentionKind, shape: tuple[int, int], 
         "Below: Kobayashi et al. (2020) norm ‖α_ij · v_j W^O_h‖, what key j really adds to "
         "query i through this head. A large weight on a token with a small value moves nothing."
     )
-    compare_outputs(name, text, ((kind, layer, head),), mode)
+    compare_outputs(name, text, ((kind, layer, head),), mode, "one")
+
+
+ABLATED = jobs.Job(
+    "Decoding with the heads ablated, token by token…",
+    "Ablated output stopped. A long input decodes for a while; start it again?",
+    "Decode with the heads ablated",
+    "ablate",
+)
 
 
 def compare_outputs(
-    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str
+    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str, where: str
 ) -> None:
-    """The normal output beside the output with ``heads`` ablated (greedy decoding reruns)."""
+    """The normal output beside the output with ``heads`` ablated (greedy decoding reruns, with
+    a progress bar and a Stop button the first time; ``where`` names this place's widgets), and
+    what the ablation did to each token."""
+    if not caches.model(name).facts.has_decoder:
+        return  # an encoder only: the page says there is no output to change
     normal = caches.trace(name, text)
-    try:
-        ablated = head_caches.ablated_trace(name, text, heads, mode)
-    except widgets.LOAD_ERRORS as exc:
-        widgets.show_error(exc)
+    ablated = jobs.stoppable(
+        replace(ABLATED, key=f"ablate_{where}"),
+        head_caches.ablated_store(),
+        (name, text, heads, mode),
+        lambda progress: effects.ablated_output(caches.model(name), text, heads, mode, progress),
+    )
+    if ablated is None:
         return
     a, b = st.columns(2)
     a.markdown(f"**Normal output**\n\n{widgets.literal(normal.output_text) or '(none)'}")
-    changed = "same" if ablated.output_text == normal.output_text else "**changed**"
+    changed = "same" if ablated.text == normal.output_text else "**changed**"
     b.markdown(
         f"**With {len(heads)} head(s) ablated ({mode})** ({changed})\n\n"
-        f"{widgets.literal(ablated.output_text) or '(none)'}"
+        f"{widgets.literal(ablated.text) or '(none)'}"
     )
-    ablation_view.effect(name, text, heads, mode)  # what changed even when the text did not
+    ablation_view.effect(ablated.effect, heads, mode)  # what changed even when the text did not
 
 
 def head_set(
@@ -103,13 +121,13 @@ def head_set(
     """Ablate the top k heads of the importance map together, or a chosen set: redundancy."""
     top = ablation_view.top_k(kind, scores)
     if top:
-        compare_outputs(name, text, top, mode)
+        compare_outputs(name, text, top, mode, "top")
     options = [head_label(layer, h) for layer in range(shape[0]) for h in range(shape[1])]
     chosen = st.multiselect("Or pick heads to ablate together", options, key="heads_set")
     if not chosen:
         return
     heads = tuple((kind, *map(int, c[1:].split(" H"))) for c in chosen)
-    compare_outputs(name, text, heads, mode)  # type: ignore[arg-type]
+    compare_outputs(name, text, heads, mode, "set")  # type: ignore[arg-type]
 
 
 def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:

@@ -59,13 +59,37 @@ def test_a_stopped_importance_job_stays_stopped_until_asked_again(open_page, fig
 
     app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "encoder"})
     text = app.session_state["sentence"]
-    app.session_state[STOP_KEY] = ("paper-reverse", text, "cross", "mean")
+    app.session_state[STOP_KEY] = (("paper-reverse", text, "cross", "mean"),)
     app.radio(key="heads_kind").set_value("cross").run()
     app.radio(key="heads_mode").set_value("mean").run()
     assert any("Importance stopped" in i.value for i in app.info)
     assert not any(t.startswith("Importance") for t in _titles(app, figures))
     app.button(key="heads_resume").click().run()
     assert any(t.startswith("Importance") for t in _titles(app, figures))
+    assert not app.exception and not app.error
+
+
+def test_a_stopped_ablated_output_shows_no_stale_result_until_asked_again(open_page, figures):
+    """Issue 28 point 4: the one-head ablated decode is a stoppable job; once stopped, the page
+    says so and draws neither output nor token chart, its button decodes again, and importance,
+    stopped before it, stays stopped."""
+    from viz_transformer.ui.jobs import STOP_KEY
+
+    app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "cross"})
+    text = "ship red king happy"  # a sentence no other test computes (the stores are shared)
+    importance = ("paper-reverse", text, "cross", "zero")
+    app.session_state[STOP_KEY] = (importance, ("paper-reverse", text, (("cross", 0, 1),), "zero"))
+    app.text_area(key="sentence").set_value(text)
+    app.selectbox(key="heads_head").set_value(1).run()
+    said = [i.value for i in app.info]
+    assert any("Importance stopped" in i for i in said)
+    assert any("Ablated output stopped" in i for i in said)
+    assert not any("head(s) ablated" in m.value for m in app.markdown)  # no output shown
+    assert not any(t.startswith("Each output token's") for t in _titles(app, figures))
+    app.button(key="ablate_one_resume").click().run()
+    assert any("With 1 head(s) ablated" in m.value for m in app.markdown)
+    assert any(t.startswith("Each output token's") for t in _titles(app, figures))
+    assert [i.value for i in app.info if "stopped" in i.value] == [said[0]]  # importance's
     assert not app.exception and not app.error
 
 

@@ -221,6 +221,47 @@ def test_importance_stop_stops_the_work_within_2_s(screen):
     assert _peak_gb(pid) < 8.0
 
 
+def test_ablated_output_stop_stops_the_decode_within_2_s(server, browser):
+    """Point 4 for the other long job of What heads do, the output with a head ablated (smollm2,
+    the same capped input, a head and mode no other test computes): a percentage and time left
+    while it decodes; the page's Stop, then the toolbar's, leave the server idle within 2 s, and
+    importance, stopped before it, stays stopped."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    pid = _server_pid(server)
+    running = (
+        "() => /Decoding with the heads ablated.* \\d+%, about .* left/"
+        ".test(document.body.innerText)"
+    )
+    try:
+        query = "model=smollm2&heads_kind=decoder&heads_mode=mean&heads_layer=3&heads_head=1"
+        page.goto(f"{server}/what_heads_do?{query}")
+        box = page.locator("textarea").first
+        box.fill("The agreement was signed in August by the twelve member states. " * 75)
+        box.press("Control+Enter")
+        page.get_by_text("What heads do reads the first 256").wait_for()
+        # click events rather than pointers: the previous run's faded elements vanish while the
+        # run goes on, and a button near them can move between the pointer's down and up
+        page.wait_for_function("() => /Ablating every head.* \\d+%/.test(document.body.innerText)")
+        page.locator(".st-key-heads_stop button").dispatch_event("click")  # importance first
+        page.get_by_text("Importance stopped").wait_for()
+        page.wait_for_function(running)
+        page.locator(".st-key-ablate_one_stop button").dispatch_event("click")
+        page.get_by_text("Ablated output stopped").wait_for(timeout=2000)
+        page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+        _idle(pid)
+        assert page.get_by_text("Importance stopped").count() == 1
+        page.locator(".st-key-ablate_one_resume button").click()
+        page.wait_for_function(running)
+        page.get_by_test_id("stBaseButton-header").filter(has_text="Stop").click()
+        page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=2000)
+        _idle(pid)
+        assert page.get_by_text("With 1 head(s) ablated").count() == 0  # nothing half-done
+    finally:
+        context.close()
+
+
 def _idle(pid: int) -> None:
     before = _cpu_s(pid)
     time.sleep(1.0)

@@ -4,6 +4,7 @@ of importance, the input cap, and the committed one-click demonstration (checked
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import effects, heads
@@ -27,6 +28,39 @@ def test_token_effects_score_the_normal_output_with_and_without_the_heads():
     assert np.isclose(total, vt.head_importance(model, TEXT, "cross")[1, 0], atol=1e-4)
     hurt = result.most_hurt(2)
     assert all(result.drop[i] >= result.drop.max() - 1e-9 or i == hurt[-1] for i in hurt)
+
+
+def test_ablated_output_is_the_ablated_trace_and_the_effects_with_progress_to_the_end():
+    model = tiny_paper_model(device="cpu")
+    some = [("cross", 1, 0), ("encoder", 0, 1)]
+    fractions: list[float] = []
+    result = effects.ablated_output(model, TEXT, some, "mean", fractions.append)
+    assert result.text == vt.trace(model, TEXT, ablate=some, ablation="mean").output_text
+    alone = effects.token_effects(model, TEXT, some, "mean")
+    assert result.effect.tokens == alone.tokens
+    # the progress hooks read z only; the fused attention kernel differs by float rounding
+    np.testing.assert_allclose(result.effect.normal, alone.normal, atol=1e-5)
+    np.testing.assert_allclose(result.effect.ablated, alone.ablated, atol=1e-5)
+    # every token of both decodes reported, the fraction never falls and ends at 1
+    assert len(fractions) > 2 * len(model.reference_ids(TEXT))
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and fractions[0] < 0.1
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_stop_from_progress_ends_the_ablated_output_and_leaves_the_model_clean(same_trace):
+    model = tiny_paper_model(device="cpu")
+    plain = vt.trace(model, TEXT)
+
+    def stop_past_half(fraction: float) -> None:
+        if fraction > 0.5:  # inside the ablated decode (half the work is the two decodes)
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        effects.ablated_output(model, TEXT, [("cross", 1, 0)], "zero", stop_past_half)
+    assert same_trace(vt.trace(model, TEXT), plain)
 
 
 def test_top_heads_are_the_largest_scores_first():

@@ -154,10 +154,16 @@ def _replacer(
 
 
 def ablation_hooks(
-    model: LoadedModel, text: str, heads: Sequence[Head], mode: Ablation, target: str | None
+    model: LoadedModel,
+    text: str,
+    heads: Sequence[Head],
+    mode: Ablation,
+    target: str | None,
+    out_ids: Sequence[int] | None = None,
 ) -> Replacements:
     """Hook functions ablating every head of ``heads`` (already checked) in a run of one; for
-    ``"mean"``, the means come from one clean pass over ``text`` and its clean output."""
+    ``"mean"``, the means come from one clean pass over ``text`` and its clean output
+    (``out_ids`` when the caller has them, else ``model.reference_ids(text, target)``)."""
     fns = Replacements(model.name)
     by_kind: dict[AttentionKind, list[tuple[int, int]]] = {}
     for kind, layer, head in heads:
@@ -165,7 +171,9 @@ def ablation_hooks(
     means = None
     if mode == "mean":
         names = [model.hook_name(k, layer, "hook_z") for k, layer, _ in heads]
-        means = head_means(model, text, model.reference_ids(text, target), sorted(set(names)))
+        if out_ids is None:
+            out_ids = model.reference_ids(text, target)
+        means = head_means(model, text, out_ids, sorted(set(names)))
     for kind, kind_heads in by_kind.items():
         replace_heads(model, kind, [kind_heads], means, into=fns)
     return fns

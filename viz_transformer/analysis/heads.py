@@ -54,7 +54,7 @@ TICK_S = 0.25  # seconds between two progress calls from inside the model's laye
 
 
 @contextlib.contextmanager
-def _ticking(model: LoadedModel, progress: Progress | None) -> Iterator[Progress | None]:
+def ticking(model: LoadedModel, progress: Progress | None) -> Iterator[Progress | None]:
     """While open, ``progress`` is also called (with the fraction last reported) from the
     model's layers, at most every ``TICK_S`` s: between batches alone, a Stop waited for a
     whole pass, and the greedy output and clean pass before them (13 s for 256 smollm2
@@ -182,7 +182,7 @@ def head_importance(
     heads = _all_heads(model, kind)
     _require_output(model)
     target = None if target is None else check_text(target, "target")
-    with _ticking(model, progress) as report:
+    with ticking(model, progress) as report:
         out_ids = model.reference_ids(text, target)
         means = None
         if mode == "mean":

@@ -21,6 +21,7 @@ from viz_transformer.models.results import (
     LayerRuns,
 )
 from viz_transformer.models.spec import ModelFacts, ModelSpec
+from viz_transformer.networks.greedy import StepCallback, on_step
 from viz_transformer.networks.hooks import HookFn, collect, hooks
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
@@ -66,6 +67,13 @@ class LoadedModel(ABC):
         """Keep the named hook points' values of the runs inside the context: name -> float32
         numpy, batch dimension removed (``networks.hooks.collect``)."""
         return collect(self.module, names)
+
+    def stepping(self, callback: StepCallback) -> AbstractContextManager[None]:
+        """Call ``callback(steps_done, max_new)`` after each step of greedy decoding inside the
+        context, in this thread only (``networks.greedy.on_step``; any model's decoding in this
+        thread reports to it): progress of a long decode, and where an exception from the
+        callback stops it between two tokens."""
+        return on_step(callback)
 
     def position_table(self) -> np.ndarray | None:
         """The position vectors added to the source embeddings, float32 ``[positions, d_model]``,

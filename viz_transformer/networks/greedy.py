@@ -7,11 +7,17 @@ drops a row from the batch as soon as it produces an end id, so later steps run 
 unfinished rows (most of the speed of batched decoding when lengths differ). Wrappers:
 ``paper_decode.greedy_decode`` / ``greedy_batch`` (the paper network, padded sources),
 ``marian_decode.greedy_decode`` (Bergamot) and ``models.hf.generate.greedy_ids`` (Hugging Face).
+
+``on_step(callback)`` has every loop of this thread report ``callback(steps_done, max_new)``
+after each step: how a long decode shows progress, and where an exception from the callback (a
+page's Stop) ends it between two tokens, without a parameter through every adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 import torch
@@ -22,6 +28,27 @@ State = TypeVar("State")
 Step = Callable[[torch.Tensor | None, State], tuple[torch.Tensor, State]]
 # keep rows (B'',) long, indices into the current batch of the state, in order
 Select = Callable[[State, torch.Tensor], State]
+# (steps done, max_new) after each step of a loop; may raise to end the decoding there
+StepCallback = Callable[[int, int], None]
+
+# per thread (a ContextVar, as the hooks are): sessions sharing one cached model in threads each
+# see only their own callback
+_ON_STEP: ContextVar[StepCallback | None] = ContextVar("vt_on_step", default=None)
+
+
+@contextmanager
+def on_step(callback: StepCallback) -> Iterator[None]:
+    """While open, every ``greedy_loop`` of this thread calls ``callback(steps_done, max_new)``
+    after each step (counts restart at 1 in each loop; a loop that ends early stops calling).
+
+    An exception the callback raises leaves the loop and this block at once; the callback is
+    removed however the block ends, and an inner block replaces an outer one until it closes.
+    """
+    token = _ON_STEP.set(callback)
+    try:
+        yield
+    finally:
+        _ON_STEP.reset(token)
 
 
 @torch.no_grad()
@@ -57,6 +84,9 @@ def greedy_loop(
     Returns:
         For each of the ``batch`` sequences, in input order, its output ids, ending at the end
         id it produced, or ``max_new`` ids long if it produced none.
+
+    Raises:
+        Whatever an ``on_step`` callback raises, after the step that called it.
     """
     ends = torch.tensor(
         [eos_ids] if isinstance(eos_ids, int) else sorted(eos_ids), dtype=torch.long, device=device
@@ -64,12 +94,15 @@ def greedy_loop(
     outs: list[list[int]] = [[] for _ in range(batch)]
     live = torch.arange(batch, device=device)  # (B',) input row of each row still decoding
     prev: torch.Tensor | None = None
-    for _ in range(max_new):
+    report = _ON_STEP.get()
+    for done in range(1, max_new + 1):
         logits, state = step(prev, state)  # (B', n)
         best = logits.argmax(-1)  # (B',)
         prev = best if columns is None else columns[best]
         for row, tok in zip(live.tolist(), prev.tolist(), strict=True):
             outs[row].append(tok)
+        if report is not None:
+            report(done, max_new)
         going = ~torch.isin(prev, ends)  # (B',)
         if not bool(going.all()):
             if not bool(going.any()):

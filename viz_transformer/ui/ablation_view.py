@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from viz_transformer.analysis.effects import Demo, top_heads
+from viz_transformer.analysis.effects import Demo, TokenEffect, top_heads
 from viz_transformer.figures import heads as figures
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.ui import head_caches, state, widgets
@@ -28,11 +28,10 @@ def capped(name: str, text: str) -> str:
     return short
 
 
-def effect(name: str, text: str, heads: Heads, mode: str) -> None:
+def effect(result: TokenEffect, heads: Heads, mode: str) -> None:
     """Each token of the normal output: its log-probability (and probability) normally and with
     ``heads`` ablated, the tokens that lost most in red, and one line that says the most."""
-    result = widgets.or_none(head_caches.token_effects, name, text, heads, mode)
-    if result is None or not result.tokens:
+    if not result.tokens:
         return
     hurt = result.most_hurt()
     what = f"{len(heads)} head{'s' * (len(heads) != 1)} ablated ({mode})"

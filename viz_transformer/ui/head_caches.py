@@ -25,12 +25,12 @@ def head_importance_store() -> BoundedStore:
     return BoundedStore(32)
 
 
-@st.cache_resource(max_entries=64, show_spinner="Tracing with the heads ablated…")
-def ablated_trace(
-    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str
-) -> vt.Trace:
-    """A trace with ``heads`` ablated through the whole run, decoding included."""
-    return vt.trace(model(name), text, ablate=list(heads), ablation=mode)
+@st.cache_resource(show_spinner=False)
+def ablated_store() -> BoundedStore:
+    """Ablated outputs (``effects.AblatedOutput``: a text and a few numbers per output token)
+    keyed by (model, text, heads, mode), shared by every session; a plain bounded dictionary,
+    since the first computation draws a progress bar."""
+    return BoundedStore(64)
 
 
 @st.cache_data(max_entries=32, show_spinner="Scoring head roles…")
@@ -49,14 +49,6 @@ def patch_heads(name: str, clean: str, corrupted: str, kind: AttentionKind) -> n
 def logit_lens(name: str, text: str) -> vt.Lens:
     """Top next token after every decoder layer at every position."""
     return vt.logit_lens(model(name), text)
-
-
-@st.cache_data(max_entries=64, show_spinner="Scoring each output token with the heads ablated…")
-def token_effects(
-    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str
-) -> effects.TokenEffect:
-    """Each output token's log-probability normally and with ``heads`` ablated."""
-    return effects.token_effects(model(name), text, heads, mode)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

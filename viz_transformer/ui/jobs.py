@@ -13,7 +13,8 @@ import streamlit as st
 from viz_transformer.ui import widgets
 
 T = TypeVar("T")
-STOP_KEY = "_job_stopped"  # the key of the job this session stopped
+STOP_KEY = "_jobs_stopped"  # the keys of the jobs this session stopped, the latest last
+KEPT = 16  # stopped jobs a session remembers
 
 
 class BoundedStore(dict):
@@ -33,12 +34,18 @@ class Stopped(Exception):
     """Raised from the progress callback once the user pressed Stop."""
 
 
+def _stopped() -> tuple[Hashable, ...]:
+    return st.session_state.get(STOP_KEY, ())
+
+
 def _stop(key: Hashable) -> None:
-    st.session_state[STOP_KEY] = key
+    # several jobs on a page (importance, then ablated outputs): stopping one must not restart
+    # another that was stopped before
+    st.session_state[STOP_KEY] = (*[k for k in _stopped() if k != key][1 - KEPT :], key)
 
 
-def _resume() -> None:
-    st.session_state.pop(STOP_KEY, None)
+def _resume(key: Hashable) -> None:
+    st.session_state[STOP_KEY] = tuple(k for k in _stopped() if k != key)
 
 
 def eta(elapsed: float, done: float) -> str:
@@ -72,9 +79,9 @@ def stoppable(
 
     Pressing Stop reruns the page (Streamlit interrupts the running job at its next progress
     update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again."""
-    if key not in store and st.session_state.get(STOP_KEY) == key:
+    if key not in store and key in _stopped():
         st.info(job.stopped)
-        st.button(job.resume, key=f"{job.key}_resume", on_click=_resume)
+        st.button(job.resume, key=f"{job.key}_resume", on_click=_resume, args=(key,))
         return None
     if key not in store:
         stop = st.empty()
@@ -85,7 +92,7 @@ def stoppable(
         def progress(done: float) -> None:
             # an st call: where a Stop (the page's or the toolbar's) ends the work; the work
             # calls this about every second (analysis.heads sizes its batches so)
-            if st.session_state.get(STOP_KEY) == key:
+            if key in _stopped():
                 raise Stopped
             bar.progress(done, text=f"{job.label} {done:.0%}{eta(time.monotonic() - began, done)}")
 
