@@ -6,10 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.sections import what_heads_do as sections
-from viz_transformer.analysis.roles import ROLES
-from viz_transformer.figures import heads as figures
-from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
-from viz_transformer.ui import ablation_view, caches, head_caches, sidebar, state, widgets
+from viz_transformer.records.kinds import KIND_TITLES
+from viz_transformer.ui import ablation_view, caches, sidebar, state, widgets
 
 
 def what_heads_do_page() -> None:
@@ -50,29 +48,12 @@ def what_heads_do_page() -> None:
         st.subheader("Ablate a set of heads together")
         sections.head_set(name, text, kind, shape, mode, scores)
     st.subheader("Head roles")
-    roles(name, text, kind)
+    sections.roles(name, text, kind)
     if has_output:
         st.subheader("Activation patching")
         sections.patching(name, kind, facts.patch_pair)
         st.subheader("Logit lens")
-        lens = widgets.or_none(head_caches.logit_lens, name, text)
-        if lens is not None:
-            widgets.chart(figures.lens_figure(lens.inputs, lens.tokens, lens.probs), "logit-lens")
-
-
-def roles(name: str, text: str, kind: AttentionKind) -> None:
-    """One map per role score, with what it means."""
-    scores = widgets.or_none(head_caches.head_roles, name, text, kind)
-    if scores is None:
-        return
-    # on a projector one per row: in a third of 1024 px the colour bar's ticks were cut off
-    cols = st.columns(1 if widgets.presenting() else min(3, len(scores)))
-    for i, (role, grid) in enumerate(scores.items()):
-        meaning, formula, source = ROLES[role]
-        with cols[i % len(cols)]:
-            fig = figures.head_grid(grid, f"{role}", "score")
-            widgets.chart(fig, f"role-{role}", share=1 / len(cols))
-            st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
+        sections.lens(name, text)
 
 
 what_heads_do_page()

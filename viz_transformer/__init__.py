@@ -14,8 +14,9 @@ from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.comparison import Comparison, compare, drift
 from viz_transformer.analysis.corpus import corpus_stats, read_corpus_stats
 from viz_transformer.analysis.corpus_stats import head_summary
-from viz_transformer.analysis.heads import head_importance, patch_heads, patch_set, value_weighted
+from viz_transformer.analysis.heads import head_importance, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
+from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device

@@ -1,5 +1,6 @@
 """The larger sections of the "What heads do" page (pages/what_heads_do.py), private to it:
-importance, one head up close, a set of heads ablated together, activation patching."""
+importance, one head up close, a set of heads ablated together, activation patching, head roles
+and the logit lens, each long computation a stoppable job (``ui.jobs``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.analysis import effects
+from viz_transformer.analysis.roles import ROLES as ROLE_TEXTS
 from viz_transformer.figures import heads as figures
 from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
 from viz_transformer.ui import ablation_view, caches, head_caches, jobs, widgets
@@ -130,9 +132,18 @@ def head_set(
     compare_outputs(name, text, heads, mode, "set")  # type: ignore[arg-type]
 
 
+PATCHING = jobs.Job(
+    "Patching every head, a batch of heads per pass…",
+    "Patching stopped. A large model patches hundreds of heads; start it again?",
+    "Patch every head",
+    "patching",
+)
+PATCH_ASKED = "_heads_patch_asked"  # the pair last submitted: its map stays until another
+
+
 def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:
     """A form of two sentences, pre-filled with the model's own ``pair``; each head's clean
-    output put into the corrupted run."""
+    output put into the corrupted run (a stoppable job, its map kept until another pair)."""
     clean_default, corrupt_default = pair
     with st.form("patching"):
         clean = st.text_input("Clean sentence", clean_default, key="heads_clean")
@@ -140,12 +151,18 @@ def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:
             "Corrupted sentence (same number of tokens)", corrupt_default, key="heads_corrupted"
         )
         go = st.form_submit_button("Patch every head", key="heads_patch")
-    if not go:
+    key = ("patch", name, clean, corrupted, kind)
+    if go:  # a Stop or its resume button reruns the page without the submit
+        st.session_state[PATCH_ASKED] = key
+    if st.session_state.get(PATCH_ASKED) != key:
         return
-    try:
-        scores = head_caches.patch_heads(name, clean, corrupted, kind)
-    except widgets.LOAD_ERRORS as exc:
-        widgets.show_error(exc)
+    scores = jobs.stoppable(
+        PATCHING,
+        head_caches.patching_store(),
+        key,
+        lambda progress: vt.patch_heads(caches.model(name), clean, corrupted, kind, progress),
+    )
+    if scores is None:
         return
     widgets.chart(
         figures.head_grid(
@@ -157,3 +174,51 @@ def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:
         ),
         "head-patching",
     )
+
+
+ROLES = jobs.Job(
+    "Scoring head roles: tracing the text, then the text repeated…",
+    "Head roles stopped. A long input decodes for a while; start it again?",
+    "Score head roles",
+    "roles",
+)
+
+
+def roles(name: str, text: str, kind: AttentionKind) -> None:
+    """One map per role score, with what it means (a stoppable job the first time)."""
+    scores = jobs.stoppable(
+        ROLES,
+        head_caches.roles_store(),
+        ("roles", name, text, kind),
+        lambda progress: vt.head_roles(caches.model(name), kind, text, None, progress),
+    )
+    if scores is None:
+        return
+    # on a projector one per row: in a third of 1024 px the colour bar's ticks were cut off
+    cols = st.columns(1 if widgets.presenting() else min(3, len(scores)))
+    for i, (role, grid) in enumerate(scores.items()):
+        meaning, formula, source = ROLE_TEXTS[role]
+        with cols[i % len(cols)]:
+            fig = figures.head_grid(grid, f"{role}", "score")
+            widgets.chart(fig, f"role-{role}", share=1 / len(cols))
+            st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
+
+
+LENS = jobs.Job(
+    "Reading every decoder layer: decoding the output, token by token…",
+    "Logit lens stopped. A long input decodes for a while; start it again?",
+    "Read every decoder layer",
+    "lens",
+)
+
+
+def lens(name: str, text: str) -> None:
+    """The top next token after every decoder layer (a stoppable job the first time)."""
+    read = jobs.stoppable(
+        LENS,
+        head_caches.lens_store(),
+        ("lens", name, text),
+        lambda progress: vt.logit_lens(caches.model(name), text, None, progress),
+    )
+    if read is not None:
+        widgets.chart(figures.lens_figure(read.inputs, read.tokens, read.probs), "logit-lens")

@@ -93,6 +93,31 @@ def test_a_stopped_ablated_output_shows_no_stale_result_until_asked_again(open_p
     assert not app.exception and not app.error
 
 
+def test_stopped_roles_patching_and_lens_show_no_stale_result_until_asked_again(open_page, figures):
+    """Issue 28 point 4: head roles, patching and the logit lens are stoppable jobs; once
+    stopped, each says so and draws nothing, and its button computes it again."""
+    from pages.sections.what_heads_do import PATCH_ASKED
+    from viz_transformer.ui.jobs import STOP_KEY
+
+    app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "decoder"})
+    text = "happy ship king red"  # a sentence no other test computes (the stores are shared)
+    pair = (app.text_input(key="heads_clean").value, app.text_input(key="heads_corrupted").value)
+    patch = ("patch", "paper-reverse", *pair, "decoder")
+    stopped = (("roles", "paper-reverse", text, "decoder"), ("lens", "paper-reverse", text), patch)
+    app.session_state[STOP_KEY], app.session_state[PATCH_ASKED] = stopped, patch
+    app.text_area(key="sentence").set_value(text).run()
+    said = " ".join(i.value for i in app.info)
+    assert all(f"{job} stopped" in said for job in ("Head roles", "Patching", "Logit lens"))
+    drawn = _titles(app, figures)
+    assert not any(t in ("previous", "induction") or t.startswith(("Fraction", "Logit lens"))
+                   for t in drawn)  # fmt: skip
+    for job, title in (("roles", "induction"), ("patching", "Fraction"), ("lens", "Logit lens")):
+        app.button(key=f"{job}_resume").click().run()
+        assert any(t.startswith(title) for t in _titles(app, figures)), job
+    assert not any("stopped" in i.value for i in app.info)
+    assert not app.exception and not app.error
+
+
 def test_head_widgets_round_trip_through_the_url(open_page):
     params = {"heads_kind": "cross", "heads_mode": "mean", "heads_layer": "1", "heads_head": "3"}
     app = open_page(PAGE, model="paper-reverse", params=params)

@@ -217,3 +217,43 @@ def test_head_roles_and_logit_lens_on_the_tiny_model(tiny):
     tr = vt.trace(tiny, TEXT)
     assert lens.probs.shape == (2, len(tr.tgt_tokens))
     assert lens.output == tr.pred_tokens  # the last layer's top token is the model's own
+
+
+class _Stop(Exception):
+    pass
+
+
+JOBS = {  # issue 28 point 4: the page's three other long jobs, each with its progress last
+    "lens": lambda model, progress: vt.logit_lens(model, TEXT, None, progress).probs,
+    "roles": lambda model, progress: vt.head_roles(model, "decoder", TEXT, None, progress),
+    "patching": lambda model, progress: vt.patch_heads(model, TEXT, OTHER, "cross", progress),
+}
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_progress_rises_to_one_and_leaves_the_result_unchanged(tiny, job):
+    fractions: list[float] = []
+    got, plain = JOBS[job](tiny, fractions.append), JOBS[job](tiny, None)
+    # the progress hooks read z only; the fused attention kernel differs by float rounding
+    got, plain = (x if isinstance(x, dict) else {"": x} for x in (got, plain))
+    assert list(got) == list(plain)
+    for role in got:
+        np.testing.assert_allclose(got[role], plain[role], atol=1e-5)
+    assert len(fractions) > 3 and fractions == sorted(fractions)
+    assert fractions[0] < 0.2 and fractions[-1] == 1.0
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_a_stop_from_progress_ends_the_job_and_leaves_the_model_clean(tiny, job, same_trace):
+    plain = vt.trace(tiny, TEXT)
+    seen: list[float] = []
+
+    def stop_past_half(fraction: float) -> None:
+        seen.append(fraction)
+        if fraction > 0.5:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        JOBS[job](tiny, stop_past_half)
+    assert seen[-1] < 1.0  # stopped before the end
+    assert same_trace(vt.trace(tiny, TEXT), plain)  # no hook, no step callback left

@@ -1,4 +1,5 @@
-"""Does a head matter? Importance by ablation, activation patching and value-weighted attention.
+"""Does a head matter? Importance by ablation and value-weighted attention (activation patching,
+which batches its runs the same way, is in ``analysis.patching``).
 
 Every number comes from teacher-forced passes of the model (``LoadedModel.forced_logprobs``)
 under hooks at ``hook_z``; many ablations or patches run in one pass by repeating the input
@@ -9,25 +10,23 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
 
 from viz_transformer.analysis.ablation import (
     Ablation,
-    check_heads,
     check_mode,
     head_means,
-    record_z,
     replace_heads,
 )
+from viz_transformer.analysis.progress import Progress
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.results import LayerRuns
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.text.checks import check_text
 
-Progress = Callable[[float], None]
 BATCH = 64  # ablated copies per forward pass, at most
 # a pass's batch holds at most this many attention cells per layer (rows x heads x q x k, ~80 MB
 # of float32): 64 copies of a 1,000-token smollm2 pass took 8-15 GB
@@ -85,12 +84,12 @@ def _cells(model: LoadedModel, text: str, out_ids: Sequence[int], kind: Attentio
     return model.attention_shape(kind)[1] * n * n
 
 
-def _all_heads(model: LoadedModel, kind: AttentionKind) -> list[tuple[int, int]]:
+def all_heads(model: LoadedModel, kind: AttentionKind) -> list[tuple[int, int]]:
     layers, heads = model.attention_shape(kind)
     return [(layer, head) for layer in range(layers) for head in range(heads)]
 
 
-def _batched_scores(
+def batched_scores(
     model: LoadedModel,
     text: str,
     out_ids: Sequence[int],
@@ -131,7 +130,7 @@ def _layered_scores(
     progress: Progress | None,
     cells: int,
 ) -> np.ndarray:
-    """``_batched_scores`` from a clean pass kept layer by layer: rows without heads take the
+    """``batched_scores`` from a clean pass kept layer by layer: rows without heads take the
     clean score; the others, ordered by their lowest layer, run in batches (``_chunks`` of
     ``cells`` attention cells a row), each from its lowest layer on."""
     totals = np.full(len(rows), float(runs.clean.sum()))
@@ -179,8 +178,8 @@ def head_importance(
         ValueError: a kind the model lacks, a model without output, bad text or mode.
     """
     text, mode = check_text(text), check_mode(ablation)
-    heads = _all_heads(model, kind)
-    _require_output(model)
+    heads = all_heads(model, kind)
+    require_output(model)
     target = None if target is None else check_text(target, "target")
     with ticking(model, progress) as report:
         out_ids = model.reference_ids(text, target)
@@ -189,102 +188,17 @@ def head_importance(
             names = sorted({model.hook_name(kind, layer, "hook_z") for layer, _ in heads})
             means = head_means(model, text, out_ids, names)
         rows = [[], *([head] for head in heads)]  # row 0 clean, in the same pass as the others
-        totals = _batched_scores(model, text, out_ids, kind, rows, means, report)
+        totals = batched_scores(model, text, out_ids, kind, rows, means, report)
     layers, n_heads = model.attention_shape(kind)
     return (totals[0] - totals[1:]).reshape(layers, n_heads)
 
 
-def _require_output(model: LoadedModel) -> None:
+def require_output(model: LoadedModel) -> None:
     if model.spec.encoder_only:
         raise ValueError(
             f"{model.name} produces no output, so no head changes one; pick a model with a "
             "decoder (a translator or a language model)."
         )
-
-
-def _clean_z(
-    model: LoadedModel, text: str, out_ids: Sequence[int], names: list[str]
-) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    fns, kept = record_z(model, names)
-    with model.hooked(fns):
-        logprobs = model.forced_logprobs(text, out_ids)
-    return kept, logprobs.sum(-1)
-
-
-def _patch(
-    model: LoadedModel,
-    clean: str,
-    corrupted: str,
-    kind: AttentionKind,
-    rows: list[list[tuple[int, int]]],
-) -> np.ndarray:
-    """Fraction of the logit difference restored per row of ``rows`` (heads patched together)."""
-    clean, corrupted = (
-        check_text(clean, "clean sentence"),
-        check_text(corrupted, "corrupted sentence"),
-    )
-    _require_output(model)
-    _same_length(model, clean, corrupted)
-    y_clean, y_corr = model.reference_ids(clean), model.reference_ids(corrupted)
-    if y_clean == y_corr:
-        raise ValueError(
-            "both sentences give the same output, so there is no difference to restore; change "
-            "a word of the corrupted sentence so that its output changes."
-        )
-    names = sorted({model.hook_name(kind, layer, "hook_z") for layer, _ in _all_heads(model, kind)})
-    # LD(run) = log p(y_clean | run) - log p(y_corr | run), the sequence-level logit difference
-    ld_clean = ld_corr = 0.0
-    ld_patched = np.zeros(len(rows))
-    for sign, y in ((1.0, y_clean), (-1.0, y_corr)):
-        z, clean_lp = _clean_z(model, clean, y, names)
-        ld_clean += sign * float(clean_lp[0])
-        ld_corr += sign * float(model.forced_logprobs(corrupted, y).sum())
-        ld_patched += sign * _batched_scores(model, corrupted, y, kind, rows, z, None)
-    return (ld_patched - ld_corr) / (ld_clean - ld_corr)
-
-
-def _same_length(model: LoadedModel, clean: str, corrupted: str) -> None:
-    (a, a_tokens), (b, b_tokens) = model.source_ids(clean), model.source_ids(corrupted)
-    if len(a) != len(b):
-        raise ValueError(
-            f"patching needs two inputs of the same token length: the clean one has {len(a)} "
-            f"tokens ({' '.join(a_tokens)}), the corrupted one {len(b)} ({' '.join(b_tokens)}); "
-            "change words for words that split into as many tokens."
-        )
-
-
-def patch_heads(model: LoadedModel, clean: str, corrupted: str, kind: AttentionKind) -> np.ndarray:
-    """Activation patching: each head's clean output z put into the corrupted run alone.
-
-    With the logit difference LD(run) = log p(y_clean | run) - log p(y_corr | run) (each output
-    teacher-forced, end symbol included; y_clean and y_corr the greedy outputs of the two
-    inputs), a head scores (LD(patched) - LD(corrupted)) / (LD(clean) - LD(corrupted)): 1 when
-    it restores the whole difference, 0 when none (Meng et al. 2022; Wang et al. 2022; the
-    TransformerLens ``patching`` module).
-
-    Returns:
-        float64 ``[layers, heads]``.
-
-    Raises:
-        ValueError: inputs of different token lengths, or inputs with the same output.
-    """
-    return _patch(model, clean, corrupted, kind, [[h] for h in _all_heads(model, kind)]).reshape(
-        model.attention_shape(kind)
-    )
-
-
-def patch_set(
-    model: LoadedModel,
-    clean: str,
-    corrupted: str,
-    kind: AttentionKind,
-    heads: Sequence[tuple[int, int]],
-) -> float:
-    """The fraction restored by patching the heads ``(layer, head)`` together (see
-    ``patch_heads``); every cross-attention head together restores exactly 1, because the
-    decoder then sees nothing of the corrupted source."""
-    checked = check_heads(model, [(kind, layer, head) for layer, head in heads])
-    return float(_patch(model, clean, corrupted, kind, [[(k[1], k[2]) for k in checked]])[0])
 
 
 def value_weighted(

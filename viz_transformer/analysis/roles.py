@@ -7,13 +7,18 @@ A is one head's pattern ``[q, k]``, t the token strings of the attended sequence
 
 from __future__ import annotations
 
+import functools
 import random
+from collections.abc import Callable
 
 import numpy as np
 
 from viz_transformer.analysis.capture import trace
+from viz_transformer.analysis.heads import ticking
+from viz_transformer.analysis.progress import Progress, decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Trace
 
 # role -> (what the score means, formula, where the role comes from); the page's legend
@@ -124,6 +129,7 @@ def head_roles(
     kind: AttentionKind,
     text: str | None = None,
     alignment: list[tuple[int, int]] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, np.ndarray]:
     """Role scores of every head of ``kind`` (see ``ROLES`` for each formula and its source).
 
@@ -133,6 +139,9 @@ def head_roles(
             duplicate and induction scores on ``repeated_text(text)``.
         alignment: for cross-attention, (row, source position) pairs to score instead of the
             monotone and reversed alignments.
+        progress: called with the fraction done after each greedy step of the traces, from
+            inside the model's layers at most every ``heads.TICK_S`` s, and with 1 at the end;
+            what it raises (a page's Stop) ends the work there, leaving the model without hooks.
 
     Returns:
         role -> float64 ``[layers, heads]``: previous, self, first, duplicate and induction
@@ -140,20 +149,50 @@ def head_roles(
     """
     model.attention_shape(kind)  # a kind the model lacks is refused here, with the fix
     text = model.spec.example if text is None else text
-    pattern = np.asarray(trace(model, text).get(kind), dtype=np.float64)  # (L, H, q, k)
-    if kind == "cross":
-        return {
-            "first": first_score(pattern, False),
-            "aligning": alignment_score(pattern, alignment),
-        }
-    causal = kind == "decoder"
-    repeated = trace(model, repeated_text(text))
-    rep = np.asarray(repeated.get(kind), dtype=np.float64)
-    tokens = _tokens(repeated, kind)
+    with ticking(model, progress) as report:
+        # cross-attention: one trace, then its layers; self-attention: the text, then repeated
+        with decoding(model, report, 0.0, 0.4 if kind == "cross" else 0.2):
+            patterns = trace(model, text).get(kind)
+        if kind == "cross":
+            cross = functools.partial(_cross_roles, alignment=alignment)
+            return by_layer(patterns, cross, report, (0.4, 1.0))
+        positional = functools.partial(_positional_roles, causal=kind == "decoder")
+        scores = by_layer(patterns, positional, report, (0.2, 0.5))
+        with decoding(model, report, 0.5, 0.7):
+            repeated = trace(model, repeated_text(text))
+        repeats = functools.partial(_repeat_roles, tokens=_tokens(repeated, kind))
+        return scores | by_layer(repeated.get(kind), repeats, report, (0.7, 1.0))
+
+
+def _cross_roles(a: np.ndarray, alignment: list[tuple[int, int]] | None) -> dict[str, np.ndarray]:
+    return {"first": first_score(a, False), "aligning": alignment_score(a, alignment)}
+
+
+def _positional_roles(a: np.ndarray, causal: bool) -> dict[str, np.ndarray]:
     return {
-        "previous": diagonal_score(pattern, 1, causal),
-        "self": diagonal_score(pattern, 0, causal),
-        "first": first_score(pattern, causal),
-        "duplicate": repeat_score(rep, tokens, 0),
-        "induction": repeat_score(rep, tokens, 1),
+        "previous": diagonal_score(a, 1, causal),
+        "self": diagonal_score(a, 0, causal),
+        "first": first_score(a, causal),
     }
+
+
+def _repeat_roles(a: np.ndarray, tokens: tuple[str, ...]) -> dict[str, np.ndarray]:
+    return {"duplicate": repeat_score(a, tokens, 0), "induction": repeat_score(a, tokens, 1)}
+
+
+def by_layer(
+    patterns: np.ndarray | LazyPatterns,
+    score: Callable[[np.ndarray], dict[str, np.ndarray]],
+    report: Progress | None,
+    span: tuple[float, float],
+) -> dict[str, np.ndarray]:
+    """``score`` of each layer's float64 ``[heads, q, k]`` weights, stacked to ``[layers,
+    heads]`` per role: one layer's weights at a time (a long trace's are computed when asked;
+    all of smollm2's at once took 0.3 GB for 512 tokens and were refused), and progress through
+    ``span`` (from, to) after each layer."""
+    report, rows = part(report, *span), []
+    for layer in range(len(patterns)):
+        rows.append(score(np.asarray(patterns[layer], dtype=np.float64)))
+        if report is not None:
+            report((layer + 1) / len(patterns))
+    return {role: np.stack([row[role] for row in rows]) for role in rows[0]}

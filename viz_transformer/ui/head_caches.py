@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-import viz_transformer as vt
 from viz_transformer.analysis import effects
-from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.ui.caches import model
 from viz_transformer.ui.jobs import BoundedStore
 
@@ -33,22 +30,26 @@ def ablated_store() -> BoundedStore:
     return BoundedStore(64)
 
 
-@st.cache_data(max_entries=32, show_spinner="Scoring head roles…")
-def head_roles(name: str, text: str, kind: AttentionKind) -> dict[str, np.ndarray]:
-    """Role scores per head (``analysis.roles.ROLES``)."""
-    return vt.head_roles(model(name), kind, text)
+@st.cache_resource(show_spinner=False)
+def roles_store() -> BoundedStore:
+    """Role scores per head (``analysis.roles.ROLES``, five small grids) keyed by ("roles",
+    model, text, kind), shared by every session; bounded, the first computation a stoppable job
+    (``ui.jobs``), as the stores below."""
+    return BoundedStore(32)
 
 
-@st.cache_data(max_entries=32, show_spinner="Patching every head…")
-def patch_heads(name: str, clean: str, corrupted: str, kind: AttentionKind) -> np.ndarray:
-    """Fraction of the logit difference each head restores, ``[layers, heads]``."""
-    return vt.patch_heads(model(name), clean, corrupted, kind)
+@st.cache_resource(show_spinner=False)
+def patching_store() -> BoundedStore:
+    """Fractions restored per head, ``[layers, heads]``, keyed by ("patch", model, clean,
+    corrupted, kind)."""
+    return BoundedStore(32)
 
 
-@st.cache_data(max_entries=32, show_spinner="Reading every decoder layer…")
-def logit_lens(name: str, text: str) -> vt.Lens:
-    """Top next token after every decoder layer at every position."""
-    return vt.logit_lens(model(name), text)
+@st.cache_resource(show_spinner=False)
+def lens_store() -> BoundedStore:
+    """Logit lenses (``vt.Lens``: a top token and its probability per layer and position, at most
+    ``HEADS_MAX_TOKENS`` source tokens and their output) keyed by ("lens", model, text)."""
+    return BoundedStore(32)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
