@@ -225,7 +225,8 @@ def test_ablated_output_stop_stops_the_decode_within_2_s(server, browser):
     """Point 4 for the other long job of What heads do, the output with a head ablated (smollm2,
     the same capped input, a head and mode no other test computes): a percentage and time left
     while it decodes; the page's Stop, then the toolbar's, leave the server idle within 2 s, and
-    importance, stopped before it, stays stopped."""
+    importance, stopped before it, stays stopped. Head roles and the logit lens, which run
+    next, each stop within 2 s of the page's Stop too."""
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
     page.set_default_timeout(180_000)
@@ -249,6 +250,13 @@ def test_ablated_output_stop_stops_the_decode_within_2_s(server, browser):
         page.wait_for_function(running)
         page.locator(".st-key-ablate_one_stop button").dispatch_event("click")
         page.get_by_text("Ablated output stopped").wait_for(timeout=2000)
+        for job, label, said in (
+            ("roles", "Scoring head roles", "Head roles stopped"),
+            ("lens", "Reading every decoder layer", "Logit lens stopped"),
+        ):
+            page.wait_for_function(f"() => /{label}.* \\d+%/.test(document.body.innerText)")
+            page.locator(f".st-key-{job}_stop button").dispatch_event("click")
+            page.get_by_text(said).wait_for(timeout=2000)
         page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
         _idle(pid)
         assert page.get_by_text("Importance stopped").count() == 1
