@@ -41,3 +41,5 @@ try:
     page.run()
 finally:
     skeleton.empty()
+    # a Stop holds the page's long jobs for the one run it started (ui/jobs.py HOLD_KEY)
+    st.session_state.pop("_jobs_hold", None)

@@ -118,6 +118,38 @@ def test_stopped_roles_patching_and_lens_show_no_stale_result_until_asked_again(
     assert not app.exception and not app.error
 
 
+def test_a_stop_holds_the_pages_other_long_jobs_for_its_run(open_page, figures):
+    """A Stop means quiet: in the run it starts, the page's jobs not computed yet (here the
+    one-head ablated output) wait for their button instead of starting; app.py ends the hold
+    with that run, so the next interaction computes as usual."""
+    from viz_transformer.ui.jobs import HOLD_KEY, STOP_KEY
+
+    app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "cross"})
+    text = "king ship happy red"  # a sentence no other test computes (the stores are shared)
+    app.session_state[STOP_KEY] = (("paper-reverse", text, "cross", "zero"),)
+    app.session_state[HOLD_KEY] = True  # what the Stop button's callback sets
+    app.text_area(key="sentence").set_value(text)
+    app.selectbox(key="heads_head").set_value(2).run()
+    said = [i.value for i in app.info]
+    assert any("Importance stopped" in i for i in said)
+    assert any("Not started: you pressed Stop" in i for i in said)
+    assert not any("head(s) ablated" in m.value for m in app.markdown)
+    app.button(key="ablate_one_go").click().run()
+    assert HOLD_KEY not in app.session_state
+    assert any("With 1 head(s) ablated" in m.value for m in app.markdown)
+    assert not any("Not started" in i.value for i in app.info)
+    assert not app.exception and not app.error
+
+
+def test_the_app_ends_a_stops_hold_with_the_run_it_started(open_page):
+    from viz_transformer.ui.jobs import HOLD_KEY
+
+    app = open_page("app.py")
+    app.session_state[HOLD_KEY] = True
+    app.run()
+    assert HOLD_KEY not in app.session_state and not app.exception
+
+
 def test_head_widgets_round_trip_through_the_url(open_page):
     params = {"heads_kind": "cross", "heads_mode": "mean", "heads_layer": "1", "heads_head": "3"}
     app = open_page(PAGE, model="paper-reverse", params=params)

@@ -139,7 +139,9 @@ def test_watch_it_learn_reads_at_1024_and_holds_still(screen):
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3")
     page.wait_for_timeout(1000)
     assert page.evaluate(FIT) == []
-    page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
+    # in one step: a redraw replaces the chart elements, so a located one may be detached before
+    # Playwright's own scroll finds it stable
+    page.evaluate("document.querySelector('[data-testid=\"stPlotlyChart\"]').scrollIntoView()")
     page.evaluate(RECORD)
     redrawn = f"new Set(window.frames_seen.filter({TRAINING}).map(f => f[0])).size >= 5"
     page.wait_for_function(f"() => {redrawn}", timeout=60_000)  # each writes the seconds so far
@@ -224,9 +226,10 @@ def test_importance_stop_stops_the_work_within_2_s(screen):
 def test_ablated_output_stop_stops_the_decode_within_2_s(server, browser):
     """Point 4 for the other long job of What heads do, the output with a head ablated (smollm2,
     the same capped input, a head and mode no other test computes): a percentage and time left
-    while it decodes; the page's Stop, then the toolbar's, leave the server idle within 2 s, and
-    importance, stopped before it, stays stopped. Head roles and the logit lens, which run
-    next, each stop within 2 s of the page's Stop too."""
+    while it decodes; importance's Stop leaves it waiting for its button (a Stop means quiet);
+    its own Stop, then the toolbar's, leave the server idle within 2 s, and importance, stopped
+    before it, stays stopped. Head roles and the logit lens, started by their buttons, each stop
+    within 2 s of the page's Stop too."""
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
     page.set_default_timeout(180_000)
@@ -247,6 +250,11 @@ def test_ablated_output_stop_stops_the_decode_within_2_s(server, browser):
         page.wait_for_function("() => /Ablating every head.* \\d+%/.test(document.body.innerText)")
         page.locator(".st-key-heads_stop button").dispatch_event("click")  # importance first
         page.get_by_text("Importance stopped").wait_for()
+        # a Stop holds the page's other long jobs for the run it starts: each waits for its button
+        page.get_by_text("Not started: you pressed Stop").first.wait_for()
+        page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+        _idle(pid)
+        page.locator(".st-key-ablate_one_go button").dispatch_event("click")
         page.wait_for_function(running)
         page.locator(".st-key-ablate_one_stop button").dispatch_event("click")
         page.get_by_text("Ablated output stopped").wait_for(timeout=2000)
@@ -254,6 +262,7 @@ def test_ablated_output_stop_stops_the_decode_within_2_s(server, browser):
             ("roles", "Scoring head roles", "Head roles stopped"),
             ("lens", "Reading every decoder layer", "Logit lens stopped"),
         ):
+            page.locator(f".st-key-{job}_go button").dispatch_event("click")  # held by the Stop
             page.wait_for_function(f"() => /{label}.* \\d+%/.test(document.body.innerText)")
             page.locator(f".st-key-{job}_stop button").dispatch_event("click")
             page.get_by_text(said).wait_for(timeout=2000)

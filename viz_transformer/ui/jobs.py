@@ -15,6 +15,9 @@ from viz_transformer.ui import widgets
 T = TypeVar("T")
 STOP_KEY = "_jobs_stopped"  # the keys of the jobs this session stopped, the latest last
 KEPT = 16  # stopped jobs a session remembers
+# set by a Stop, for the one run it starts: the page's other long jobs wait for a click instead
+# of starting (a Stop means "quiet now"); app.py removes it when that run ends
+HOLD_KEY = "_jobs_hold"
 
 
 class BoundedStore(dict):
@@ -42,6 +45,11 @@ def _stop(key: Hashable) -> None:
     # several jobs on a page (importance, then ablated outputs): stopping one must not restart
     # another that was stopped before
     st.session_state[STOP_KEY] = (*[k for k in _stopped() if k != key][1 - KEPT :], key)
+    st.session_state[HOLD_KEY] = True
+
+
+def _release() -> None:
+    st.session_state.pop(HOLD_KEY, None)
 
 
 def _resume(key: Hashable) -> None:
@@ -78,10 +86,15 @@ def stoppable(
     again).
 
     Pressing Stop reruns the page (Streamlit interrupts the running job at its next progress
-    update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again."""
+    update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again, nor any
+    other job it has not computed yet (``HOLD_KEY``): each waits for its button."""
     if key not in store and key in _stopped():
         st.info(job.stopped)
         st.button(job.resume, key=f"{job.key}_resume", on_click=_resume, args=(key,))
+        return None
+    if key not in store and st.session_state.get(HOLD_KEY):
+        st.info("Not started: you pressed Stop. Start it when you want it.")
+        st.button(job.resume, key=f"{job.key}_go", on_click=_release)  # its run starts it
         return None
     if key not in store:
         stop = st.empty()
