@@ -116,6 +116,11 @@ RECORD = """() => {
   };
   requestAnimationFrame(tick);
 }"""
+SCROLL_TO_CHART = """() => {
+  const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+  if (chart) chart.scrollIntoView();
+  return chart !== null;
+}"""
 # the frames drawn while it trains, with every chart (each run's two maps and the curves)
 TRAINING = "f => f[0].startsWith('Training') && f[1].length === 5"
 
@@ -139,15 +144,17 @@ def test_watch_it_learn_reads_at_1024_and_holds_still(screen):
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3")
     page.wait_for_timeout(1000)
     assert page.evaluate(FIT) == []
-    # in one step: a redraw replaces the chart elements, so a located one may be detached before
-    # Playwright's own scroll finds it stable
-    page.evaluate("document.querySelector('[data-testid=\"stPlotlyChart\"]').scrollIntoView()")
-    page.evaluate(RECORD)
-    redrawn = f"new Set(window.frames_seen.filter({TRAINING}).map(f => f[0])).size >= 5"
-    page.wait_for_function(f"() => {redrawn}", timeout=60_000)  # each writes the seconds so far
-    seen = page.evaluate(f"() => window.frames_seen.filter({TRAINING}).map(f => f[1])")
-    page.locator(".st-key-live_stop button").click()
-    page.get_by_text("Stopped: reverse").wait_for()
+    try:
+        # found and scrolled in one step: a redraw replaces the chart elements, so one located
+        # before may be detached (or none there) when Playwright's own scroll gets to it
+        page.wait_for_function(SCROLL_TO_CHART)
+        page.evaluate(RECORD)
+        redrawn = f"new Set(window.frames_seen.filter({TRAINING}).map(f => f[0])).size >= 5"
+        page.wait_for_function(f"() => {redrawn}", timeout=60_000)  # each writes its seconds
+        seen = page.evaluate(f"() => window.frames_seen.filter({TRAINING}).map(f => f[1])")
+    finally:  # a run left going would keep the shared server busy for the tests after this one
+        page.locator(".st-key-live_stop button").dispatch_event("click")
+        page.get_by_text("Stopped: reverse").wait_for()
     moved = [max(tops[i] for tops in seen) - min(tops[i] for tops in seen) for i in range(5)]
     assert max(moved) < 4, moved
 
