@@ -19,7 +19,8 @@ from viz_transformer.analysis.ablation import (
     check_mode,
 )
 from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.heads import Progress, head_importance, ticking
+from viz_transformer.analysis.heads import head_importance, ticking
+from viz_transformer.analysis.progress import Progress, decoding
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.text.checks import check_text
@@ -94,65 +95,31 @@ def ablated_output(
     Args:
         model: a model with an output; text: the input; heads: ``(kind, layer, head)``.
         ablation: ``"zero"`` or ``"mean"``, as ``vt.trace``.
-        progress: called with the fraction done after each greedy step and each whole pass,
-            and from inside the model's layers at most every ``heads.TICK_S`` s; what it raises
-            (a page's Stop) ends the work there, leaving the model without hooks.
+        progress: called with the fraction done after each greedy step and each whole pass
+            (``analysis.progress``: the two decodes take most of the bar), and from inside the
+            model's layers at most every ``heads.TICK_S`` s; what it raises (a page's Stop)
+            ends the work there, leaving the model without hooks.
 
     Raises:
         ValueError: a model without output, bad text, mode or heads.
     """
     text, mode = check_text(text), check_mode(ablation)
     checked = _checked(model, heads)
-    # a decoder-only model's trace reads the next token in its one pass: no second decode
-    units = _Units(3 + (mode == "mean"), echo=model.spec.encoder_decoder)
-    with ticking(model, progress) as units.report, model.stepping(units.step):
-        out_ids = model.reference_ids(text)
-        units.mark(decoded=True)
-        fns = ablation_hooks(model, text, checked, mode, None, out_ids)
-        units.mark(passes=int(mode == "mean"))
+    with ticking(model, progress) as report:
+        say = report or (lambda _fraction: None)
+        with decoding(model, report, 0.0, 0.35):  # the decodes are most of the time
+            out_ids = model.reference_ids(text)
+        fns = ablation_hooks(model, text, checked, mode, None, out_ids)  # "mean": one pass
+        say(0.45)
         with model.hooked(fns):
-            output = model.trace(text).validate().output_text
-            units.mark(decoded=True, passes=1)
+            with decoding(model, report, 0.45, 0.8):
+                output = model.trace(text).validate().output_text
             ablated = _logprobs(model, text, out_ids)
-            units.mark(passes=1)
+            say(0.9)
         normal = _logprobs(model, text, out_ids)
-        units.mark(passes=1)
+        say(1.0)
     fns.check()
     return AblatedOutput(output, _effect(model, out_ids, normal, ablated))
-
-
-class _Units:
-    """Progress as units done over units expected, one unit per greedy step or whole pass: the
-    normal decode (at most ``max_new`` steps until it ends), ``passes`` passes, and the ablated
-    decode, expected as long as the normal one when ``echo``, longer when it runs on."""
-
-    def __init__(self, passes: int, echo: bool) -> None:
-        self.report: Progress | None = None  # where the fractions go; set by the caller
-        self.passes, self.echo = passes, echo
-        self.ended = self.passed = self.max_new = 0  # decodes ended, passes run
-        self.steps = [0, 0]  # steps of the normal decode, then of the ablated one
-
-    def step(self, steps: int, max_new: int) -> None:
-        """``LoadedModel.stepping``'s callback."""
-        self.steps[min(self.ended, 1)] = steps
-        self.max_new = max_new if self.ended == 0 else self.max_new
-        self._say()
-
-    def mark(self, decoded: bool = False, passes: int = 0) -> None:
-        """The running decode ended (when ``decoded``) and ``passes`` passes after it."""
-        self.ended += decoded
-        self.passed += passes
-        self._say()
-
-    def _say(self) -> None:
-        if self.report is None:
-            return
-        normal, ablated = self.steps
-        expected = normal if self.ended else max(normal, self.max_new)
-        if self.echo and self.ended < 2:
-            ablated = max(ablated, expected)
-        done = sum(self.steps) + self.passed
-        self.report(min(1.0, done / max(1, expected + ablated + self.passes)))
 
 
 def _checked(model: LoadedModel, heads: Sequence[Head]) -> list[Head]:
