@@ -10,8 +10,9 @@ import viz_transformer as vt
 from viz_transformer.models.registry import nearest_model
 from viz_transformer.text.language import guess_language, split_sentences, stops_early
 from viz_transformer.text.spm import CONTINUES, unknown_characters
-from viz_transformer.ui import caches, callbacks, choice, widgets
+from viz_transformer.ui import caches, choice, widgets
 from viz_transformer.ui.state import TEXT_KEY
+from viz_transformer.ui.switch import switch_button
 
 PART_KEY = "sentence_part"  # the picker of one sentence of a paragraph (shared in links)
 PARAGRAPH_KEY = "_paragraph"  # the last paragraph a sentence may have been picked from
@@ -96,8 +97,7 @@ def language_check(name: str, text: str) -> None:
         st.warning(message)
         return
     st.warning(f"{message} **{other}** reads {NAMES.get(guess, guess)}.")
-    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=callbacks.switch_model,
-              args=(other,), key=f"switch-language-{other}")  # fmt: skip
+    switch_button(other, "language")
 
 
 def token_notes(name: str, text: str) -> None:

@@ -22,6 +22,12 @@ def offer_switch(message: str, name: str, wanted: Callable[[vt.ModelSpec], bool]
         st.info(message)
         return
     st.info(f"{message} Nearest model with {what}: **{other}**.")
+    switch_button(other, what)
+
+
+def switch_button(other: str, what: str) -> None:
+    """A button that makes ``other`` the sidebar's model (the sentence kept when ``other`` can
+    read it); ``what`` it is offered for names the widget."""
     st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=callbacks.switch_model,
               args=(other,), key=f"switch-{what}-{other}")  # fmt: skip
 
