@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -90,3 +90,14 @@ def browser() -> Iterator[Browser]:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh browser context (a new session) per test, 1400x1000; a module that needs another
+    screen or one page for all its tests defines its own ``page``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(120_000)
+    yield pg
+    context.close()

@@ -3,21 +3,11 @@ picks that head (the view's URL follows), and the default pair draws its heatmap
 
 from __future__ import annotations
 
-import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 from viz_transformer import settings
 from viz_transformer.training.checkpoints import new_run_folder
 from viz_transformer.training.live.train import train_live
-
-
-@pytest.fixture
-def page(browser: Browser) -> Page:
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    yield page
-    context.close()
 
 
 def _drawn(page: Page) -> None:

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
 
 import viz_transformer as vt
 from viz_transformer.analysis.sampling import Sampling, sample_steps
@@ -42,16 +42,6 @@ def llm_server(smollm2_model, serve_app) -> Iterator[str]:
     assert smollm2.is_converted()  # the fixture's cache: the server must not convert again
     with serve_app("test_llm", {"VT_CACHE_DIR": os.environ["VT_CACHE_DIR"]}) as url:
         yield url
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh browser context (a new session) per test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
-    pg.set_default_timeout(90_000)
-    yield pg
-    context.close()
 
 
 def _settle(page: Page) -> None:
