@@ -41,7 +41,7 @@ def main() -> None:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
     import viz_transformer as vt
-    from viz_transformer.training.en_pt.corpus import teacher_translate
+    from viz_transformer.training.en_pt.bitext import teacher_translate
     from viz_transformer.training.en_pt.distill import OUT_DIR, load_shipped, translate
 
     folder = args.model_dir or OUT_DIR

@@ -10,7 +10,7 @@ import streamlit as st
 
 import viz_transformer as vt
 from pages.sections import heads_across_corpus as corpus_view
-from viz_transformer.analysis.corpus import cache_folder
+from viz_transformer.analysis.corpus.api import cache_folder
 from viz_transformer.ui import caches, corpus_jobs, sidebar, widgets
 
 WAS_RUNNING = "_corpus_was_running"

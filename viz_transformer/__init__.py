@@ -12,8 +12,8 @@ Public API::
 
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.comparison import Comparison, compare, drift
-from viz_transformer.analysis.corpus import corpus_stats, read_corpus_stats
-from viz_transformer.analysis.corpus_stats import head_summary
+from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
+from viz_transformer.analysis.corpus.stats import head_summary
 from viz_transformer.analysis.heads import head_importance, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.patching import patch_heads, patch_set

@@ -12,8 +12,8 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis import corpus_qk
-from viz_transformer.analysis.corpus_stats import STATS
+from viz_transformer.analysis.corpus import qk as corpus_qk
+from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.figures import corpus as figures
 from viz_transformer.figures.heads import head_grid
 from viz_transformer.records.kinds import KIND_SHORT, KIND_TITLES, AttentionKind

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from viz_transformer.analysis.corpus import cache_folder
+from viz_transformer.analysis.corpus.api import cache_folder
 from viz_transformer.models.registry import load_model
 from viz_transformer.text import corpora
 from viz_transformer.ui import corpus_jobs

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.corpus_stats import STATS, pattern_stats
+from viz_transformer.analysis.corpus.stats import STATS, pattern_stats
 from viz_transformer.cli.corpus import main
 from viz_transformer.models import paper_batch
 from viz_transformer.testing.paper import TINY_WORDS, tiny_paper_model

@@ -15,7 +15,7 @@ from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask
 from viz_transformer.text.spm import SentencePieceVocab
 from viz_transformer.training.en_pt import student_init as si
-from viz_transformer.training.en_pt.corpus import teacher_translate
+from viz_transformer.training.en_pt.bitext import teacher_translate
 from viz_transformer.training.en_pt.distill_kd import kd_train_step, teacher_log_probs
 from viz_transformer.training.steps import train_step
 

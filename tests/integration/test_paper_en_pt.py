@@ -16,7 +16,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import decode_steps
-from viz_transformer.training.en_pt.corpus import held_out, teacher_translate
+from viz_transformer.training.en_pt.bitext import held_out, teacher_translate
 from viz_transformer.training.en_pt.distill import OUT_DIR, scores, translate
 from viz_transformer.training.en_pt.everyday import EVERYDAY, score_everyday
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from viz_transformer.analysis.corpus_stats import CHUNK, STATS, head_summary, pattern_stats
-from viz_transformer.records.shards import Manifest, ShardStore
+from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
+from viz_transformer.analysis.corpus.stats import CHUNK, STATS, head_summary, pattern_stats
 
 
 def reference(P: np.ndarray) -> list[float]:

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from viz_transformer.analysis.corpus import compute
-from viz_transformer.records.shards import ShardStore
+from viz_transformer.analysis.corpus.api import compute
+from viz_transformer.analysis.corpus.shards import ShardStore
 from viz_transformer.text.uploads import read_lines
 
 BAR = 30  # characters of the progress bar

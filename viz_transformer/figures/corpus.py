@@ -1,5 +1,5 @@
 """Figures of heads across a corpus: one head's statistic over the sentences, and the joint
-query/key scatter of one head (``analysis.corpus_qk``), from arrays and tables only."""
+query/key scatter of one head (``analysis.corpus.qk``), from arrays and tables only."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Corpus statistics computed in the background for the app, one job per model and corpus.
 
-A job runs ``vt.corpus_stats``'s computation (``analysis.corpus.compute``) in a thread and
+A job runs ``vt.corpus_stats``'s computation (``analysis.corpus.api.compute``) in a thread and
 records its progress; every session that asks for the same folder (same model weights, same
 corpus) gets the same job, so two sessions computing one corpus compute it once and both watch
 it. Stop sets the job's event: the thread ends after its batch and the shards written stay, so
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import viz_transformer as vt
-from viz_transformer.analysis.corpus import compute
+from viz_transformer.analysis.corpus.api import compute
 from viz_transformer.ui import jobs
 
 BATCH = 64  # sentences run at once: the fastest measured on paper-en-pt (bench/bench_corpus.py)

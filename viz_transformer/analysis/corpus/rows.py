@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from viz_transformer.analysis.corpus_stats import batch_rows, empty_rows, sort_rows
+from viz_transformer.analysis.corpus.stats import batch_rows, empty_rows, sort_rows
 from viz_transformer.models.base import LoadedModel
 
 

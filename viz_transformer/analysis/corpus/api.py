@@ -1,8 +1,8 @@
 """``vt.corpus_stats``: head statistics over a corpus, batched, stored in resumable shards.
 
 The engine only decides where batches run: ``"local"`` here, one batch after another; ``"ray"``
-on a Ray cluster (``analysis.corpus_ray``). Both call ``shard_rows``, the same function, and write
-the same shards (``records.shards``); the statistics are ``analysis.corpus_stats``'s.
+on a Ray cluster (``ray_engine``). Both call ``shard_rows``, the same function, and write the same
+shards (``analysis.corpus.shards``); the statistics are ``analysis.corpus.stats``'s.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from viz_transformer.analysis.corpus_rows import shard_rows
-from viz_transformer.analysis.corpus_stats import empty_rows, sort_rows
+from viz_transformer.analysis.corpus.rows import shard_rows
+from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
+from viz_transformer.analysis.corpus.stats import empty_rows, sort_rows
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
-from viz_transformer.records.shards import Manifest, ShardStore
 from viz_transformer.settings import cache_root
 
 Engine = Literal["local", "ray"]
@@ -93,7 +93,7 @@ def corpus_stats(
     shard_size: int = SHARD_SIZE,
     stop: threading.Event | None = None,
 ) -> pd.DataFrame:
-    """Every head's statistics on every sentence (definitions: ``analysis.corpus_stats``).
+    """Every head's statistics on every sentence (definitions: ``analysis.corpus.stats``).
 
     The table is written under ``out`` as Parquet shards with a manifest (model name, weights
     hash, corpus hash, shard size, versions). Shards already there are kept: a run killed at
@@ -190,7 +190,7 @@ class _Stopped(Exception):
 
 
 def _run_ray(*args: object) -> None:
-    from viz_transformer.analysis.corpus_ray import run_ray
+    from viz_transformer.analysis.corpus.ray_engine import run_ray
 
     run_ray(*args)  # type: ignore[arg-type]
 

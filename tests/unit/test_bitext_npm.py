@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from viz_transformer.training.en_pt import corpus_npm
-from viz_transformer.training.en_pt.corpus_npm import (
+from viz_transformer.training.en_pt import bitext_npm
+from viz_transformer.training.en_pt.bitext_npm import (
     brown_sentences,
     detokenise,
     fetch,
@@ -83,13 +83,13 @@ def test_nlp_corpus_reads_every_build_in_numeric_order(tmp_path: Path):
 
 
 def test_fetch_reuses_an_unpacked_package_without_calling_npm(tmp_path: Path, monkeypatch):
-    root = tmp_path / corpus_npm.BROWN / "package"
+    root = tmp_path / bitext_npm.BROWN / "package"
     root.mkdir(parents=True)
-    monkeypatch.setattr(corpus_npm.subprocess, "run", lambda *a, **k: pytest.fail("npm ran"))
-    assert fetch(corpus_npm.BROWN, tmp_path) == root
+    monkeypatch.setattr(bitext_npm.subprocess, "run", lambda *a, **k: pytest.fail("npm ran"))
+    assert fetch(bitext_npm.BROWN, tmp_path) == root
 
 
 def test_fetch_says_how_to_get_npm_when_it_is_missing(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(corpus_npm.shutil, "which", lambda name: None)
+    monkeypatch.setattr(bitext_npm.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="apt-get install -y npm"):
-        fetch(corpus_npm.NLP_CORPUS, tmp_path)
+        fetch(bitext_npm.NLP_CORPUS, tmp_path)

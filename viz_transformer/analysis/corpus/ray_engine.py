@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from viz_transformer.analysis.corpus_rows import shard_rows
+from viz_transformer.analysis.corpus.rows import shard_rows
+from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import available_models, model_info
-from viz_transformer.records.shards import Manifest, ShardStore
 
 
 class ShardWorker:
