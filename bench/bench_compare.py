@@ -25,8 +25,9 @@ import torch
 
 import viz_transformer as vt
 from bench.common import ROOT, table, verdict, write_section
-from viz_transformer.analysis import comparison
-from viz_transformer.analysis.compare import head_distances
+from viz_transformer.analysis.comparison.distances import head_distances
+from viz_transformer.analysis.comparison.model_pair import paired_traces
+from viz_transformer.analysis.comparison.tracing import patterns
 from viz_transformer.training.en_pt.everyday import EVERYDAY
 
 A, B = "paper-en-pt", "bergamot-en-pt"
@@ -56,8 +57,8 @@ def library_rows(runs: int) -> tuple[list[list[object]], str]:
     rows, total, results = [], 0.0, {}
     for kind in ("encoder", "cross"):
         seconds, results[kind] = timed(lambda k=kind: vt.compare(a, b, EVERYDAY, k), runs)
-        tr_s, (ta, tb) = timed(lambda k=kind: comparison.paired_traces(a, b, EVERYDAY, k), runs)
-        pa, pb = comparison.patterns(ta, kind), comparison.patterns(tb, kind)
+        tr_s, (ta, tb) = timed(lambda k=kind: paired_traces(a, b, EVERYDAY, k), runs)
+        pa, pb = patterns(ta, kind), patterns(tb, kind)
         js_s, _ = timed(lambda pa=pa, pb=pb: head_distances(pa, pb), runs)
         shape = "x".join(map(str, results[kind].distance.shape))
         rows.append(

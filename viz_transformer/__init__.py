@@ -11,7 +11,8 @@ Public API::
 """
 
 from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.comparison import Comparison, compare, drift
+from viz_transformer.analysis.comparison.drift import drift
+from viz_transformer.analysis.comparison.model_pair import Comparison, compare
 from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
 from viz_transformer.analysis.corpus.stats import head_summary
 from viz_transformer.analysis.heads import head_importance, value_weighted

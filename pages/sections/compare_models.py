@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis.compare import HeadMatch
+from viz_transformer.analysis.comparison.distances import HeadMatch
 from viz_transformer.figures import compare as figures
 from viz_transformer.models.checkpoints import CheckpointRun, checkpoint_runs
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
@@ -151,7 +151,8 @@ def drift_view(runs: list[CheckpointRun]) -> None:
     if not lines:
         st.info("Type at least one sentence the run's task can read.")
         st.stop()
-    drift, traces = widgets.or_stop(compare_caches.drift, run.names, lines, kind)
+    result = widgets.or_stop(compare_caches.drift, run.names, lines, kind)
+    drift, traces = result.distance, result.traces
     _, n_layers, n_heads = drift.shape
     state.clamp_state(cmp_head=n_layers * n_heads, cmp_sentence=len(lines))
     fig = figures.drift_figure(drift, run.steps, st.session_state.get("cmp_head"))

@@ -13,6 +13,7 @@ import torch
 from scipy.spatial.distance import jensenshannon
 
 import viz_transformer as vt
+from viz_transformer.analysis.comparison.drift import checkpoint_drift
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.networks.paper import MultiHeadAttention
 from viz_transformer.training.en_pt.everyday import EVERYDAY
@@ -125,3 +126,23 @@ def test_drift_is_zero_at_the_last_checkpoint(reverse) -> None:
     drift = vt.drift([twin, reverse, reverse], REVERSE[:2], kind="cross")
     assert drift.shape == (3, 2, 4)
     assert np.all(drift[1:] == 0.0) and drift[0].max() > 0.01
+
+
+def test_checkpoint_drift_is_the_definition_on_its_own_traces(reverse) -> None:
+    twin, _ = permuted_copy(reverse, seed=2)
+    result = checkpoint_drift([twin, reverse], REVERSE[:2], kind="cross")
+    assert len(result.traces) == 2 and all(len(t) == 2 for t in result.traces)
+    last = [np.asarray(tr.get("cross"), np.float64) for tr in result.traces[-1]]
+    for c, traces in enumerate(result.traces):
+        mine = [np.asarray(tr.get("cross"), np.float64) for tr in traces]
+        for layer, head in np.ndindex(result.distance.shape[1:]):
+            rows = [
+                jensenshannon(x[layer, head, r], y[layer, head, r], base=2)
+                for x, y in zip(mine, last, strict=True)
+                for r in range(x.shape[2])
+            ]
+            assert result.distance[c, layer, head] == pytest.approx(np.mean(rows), abs=1e-6)
+    assert result.distance[0].max() > 0.01
+    np.testing.assert_array_equal(
+        vt.drift([twin, reverse], REVERSE[:2], kind="cross"), result.distance
+    )

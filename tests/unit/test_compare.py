@@ -1,5 +1,5 @@
 """Jensen-Shannon distances, Hungarian matching and drift as pure functions of arrays
-(``analysis.compare``), checked against the definition and scipy."""
+(``analysis.comparison.distances``), checked against the definition and scipy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from viz_transformer.analysis.compare import (
+from viz_transformer.analysis.comparison.distances import (
     drift_from_patterns,
     head_distances,
     js_distance,

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz_transformer.analysis.compare import Head, HeadMatch
+from viz_transformer.analysis.comparison.distances import Head, HeadMatch
 from viz_transformer.figures.common import COLORSCALE, labels
 from viz_transformer.figures.heatmap import label_axes, weight_trace
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind

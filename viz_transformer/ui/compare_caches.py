@@ -3,12 +3,10 @@ names, sentences and kind, shared by every session and never changed."""
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis import comparison
-from viz_transformer.analysis.compare import drift_from_patterns
+from viz_transformer.analysis.comparison.drift import Drift, checkpoint_drift
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.ui.caches import model
 
@@ -20,10 +18,7 @@ def compare(a: str, b: str, sentences: tuple[str, ...], kind: AttentionKind) -> 
 
 
 @st.cache_resource(max_entries=8, show_spinner="Following every head over the checkpoints…")
-def drift(
-    names: tuple[str, ...], sentences: tuple[str, ...], kind: AttentionKind
-) -> tuple[np.ndarray, list[tuple[vt.Trace, ...]]]:
-    """``vt.drift`` of a run's checkpoints, with the traces behind it (per checkpoint, per
-    sentence) so a head can be shown at each checkpoint."""
-    traces = comparison.checkpoint_traces([model(n) for n in names], sentences, kind)
-    return drift_from_patterns([comparison.patterns(t, kind) for t in traces]), traces
+def drift(names: tuple[str, ...], sentences: tuple[str, ...], kind: AttentionKind) -> Drift:
+    """``checkpoint_drift`` of a run's checkpoints by name (``vt.drift`` with the traces behind
+    it, so a head can be shown at each checkpoint)."""
+    return checkpoint_drift([model(n) for n in names], sentences, kind)
