@@ -11,7 +11,7 @@ import viz_transformer as vt
 from viz_transformer.analysis.comparison.distances import HeadMatch
 from viz_transformer.figures import compare as figures
 from viz_transformer.models.checkpoints import CheckpointRun, checkpoint_runs
-from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind, head_label
 from viz_transformer.settings import CHECKPOINTS_DIR
 from viz_transformer.training.en_pt.everyday import EVERYDAY
 from viz_transformer.ui import caches, compare_caches, state, widgets
@@ -96,8 +96,8 @@ def two_models(result: vt.Comparison) -> None:
     ranked = sorted(result.matching, key=lambda m: m.distance)
     table = pd.DataFrame(
         {
-            "A head": [figures.head_label(m.a) for m in ranked],
-            "B head": [figures.head_label(m.b) for m in ranked],
+            "A head": [head_label(m.a) for m in ranked],
+            "B head": [head_label(m.b) for m in ranked],
             "JS distance": [round(m.distance, 5) for m in ranked],
             "reads as": [verdict(m) for m in ranked],
         }
@@ -110,8 +110,7 @@ def two_models(result: vt.Comparison) -> None:
         range(len(ranked)),
         key="cmp_pair",
         format_func=lambda i: (
-            f"A {figures.head_label(ranked[i].a)} ↔ B "
-            f"{figures.head_label(ranked[i].b)} ({ranked[i].distance:.4f})"
+            f"A {head_label(ranked[i].a)} ↔ B {head_label(ranked[i].b)} ({ranked[i].distance:.4f})"
         ),
     )
     i = right.selectbox(
@@ -131,11 +130,13 @@ def two_models(result: vt.Comparison) -> None:
     widgets.downloads(f"compare-{result.kind}", {"distance": result.distance}, meta)
 
 
-def pick_head(n_heads: int) -> None:
-    """Callback of the drift chart: the clicked line's head becomes the chosen head."""
+def pick_head(n_lines: int) -> None:
+    """Callback of the drift chart: the clicked line's head becomes the chosen head. The chart
+    draws one line per head of every layer (``n_lines`` = layers * heads), line i for the flat
+    head i = layer * heads + head, the index the head picker uses."""
     points = st.session_state["cmp_drift_chart"].selection.get("points", [])
     if points:
-        st.session_state["cmp_head"] = int(points[0]["curve_number"]) % n_heads
+        st.session_state["cmp_head"] = int(points[0]["curve_number"]) % n_lines
 
 
 def drift_view(runs: list[CheckpointRun]) -> None:
@@ -164,7 +165,7 @@ def drift_view(runs: list[CheckpointRun]) -> None:
         "Head",
         range(n_layers * n_heads),
         key="cmp_head",
-        format_func=lambda f: figures.head_label(divmod(f, n_heads)),
+        format_func=lambda f: head_label(divmod(f, n_heads)),
     )
     i = right.selectbox(
         "Sentence", range(len(lines)), key="cmp_sentence", format_func=lambda j: lines[j]

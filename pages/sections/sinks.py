@@ -8,7 +8,7 @@ import streamlit as st
 from viz_transformer.analysis.sinks import RENORMALISED, top_sinks
 from viz_transformer.figures import sinks as sink_figs
 from viz_transformer.records.export import trace_meta
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.kinds import AttentionKind, head_label
 from viz_transformer.records.trace import Trace
 from viz_transformer.ui import caches, widgets
 
@@ -56,7 +56,7 @@ def section(name: str, text: str, trace: Trace, kind: AttentionKind, layer: int,
         return
     first = trace.tokens_for(kind)[1][0]
     widgets.chart(sink_figs.sink_map_figure(mass, kind, first, kv_of), f"{kind}-sinks")
-    tops = ", ".join(f"L{la} H{h} {m:.2f}" for la, h, m in top_sinks(mass))
+    tops = ", ".join(f"{head_label((la, h))} {m:.2f}" for la, h, m in top_sinks(mass))
     st.caption(f"Largest: {tops}. A uniform head would give about {1 / n_keys:.2f}.")
     meta = {**trace_meta(trace), "kind": kind}
     widgets.downloads(f"sinks-{kind}", {f"{kind}_first_token_mass": mass}, meta)

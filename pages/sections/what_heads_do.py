@@ -13,14 +13,14 @@ import viz_transformer as vt
 from viz_transformer.analysis import effects
 from viz_transformer.analysis.roles import ROLES as ROLE_TEXTS
 from viz_transformer.figures import heads as figures
-from viz_transformer.records.kinds import KIND_SHORT, AttentionKind
+from viz_transformer.records.kinds import (
+    KIND_SHORT,
+    AttentionKind,
+    KindHead,
+    head_label,
+    parse_head_label,
+)
 from viz_transformer.ui import ablation_view, caches, head_caches, jobs, widgets
-
-
-def head_label(layer: int, head: int) -> str:
-    """``L1 H3``: how the page names a head (the set picker parses it back)."""
-    return f"L{layer} H{head}"
-
 
 IMPORTANCE = jobs.Job(
     "Ablating every head, one per batch row…",
@@ -86,7 +86,7 @@ ABLATED = jobs.Job(
 
 
 def compare_outputs(
-    name: str, text: str, heads: tuple[tuple[AttentionKind, int, int], ...], mode: str, where: str
+    name: str, text: str, heads: tuple[KindHead, ...], mode: str, where: str
 ) -> None:
     """The normal output beside the output with ``heads`` ablated (greedy decoding reruns, with
     a progress bar and a Stop button the first time; ``where`` names this place's widgets), and
@@ -124,11 +124,11 @@ def head_set(
     top = ablation_view.top_k(kind, scores)
     if top:
         compare_outputs(name, text, top, mode, "top")
-    options = [head_label(layer, h) for layer in range(shape[0]) for h in range(shape[1])]
+    options = [head_label((layer, h)) for layer in range(shape[0]) for h in range(shape[1])]
     chosen = st.multiselect("Or pick heads to ablate together", options, key="heads_set")
     if not chosen:
         return
-    heads = tuple((kind, *map(int, c[1:].split(" H"))) for c in chosen)
+    heads = tuple((kind, *parse_head_label(c)) for c in chosen)
     compare_outputs(name, text, heads, mode, "set")  # type: ignore[arg-type]
 
 

@@ -10,7 +10,12 @@ import pandas as pd
 import pytest
 
 from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
-from viz_transformer.analysis.corpus.stats import CHUNK, STATS, head_summary, pattern_stats
+from viz_transformer.analysis.corpus.stats import (
+    CHUNK_SENTENCES,
+    STATS,
+    head_summary,
+    pattern_stats,
+)
 
 
 def reference(P: np.ndarray) -> list[float]:
@@ -39,7 +44,7 @@ def softmax_rows(rng: np.random.Generator, q: int, k: int) -> np.ndarray:
 
 def test_batched_statistics_equal_the_definitions_whatever_the_padding_holds() -> None:
     rng = np.random.default_rng(0)
-    # q > k, q < k, a single row; more than CHUNK sentences, so two crops are computed apart
+    # q > k, q < k, a single row; more than CHUNK_SENTENCES sentences: two crops computed apart
     shapes = [(1, 1), (7, 3), (3, 9), (12, 12), (2, 1), (4, 4), (1, 5), (6, 2), (2, 2), (5, 7)]
     L, H, Q, K = 2, 3, 12, 12
     padded = rng.random((L, len(shapes), H, Q, K)).astype(np.float32) * 5  # garbage padding
@@ -49,7 +54,7 @@ def test_batched_statistics_equal_the_definitions_whatever_the_padding_holds() -
             for h in range(H):
                 pats[b, layer, h] = softmax_rows(rng, q, k).astype(np.float32)
                 padded[layer, b, h, :q, :k] = pats[b, layer, h]
-    assert len(shapes) > CHUNK
+    assert len(shapes) > CHUNK_SENTENCES
     q_lens = np.array([s[0] for s in shapes])
     k_lens = np.array([s[1] for s in shapes])
     got = pattern_stats(padded, q_lens, k_lens)

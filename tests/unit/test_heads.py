@@ -95,7 +95,11 @@ def test_empty_ablation_is_a_plain_trace_bit_for_bit(tiny, same_trace):
 def test_ablated_trace_runs_the_ablation_through_decoding(tiny):
     heads = [(k, i, h) for k in ("encoder", "cross") for i in range(2) for h in range(2)]
     plain, ablated = vt.trace(tiny, TEXT), vt.trace(tiny, TEXT, ablate=heads)
-    assert ablated.messages[-1].startswith("Heads ablated (zero)")
+    assert ablated.messages[-1] == (
+        "Heads ablated (zero): encoder self L0 H0, encoder self L0 H1, encoder self L1 H0, "
+        "encoder self L1 H1, cross attention L0 H0, cross attention L0 H1, cross attention "
+        "L1 H0, cross attention L1 H1."
+    )
     # with every encoder and cross head gone the decoder cannot see the source at all
     assert vt.trace(tiny, OTHER, ablate=heads).output_text == ablated.output_text
     assert not np.array_equal(plain.cross, ablated.cross)

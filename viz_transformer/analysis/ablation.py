@@ -1,4 +1,4 @@
-"""Head ablation through ``hook_z``: the chosen heads' outputs z (pattern @ v, before W^O) are
+"""KindHead ablation through ``hook_z``: the chosen heads' outputs z (pattern @ v, before W^O) are
 replaced by zeros or by their mean over the positions of the input, for one run or, batched, a
 different set of heads in each row of a batch.
 
@@ -14,10 +14,9 @@ from typing import Literal
 import torch
 
 from viz_transformer.models.base import HookFn, LoadedModel
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.kinds import AttentionKind, KindHead
 
 Ablation = Literal["zero", "mean"]
-Head = tuple[AttentionKind, int, int]  # (kind, layer, head)
 MODES = ("zero", "mean")
 
 
@@ -28,14 +27,14 @@ def check_mode(mode: str) -> Ablation:
     return mode  # type: ignore[return-value]
 
 
-def check_heads(model: LoadedModel, heads: Sequence[Head]) -> list[Head]:
+def check_heads(model: LoadedModel, heads: Sequence[KindHead]) -> list[KindHead]:
     """Each ``(kind, layer, head)`` checked against the model.
 
     Raises:
         ValueError: an entry that is not a triple, a kind the model lacks, a layer or head out
             of range; the message says what to write instead.
     """
-    checked: list[Head] = []
+    checked: list[KindHead] = []
     for item in heads:
         if not (isinstance(item, (tuple, list)) and len(item) == 3):
             raise ValueError(
@@ -156,7 +155,7 @@ def _replacer(
 def ablation_hooks(
     model: LoadedModel,
     text: str,
-    heads: Sequence[Head],
+    heads: Sequence[KindHead],
     mode: Ablation,
     target: str | None,
     out_ids: Sequence[int] | None = None,

@@ -12,13 +12,12 @@ from dataclasses import replace
 
 from viz_transformer.analysis.ablation import (
     Ablation,
-    Head,
     ablation_hooks,
     check_heads,
     check_mode,
 )
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.records.kinds import KIND_SHORT
+from viz_transformer.records.kinds import KindHead, kind_head_label
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.checks import check_text
 
@@ -29,7 +28,7 @@ def trace(
     model: LoadedModel,
     text: str,
     target: str | None = None,
-    ablate: Sequence[Head] | None = None,
+    ablate: Sequence[KindHead] | None = None,
     ablation: Ablation = "zero",
 ) -> Trace:
     """Run ``text`` through ``model`` and record every layer's and head's attention.
@@ -62,5 +61,5 @@ def trace(
     with model.hooked(fns):
         tr = model.trace(text, target).validate()
     fns.check()
-    named = ", ".join(f"{KIND_SHORT[k]} L{layer} H{head}" for k, layer, head in heads)
+    named = ", ".join(kind_head_label(h) for h in heads)
     return replace(tr, messages=(*tr.messages, f"Heads ablated ({mode}): {named}."))

@@ -13,7 +13,6 @@ import numpy as np
 
 from viz_transformer.analysis.ablation import (
     Ablation,
-    Head,
     ablation_hooks,
     check_heads,
     check_mode,
@@ -22,7 +21,7 @@ from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import head_importance, ticking
 from viz_transformer.analysis.progress import Progress, decoding
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.kinds import AttentionKind, Head, KindHead
 from viz_transformer.text.checks import check_text
 
 DEMO_FILE = "ablation_demo.json"  # in a model's weights folder, written by bench/ablation_demo.py
@@ -52,7 +51,7 @@ class TokenEffect:
 
 
 def token_effects(
-    model: LoadedModel, text: str, heads: Sequence[Head], ablation: Ablation = "zero"
+    model: LoadedModel, text: str, heads: Sequence[KindHead], ablation: Ablation = "zero"
 ) -> TokenEffect:
     """Log p of each token of the normal greedy output, normally and with ``heads`` ablated
     (zeroed or mean ``hook_z``, as ``vt.trace(..., ablate=...)``): the effect of an ablation
@@ -84,7 +83,7 @@ class AblatedOutput:
 def ablated_output(
     model: LoadedModel,
     text: str,
-    heads: Sequence[Head],
+    heads: Sequence[KindHead],
     ablation: Ablation = "zero",
     progress: Progress | None = None,
 ) -> AblatedOutput:
@@ -122,7 +121,7 @@ def ablated_output(
     return AblatedOutput(output, _effect(model, out_ids, normal, ablated))
 
 
-def _checked(model: LoadedModel, heads: Sequence[Head]) -> list[Head]:
+def _checked(model: LoadedModel, heads: Sequence[KindHead]) -> list[KindHead]:
     if model.spec.encoder_only:
         raise ValueError(f"{model.name} produces no output, so an ablation changes none.")
     return check_heads(model, heads)
@@ -140,7 +139,7 @@ def _effect(
     return TokenEffect(tuple(tokens), normal, ablated)
 
 
-def top_heads(scores: np.ndarray, k: int, kind: AttentionKind) -> tuple[Head, ...]:
+def top_heads(scores: np.ndarray, k: int, kind: AttentionKind) -> tuple[KindHead, ...]:
     """The ``k`` heads of an importance map ``[layers, heads]`` with the largest scores (the
     output loses most without them), largest first."""
     order = np.argsort(-scores, axis=None, kind="stable")[: max(0, k)]
@@ -155,14 +154,14 @@ class Demo:
     model: str
     text: str
     kind: AttentionKind
-    heads: tuple[tuple[int, int], ...]
+    heads: tuple[Head, ...]
     mode: Ablation
     normal: str
     ablated: str
 
 
 def changes_output(
-    model: LoadedModel, text: str, heads: Sequence[Head], mode: Ablation
+    model: LoadedModel, text: str, heads: Sequence[KindHead], mode: Ablation
 ) -> tuple[str, str] | None:
     """``(normal, ablated)`` output texts when ablating ``heads`` changes the greedy output."""
     checked = check_heads(model, heads)

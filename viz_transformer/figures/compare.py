@@ -10,18 +10,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz_transformer.analysis.comparison.distances import Head, HeadMatch
+from viz_transformer.analysis.comparison.distances import HeadMatch
 from viz_transformer.figures.common import COLORSCALE, labels
 from viz_transformer.figures.heatmap import label_axes, weight_trace
-from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind, Head, head_label
 from viz_transformer.records.trace import Trace
 
 DIVERGING = "RdBu_r"  # red: A attends more, blue: B attends more, white: the same
-
-
-def head_label(head: Head) -> str:
-    """``L1 H3``: layer and head counted from 0, as every page counts them."""
-    return f"L{head[0]} H{head[1]}"
 
 
 def distance_figure(

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from viz_transformer.analysis.decoding import Alignment, Step
 from viz_transformer.figures.common import labels
 from viz_transformer.figures.heatmap import label_axes, weight_trace
+from viz_transformer.records.kinds import head_label
 
 FUTURE = "·"  # label of a decoder position not generated yet
 CHOSEN, OTHER = "#d62728", "#9ecae1"  # bar colours: the appended token, the other candidates
@@ -33,7 +34,7 @@ def _rows_figure(
     rows = rows[layers.start : layers.stop]
     n_layers, n_heads, k = rows.shape
     z = rows.reshape(n_layers * n_heads, k)
-    names = [f"L{i} H{head}" for i in layers for head in range(n_heads)]
+    names = [head_label((i, head)) for i in layers for head in range(n_heads)]
     text = [[f"{name} → {c}" for c in cols] for name in names]
     hover = "%{text}<br>weight %{z:.3f}<extra></extra>"
     fig = go.Figure(weight_trace(z, hover, text=text, hoverongaps=False))

@@ -9,10 +9,10 @@ import streamlit as st
 
 from viz_transformer.analysis.effects import Demo, TokenEffect, top_heads
 from viz_transformer.figures import heads as figures
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.kinds import AttentionKind, KindHead, head_label
 from viz_transformer.ui import head_caches, state, widgets
 
-Heads = tuple[tuple[AttentionKind, int, int], ...]
+Heads = tuple[KindHead, ...]
 
 
 def capped(name: str, text: str) -> str:
@@ -75,9 +75,8 @@ def demo_offer(name: str, text: str) -> None:
     demo = head_caches.demo(name)
     if demo is None or demo.text == text:
         return
-    layer, head = demo.heads[0]
     st.button(
-        f"Try: one head changes the output (L{layer} H{head} on “{demo.text}”)",
+        f"Try: one head changes the output ({head_label(demo.heads[0])} on “{demo.text}”)",
         icon=":material/science:",
         key="heads_demo",
         on_click=_use_demo,

@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-Head = tuple[int, int]  # (layer, head)
-CHUNK = 4_000_000  # float64 elements of (p + q) / 2 held at once (32 MB)
+from viz_transformer.records.kinds import Head
+
+CHUNK_ELEMENTS = 4_000_000  # float64 elements of (p + q) / 2 held at once (32 MB)
 
 
 class HeadMatch(NamedTuple):
@@ -67,7 +68,7 @@ def pair_distance_sums(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     pb = np.asarray(b, np.float64).reshape(lb * hb, q, k)  # (Nb, q, k)
     ha_ent, hb_ent = _neg_entropy(pa), _neg_entropy(pb)  # (Na, q), (Nb, q)
     out = np.empty((la * ha, lb * hb))
-    step = max(1, CHUNK // max(1, lb * hb * q * k))
+    step = max(1, CHUNK_ELEMENTS // max(1, lb * hb * q * k))
     for i in range(0, la * ha, step):
         m = 0.5 * (pa[i : i + step, None] + pb[None])  # (n, Nb, q, k)
         jsd = 0.5 * (ha_ent[i : i + step, None] + hb_ent[None]) - _neg_entropy(m)  # (n, Nb, q)

@@ -24,7 +24,7 @@ from viz_transformer.records.batch import PatternBatch
 STATS = ("entropy", "max_weight", "first_token", "prev_token", "diagonal")
 COLUMNS = ("sentence_id", "kind", "layer", "head", "n_rows", *STATS)
 KEY = ["sentence_id", "kind", "layer", "head"]
-CHUNK = 8  # sentences whose statistics are computed together: bounds the temporary arrays
+CHUNK_SENTENCES = 8  # sentences whose statistics are computed together (bounds temporaries)
 
 
 def _masked_mean(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -69,8 +69,8 @@ def pattern_stats(patterns: np.ndarray, q_lens: np.ndarray, k_lens: np.ndarray) 
     q, k = np.asarray(q_lens)[:, None], np.asarray(k_lens)[:, None]
     L, B, H = patterns.shape[:3]
     out = np.empty((B, L, H, len(STATS)))
-    for start in range(0, B, CHUNK):  # each few sentences cropped to their own longest
-        part = slice(start, start + CHUNK)
+    for start in range(0, B, CHUNK_SENTENCES):  # each few sentences cropped to their own longest
+        part = slice(start, start + CHUNK_SENTENCES)
         qm, km = int(q[part].max()), int(k[part].max())
         for layer in range(L):
             P = np.asarray(patterns[layer, part, :, :qm, :km], dtype=np.float32)

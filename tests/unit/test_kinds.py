@@ -1,0 +1,25 @@
+"""The one way heads are named: ``head_label`` and ``parse_head_label`` round-trip, every head
+of a grid gets its own label, and a ``KindHead`` label names the kind first."""
+
+from __future__ import annotations
+
+from viz_transformer.records.kinds import (
+    KIND_SHORT,
+    KINDS,
+    head_label,
+    kind_head_label,
+    parse_head_label,
+)
+
+
+def test_head_labels_round_trip_and_are_distinct() -> None:
+    heads = [(layer, head) for layer in range(12) for head in range(12)]
+    labels = [head_label(h) for h in heads]
+    assert len(set(labels)) == len(heads)  # L1 H11 and L11 H1 stay apart
+    assert [parse_head_label(s) for s in labels] == heads
+    assert head_label((1, 3)) == "L1 H3"
+
+
+def test_kind_head_label_names_the_kind_then_the_head() -> None:
+    for kind in KINDS:
+        assert kind_head_label((kind, 2, 0)) == f"{KIND_SHORT[kind]} L2 H0"
