@@ -3,6 +3,9 @@ sentences (Jensen-Shannon distance), matched one to one, and a run's heads over 
 
 from __future__ import annotations
 
+import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+
+# isort: split
 import streamlit as st
 
 import viz_transformer as vt

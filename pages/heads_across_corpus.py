@@ -3,6 +3,9 @@ computed in the background (progress, Stop, partial results) and kept on disk.""
 
 from __future__ import annotations
 
+import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+
+# isort: split
 from collections.abc import Sequence
 from pathlib import Path
 

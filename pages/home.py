@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+
+# isort: split
 import plotly.graph_objects as go
 import streamlit as st
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+
+# isort: split
 import math
 
 import numpy as np

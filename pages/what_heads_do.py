@@ -3,6 +3,9 @@ passes on (value-weighted attention), what known roles they play, and the logit 
 
 from __future__ import annotations
 
+import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+
+# isort: split
 import streamlit as st
 
 from pages.sections import what_heads_do as sections

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,26 @@ def test_an_unknown_or_malformed_id_gets_a_message_and_keeps_the_model(at, monke
         assert at.selectbox(key="model").value == before
         shown = [e.value.replace("\\", "") for e in at.error]  # Markdown escapes removed
         assert any(bad.strip("./") in v or "hf:" in v for v in shown)
+
+
+def test_an_id_the_offline_hub_cannot_give_fails_in_seconds_with_one_error_atop_the_page(
+    at, monkeypatch
+):
+    from huggingface_hub import constants
+
+    from viz_transformer.models.hf import names
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setattr(names, "_HUB_SEEN", {})
+    at.text_input(key="hf_id").set_value("someone/not-cached-here")
+    start = time.monotonic()
+    at.button(key="add_hf").click().run()
+    assert time.monotonic() - start < 5
+    assert not at.sidebar.error
+    errors = [e.value.replace("\\", "") for e in at.main.error]  # Markdown escapes removed
+    assert len(errors) == 1 and "cannot reach the hub" in errors[0]
+    top = [type(c).__name__ for c in at.main.children.values()][:2]
+    assert top == ["Error", "Title"]  # first, above the page's title
+    at.run()  # shown once: the next run of the page no longer carries it
+    assert not at.error

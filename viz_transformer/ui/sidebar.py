@@ -33,8 +33,7 @@ def _model_picker() -> str:
         try:  # an hf: model from a shared link
             callbacks.remember_model(caches.spec(wanted).name)
         except (ValueError, OSError) as exc:
-            with st.sidebar:
-                widgets.show_error(exc)
+            st.session_state[state.HF_ERROR_KEY] = str(exc)
     names = names + st.session_state.get(state.EXTRA_KEY, [])
     state.keep_choice(state.MODEL_KEY, names)
     st.session_state.setdefault(state.SHOWN_KEY, st.session_state[state.MODEL_KEY])
@@ -84,28 +83,10 @@ def _hf_adder() -> None:
             "network allows. Encoder, decoder and encoder-decoder models all work.",
         )
         st.button("Add model", on_click=callbacks.add_hf_model, key="add_hf")
-        if state.HF_ERROR_KEY in st.session_state:
-            widgets.show_error(st.session_state[state.HF_ERROR_KEY])
-
-
-def _leave_v1_navigation() -> None:
-    """Run the page through app.py's ``st.navigation``, also on a first visit to a deep link.
-
-    Streamlit takes a ``pages/`` folder beside app.py for its old multipage layout until some
-    run calls ``st.navigation``; a server's first request for a page URL (a teacher's link)
-    would run the page alone and list the files as navigation. Clearing that flag and rerunning
-    goes through app.py to the same page (page ids come from the URL path in both layouts).
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def draw() -> tuple[str, str]:
     """Model and sentence pickers shared by every page; returns (model name, sentence)."""
-    _leave_v1_navigation()
     state.keep()
     state.read_url()
     with st.sidebar:
@@ -123,6 +104,8 @@ def draw() -> tuple[str, str]:
         _device_caption()
     if st.session_state.get(state.PRESENTER_KEY):
         st.html(PRESENTER_CSS)
+    if state.HF_ERROR_KEY in st.session_state:  # at the top of the page, where it is seen; once
+        widgets.show_error(st.session_state.pop(state.HF_ERROR_KEY))
     state.write_url()
     return name, text
 

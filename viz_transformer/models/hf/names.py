@@ -4,13 +4,19 @@ shows, and its attention modules mapped onto encoder / decoder / cross and hooke
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlparse
 
 import transformers
+from huggingface_hub import constants
 from torch import nn
 from transformers import AutoConfig, PretrainedConfig, PreTrainedModel
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING
@@ -36,6 +42,9 @@ SINUSOIDAL_TYPES = frozenset(
     {"marian", "fsmt", "pegasus", "pegasus_x", "m2m_100", "nllb-moe", "xglm", "speech_to_text"}
 )
 _TRUE = {"1", "ON", "YES", "TRUE"}
+HUB_TIMEOUT_S = 3.0  # a hub that does not accept a connection this fast counts as unreachable
+HUB_MEMORY_S = 60.0  # how long an answer of the hub is remembered
+_HUB_SEEN: dict[str, tuple[float, bool]] = {}  # endpoint -> (when asked, whether it answered)
 
 
 def check_hf_id(ident: str) -> str:
@@ -74,6 +83,35 @@ def downloads_allowed() -> bool:
     )
 
 
+def hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
+    """Whether the hub (``HF_ENDPOINT``) accepts a connection within ``timeout`` seconds.
+
+    Asked before any download, so an offline server refuses a model in seconds instead of
+    waiting out the hub client's retries. Name resolution has no timeout of its own, so the
+    probe runs in a thread that is waited for at most ``timeout``; the answer is remembered for
+    ``HUB_MEMORY_S``.
+    """
+    endpoint = constants.ENDPOINT
+    seen = _HUB_SEEN.get(endpoint)
+    if seen is not None and time.monotonic() - seen[0] < HUB_MEMORY_S:
+        return seen[1]
+    url = urlparse(endpoint)
+    address = (url.hostname or "", url.port or (443 if url.scheme == "https" else 80))
+    answered: list[bool] = []
+
+    def probe() -> None:
+        with contextlib.suppress(OSError):
+            socket.create_connection(address, timeout=timeout).close()
+            answered.append(True)
+
+    thread = threading.Thread(target=probe, daemon=True, name="hub-probe")
+    thread.start()
+    thread.join(timeout)  # a refused or unresolvable host ends the probe at once
+    reachable = bool(answered)
+    _HUB_SEEN[endpoint] = (time.monotonic(), reachable)
+    return reachable
+
+
 def offline_first(ident: str, load: Callable[[bool], T]) -> T:
     """Run ``load(local_files_only)`` from local files, then, for a hub id, from the hub if the
     environment allows downloads.
@@ -95,6 +133,13 @@ def offline_first(ident: str, load: Callable[[bool], T]) -> T:
                 "(HF_HUB_OFFLINE is set). Download it where there is internet "
                 f"(`hf download {ident}`) or give the absolute path of a folder holding it."
                 + _builtin_hint(ident)
+            ) from None
+        if not hub_reachable():
+            raise ValueError(
+                f"hf:{ident} is not in the local Hugging Face cache, and this server cannot "
+                f"reach the hub ({urlparse(constants.ENDPOINT).hostname}). Download it where "
+                f"there is internet (`hf download {ident}`) or give the absolute path of a "
+                "folder holding it." + _builtin_hint(ident)
             ) from None
         local_error = exc
     except Exception as exc:
