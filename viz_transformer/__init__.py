@@ -7,6 +7,7 @@ Public API::
     vt.compare("paper-en-pt", "bergamot-en-pt", ["I am a student."], kind="encoder").matching
     m = vt.load_model("paper-reverse")
     tr = vt.trace(m, "happy king red ship", target=None)
+    lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].check, "L1 H3").correct
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
 """
 
@@ -17,6 +18,16 @@ from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
 from viz_transformer.analysis.corpus.stats import head_summary
 from viz_transformer.analysis.heads import head_importance, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
+from viz_transformer.analysis.lessons import (
+    Check,
+    Grade,
+    Lesson,
+    Step,
+    check_lesson,
+    grade,
+    lessons,
+    load_lesson,
+)
 from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
 from viz_transformer.models.base import LoadedModel
@@ -40,22 +51,30 @@ __all__ = [
     "KINDS",
     "KIND_TITLES",
     "AttentionKind",
+    "Check",
     "Comparison",
+    "Grade",
     "Lens",
+    "Lesson",
     "LoadedModel",
     "ModelFacts",
     "ModelSpec",
+    "Step",
     "Trace",
     "available_models",
+    "check_lesson",
     "compare",
     "corpus_stats",
     "default_device",
     "default_model",
     "drift",
+    "grade",
     "head_importance",
     "head_roles",
     "head_summary",
     "hooks",
+    "lessons",
+    "load_lesson",
     "load_model",
     "logit_lens",
     "model_info",

@@ -2,6 +2,7 @@
 
 ``corpus``: head statistics over a corpus (``viz_transformer.cli.corpus``).
 ``serve``: app replicas behind HAProxy for a classroom (``viz_transformer.serve.cli``).
+``lesson check``: validate lesson files (``viz_transformer.cli.lessons``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import sys
 
 USAGE = (
     "usage: python -m viz_transformer corpus --model NAME --sentences FILE.txt --out DIR\n"
-    "       python -m viz_transformer serve [--replicas N] [--port P] [--address A]"
+    "       python -m viz_transformer serve [--replicas N] [--port P] [--address A]\n"
+    "       python -m viz_transformer lesson check FILE..."
 )
 
 
@@ -26,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         from viz_transformer.serve.cli import main as serve_main
 
         return serve_main(args[1:])
+    if args and args[0] == "lesson":
+        from viz_transformer.cli.lessons import main as lesson_main
+
+        return lesson_main(args[1:])
     print(USAGE, file=sys.stderr)
     return 2
 

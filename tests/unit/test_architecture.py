@@ -25,6 +25,7 @@ RANK = {
     "": 4,  # viz_transformer/__init__.py: the public API (vt.load_model, vt.trace, ...)
     "__main__": 4, "cli": 4,  # python -m viz_transformer COMMAND: beside the public API
     "serve": 4,  # replicas behind HAProxy: a process supervisor, no page code
+    "classroom": 4,  # the class store (SQLAlchemy): grades through analysis.lessons, no Streamlit
     "figures": 5,
     "ui": 6,
 }  # fmt: skip

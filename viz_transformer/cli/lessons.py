@@ -1,0 +1,44 @@
+"""``python -m viz_transformer lesson check FILE...``: validate lesson files on their model.
+
+Prints one ``FILE:LINE: what is wrong`` line per problem (bad YAML, a missing or unknown field,
+an unknown page, check kind or model, a layer, head or token index the model does not have, a
+sentence it cannot read) and exits 2; exits 0 when every file is fine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from viz_transformer.analysis.lessons import check_lesson, load_lesson
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m viz_transformer lesson",
+        description="Lesson files (docs/lessons.md).",
+    )
+    sub = p.add_subparsers(dest="action", required=True)
+    check = sub.add_parser("check", help="validate lesson files on their model")
+    check.add_argument("files", nargs="+", help="lesson .yaml files or built-in lesson names")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Run ``lesson check``; 0 when every file is fine, 2 when one has a problem."""
+    args = _parser().parse_args(argv)
+    bad = 0
+    for name in args.files:
+        try:
+            problems = check_lesson(name)
+        except ValueError as exc:  # no such file or lesson
+            problems = [f"{name}:0: {' '.join(str(exc).split())}"]
+        for line in problems:
+            print(line)
+        if problems:
+            bad += 1
+        else:
+            lesson = load_lesson(name)
+            graded = sum(s.check is not None and s.check.kind != "text" for s in lesson.steps)
+            print(f"{name}: ok ({len(lesson.steps)} steps, {graded} graded)", file=sys.stderr)
+    return 2 if bad else 0
