@@ -23,10 +23,9 @@ LAYOUTS = {
 }
 
 
-def curves(table: np.ndarray, layout: pa.Layout) -> None:
+def curves(table: np.ndarray, wavelengths: np.ndarray) -> None:
     """Chosen dimensions of the table as curves over the positions, with their wavelengths."""
     d_model = table.shape[1]
-    wavelengths = [pa.wavelength(d, d_model, layout) for d in range(d_model)]
     dims = st.multiselect(
         "Dimensions",
         range(d_model),
@@ -45,22 +44,18 @@ def sinusoid(d_model: int, length: int, layout: pa.Layout) -> dict[str, np.ndarr
     """The table, its curves, position-position dot products and the shift check (section 3.5);
     returns the arrays shown, for the page's downloads."""
     table = sinusoidal_table(length, d_model, layout)
+    views = pa.sinusoid_views(table, layout, MAX_SIMILARITY)
     title = f"PE table: {length} positions × {d_model} dims"
     widgets.chart(figs.table_figure(table, title), "pe-table")
-    curves(table, layout)
-    dots = pa.similarity(table[:MAX_SIMILARITY])
+    curves(table, views.wavelengths)
     title = "PE · PEᵀ: position-position dot products"
-    widgets.chart(figs.similarity_figure(dots, title), "pe-dots")
-    starts = [0, length // 4, length // 2]
-    offsets = pa.offset_dots(table, starts, length - 1 - starts[-1])
-    widgets.chart(figs.offset_figure(offsets, starts), "pe-offsets")
-    shift = pa.shift_matrix(d_model, 1, layout)
-    error = float(np.abs(table[1:] - table[:-1] @ shift.T).max())
+    widgets.chart(figs.similarity_figure(views.dots, title), "pe-dots")
+    widgets.chart(figs.offset_figure(views.offsets, list(views.starts)), "pe-offsets")
     st.caption(
         f"PE(pos + k) = M_k PE(pos), a rotation of each (sin, cos) pair by k·ω_i, so the dot "
-        f"product depends only on k. Check for k = 1: max error {error:.1e}."
+        f"product depends only on k. Check for k = 1: max error {views.shift_error:.1e}."
     )
-    return {"sinusoid": table, "dot_products": dots, "offset_dots": offsets}
+    return {"sinusoid": table, "dot_products": views.dots, "offset_dots": views.offsets}
 
 
 def positional_encoding_page() -> None:

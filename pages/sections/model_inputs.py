@@ -55,21 +55,21 @@ def model_inputs(name: str, text: str, length: int) -> dict[str, np.ndarray]:
         wanted = lambda spec: spec.positions in ("learned", "sinusoidal")  # noqa: E731
         switch.offer_switch(message, name, wanted, "a position table")
         return {}
-    pos_norms = np.linalg.norm(parts.positions, axis=1)
-    lo, mid, hi = np.percentile(parts.token_norms, [5, 50, 95])
+    norms = pa.input_norms(parts, length, MAX_SIMILARITY, cosine=positions == "learned")
+    lo, mid, hi = norms.token_percentiles
     st.markdown(
         f"Token embeddings × {parts.scale:.3g}: median norm **{mid:.2f}** (5–95 %: "
         f"{lo:.2f}–{hi:.2f}); position vectors ({parts.source}): median norm "
-        f"**{np.median(pos_norms):.2f}** (a sinusoid's is √(d_model/2))."
+        f"**{norms.position_median:.2f}** (a sinusoid's is √(d_model/2))."
     )
-    _norms(name, text, parts.token_norms, pos_norms)
+    _norms(name, text, parts.token_norms, norms.position_norms)
     if parts.note is not None:
         st.caption(parts.note)
-    learned = parts.positions[: min(length, len(parts.positions))]
-    if positions == "learned":
-        sine = sinusoidal_table(len(learned), learned.shape[1])
+    table = norms.positions
+    if norms.cosine is not None:
+        sine = sinusoidal_table(len(table), table.shape[1])
         titles = (f"{name}: learned table", "paper sinusoid, same size")
-        widgets.chart(figs.pair_figure(learned, sine, titles), "learned-vs-sinusoid")
-        cos = pa.similarity(learned[:MAX_SIMILARITY], cosine=True)
-        widgets.chart(figs.similarity_figure(cos, "Learned positions: cosine similarity"), "cosine")
-    return {"model_positions": learned, "token_norms": parts.token_norms}
+        widgets.chart(figs.pair_figure(table, sine, titles), "learned-vs-sinusoid")
+        fig = figs.similarity_figure(norms.cosine, "Learned positions: cosine similarity")
+        widgets.chart(fig, "cosine")
+    return {"model_positions": table, "token_norms": parts.token_norms}

@@ -105,3 +105,48 @@ def test_hf_inputs_learned_sinusoidal_and_rotary(hf_models):
     assert per["tokens"][0] == "[CLS]"
     expected = np.linalg.norm(bert.positions[: len(per["tokens"])], axis=1)
     np.testing.assert_allclose(per["position_norm"], expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+def test_wavelengths_are_the_period_of_each_column(layout):
+    d, table = 8, sinusoidal_table(4000, 8, layout).astype(np.float64)
+    got = pa.wavelengths(d, layout)
+    assert got.shape == (d,) and list(got) == [pa.wavelength(c, d, layout) for c in range(d)]
+    # the fastest columns: sin(pos / wavelength * 2 pi) read straight off the table
+    for column in range(d):
+        if got[column] < 500:
+            pos = np.arange(4000)
+            phase = 2 * np.pi * pos / got[column]
+            want = np.sin(phase) if np.allclose(table[0, column], 0) else np.cos(phase)
+            np.testing.assert_allclose(table[:, column], want, atol=1e-3)
+
+
+def test_sinusoid_views_are_the_definitions_on_a_tiny_table():
+    length, d = 12, 6
+    table = sinusoidal_table(length, d, "split")
+    views = pa.sinusoid_views(table, "split", max_rows=5)
+    t = table.astype(np.float64)
+    want_dots = [[sum(t[i, c] * t[j, c] for c in range(d)) for j in range(5)] for i in range(5)]
+    np.testing.assert_allclose(views.dots, want_dots, rtol=1e-5)
+    assert views.starts == (0, 3, 6)
+    want_offsets = [[float(t[s] @ t[s + k]) for k in range(length - 6)] for s in views.starts]
+    np.testing.assert_allclose(views.offsets, want_offsets, rtol=1e-5)
+    assert views.shift_error < 1e-5
+    # the error of the wrong layout, or of a table that is no sinusoid, is large
+    assert pa.shift_error(table, "interleaved") > 0.1
+    assert pa.shift_error(np.random.default_rng(0).normal(size=(12, 6))) > 0.1
+
+
+def test_input_norms_are_the_definitions_on_a_tiny_table():
+    positions = np.array([[3.0, 4.0], [0.0, 1.0], [6.0, 8.0], [1.0, 0.0]], np.float32)
+    parts = pa.InputVectors(2.0, np.arange(101, dtype=np.float32), positions, "learned")
+    norms = pa.input_norms(parts, length=3, max_rows=2, cosine=True)
+    np.testing.assert_allclose(norms.position_norms, [5.0, 1.0, 10.0, 1.0])
+    assert norms.token_percentiles == pytest.approx((5.0, 50.0, 95.0))  # 0..100: p-th is p
+    assert norms.position_median == pytest.approx(3.0)  # (1 + 5) / 2
+    np.testing.assert_array_equal(norms.positions, positions[:3])
+    np.testing.assert_allclose(norms.cosine, [[1.0, 0.8], [0.8, 1.0]], atol=1e-6)  # 4 / 5
+    assert pa.input_norms(parts, length=10, max_rows=2).cosine is None
+    assert len(pa.input_norms(parts, length=10, max_rows=2).positions) == 4
+    with pytest.raises(ValueError, match="no position table"):
+        pa.input_norms(pa.InputVectors(1.0, np.ones(3), None, "rotary"), 3, 2)
