@@ -20,6 +20,7 @@ from viz_transformer.analysis.decoding import (
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.models.spec import ModelSpec
+from viz_transformer.networks.marian_decode import beam_search
 from viz_transformer.testing.paper import tiny_paper_model
 
 
@@ -152,3 +153,51 @@ def test_a_model_without_decoder_says_so():
 
     with pytest.raises(ValueError, match="has no decoder"):
         decode_steps(EncoderOnly(), "some text")
+
+
+# "$" ends at once (p 0.4, score log 0.4 = -0.92); "a $" ends one step later with a smaller
+# probability (0.6 * 0.6 = 0.36) but a better score per token (log 0.36 / 2 = -0.51): Marian's
+# length normalisation ranks "a $" first, the raw log-probability "$".
+UNEVEN = {(): [0.6, 0.0, 0.4], (0,): [0.3, 0.1, 0.6]}
+
+
+class _ScriptedNetwork:
+    """The interface ``networks.marian_decode.beam_search`` uses (``start``, ``decode_step``,
+    ``cfg.eos_id``, ``state.select``), answering from a table of next-token probabilities."""
+
+    @dataclass(frozen=True)
+    class Cfg:
+        eos_id: int = 2
+
+    @dataclass(frozen=True)
+    class State:
+        prefixes: tuple[tuple[int, ...], ...]
+
+        def select(self, rows: torch.Tensor) -> _ScriptedNetwork.State:
+            return type(self)(tuple(self.prefixes[r] for r in rows.tolist()))
+
+    cfg = Cfg()
+
+    def __init__(self, table: dict[tuple[int, ...], list[float]]) -> None:
+        self.table = table
+
+    def start(self, memory: torch.Tensor, vocab: torch.Tensor | None = None) -> State:
+        return self.State(((),) * memory.shape[0])
+
+    def decode_step(self, prev: torch.Tensor | None, state: State) -> tuple[torch.Tensor, State]:
+        added = [()] * len(state.prefixes) if prev is None else [(int(i),) for i in prev]
+        prefixes = tuple((*p, *a) for p, a in zip(state.prefixes, added, strict=True))
+        probs = torch.tensor([self.table.get(p, [0.0, 0.0, 1.0]) for p in prefixes])
+        return probs.log(), self.State(prefixes)
+
+
+def test_both_beam_searches_rank_finished_hypotheses_by_log_prob_per_token():
+    # analysis.decoding over a model's DecoderSession
+    dec = decode_steps(Scripted(UNEVEN), "x", beam=2, top_k=3)
+    assert dec.output_tokens == ("a",) and dec.output_ids == (0, 2) and dec.ended
+    assert [b.tokens for b in dec.steps[1].beams] == [("a",)]  # "$" ended: the beam shrank to 1
+    # networks.marian_decode over the network's batched state
+    hyps = beam_search(_ScriptedNetwork(UNEVEN), torch.zeros(1, 1, 1), 10, width=2)
+    assert [h.ids for h in hyps] == [(0, 2), (2,)]
+    assert hyps[0].log_prob == pytest.approx(np.log(0.36), abs=1e-6)
+    assert [h.score for h in hyps] == pytest.approx([np.log(0.36) / 2, np.log(0.4)], abs=1e-6)

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -24,13 +25,7 @@ from viz_transformer.serve.config import (
     free_ports,
     render,
 )
-from viz_transformer.serve.supervisor import (
-    POLL_S,
-    STOP_GRACE_S,
-    Supervisor,
-    child_env,
-    healthy,
-)
+from viz_transformer.serve.supervisor import POLL_S, STOP_GRACE_S, Supervisor, child_env
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: app.py, pages/, .streamlit/
 
@@ -75,35 +70,18 @@ def prepare(args: argparse.Namespace) -> tuple[str, Path, list[Replica]]:
 def run(args: argparse.Namespace) -> int:
     """Start, announce, supervise and stop; returns the exit code."""
     haproxy, config, replicas = prepare(args)
-    stop = {"signal": 0}
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stop["signal"] = signum
-
+    stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
-    sup = Supervisor(ROOT, config.parent, replicas)
-    env = child_env()
+        signal.signal(sig, lambda _signum, _frame: stop.set())
+    sup = Supervisor(ROOT, config.parent, replicas, (haproxy, config), child_env())
+    front = f"http://{args.address}:{args.port}"
     try:
         print(f"serve: starting {len(replicas)} replicas (logs in {config.parent})", flush=True)
-        for replica in replicas:
-            sup.start_replica(replica, env)
-        sup.wait_healthy(args.start_timeout, lambda: bool(stop["signal"]))
-        sup.start_haproxy(haproxy, config)
-        front = f"http://{args.address}:{args.port}"
-        while not stop["signal"] and not healthy(front):
-            sup.check_alive()
-            time.sleep(POLL_S)
-        if not stop["signal"]:
+        if sup.start(front, args.start_timeout, stop.is_set):
             print(f"serve: {len(replicas)} replicas healthy behind HAProxy: {front}", flush=True)
-        while not stop["signal"]:
-            if sup.procs["haproxy"].poll() is not None:
-                raise RuntimeError(f"haproxy exited; see {config.parent / 'haproxy.log'}")
-            for replica in sup.dead_replicas():
-                code = sup.procs[replica.name].returncode
-                print(f"serve: {replica.name} exited ({code}); restarting it", flush=True)
-                sup.restarts[replica.name] += 1
-                sup.start_replica(replica, env)
+        while not stop.is_set():
+            for restart in sup.poll():
+                print(f"serve: {restart.name} exited ({restart.code}); restarted it", flush=True)
             time.sleep(POLL_S)
     except RuntimeError as exc:
         print(f"serve: error: {exc}", file=sys.stderr, flush=True)
