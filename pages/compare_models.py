@@ -8,7 +8,6 @@ import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
 # isort: split
 import streamlit as st
 
-import viz_transformer as vt
 from pages.sections import compare_models as sections
 from viz_transformer.ui import caches, compare_caches, sidebar, state, widgets
 
@@ -40,16 +39,11 @@ def compare_models_page() -> None:
         state.write_url()  # defaults chosen in this run go into the link too
         return
     offered = sections.pairs(runs)
-    models = list(
-        dict.fromkeys([*(n for pair in offered.values() for n in pair), *vt.available_models()])
-    )
     if "cmp_a" not in st.session_state:  # the first pair that works, else the sidebar's model
         st.session_state["cmp_a"], st.session_state["cmp_b"] = next(
             iter(offered.values()), (name, name)
         )
-    for key in ("cmp_a", "cmp_b"):
-        if st.session_state[key] not in models:  # a link may name a checkpoint: offer it too
-            models.append(st.session_state[key])
+    models = sections.model_choices(offered)
     st.selectbox(
         "Pairs that work",
         list(offered),
@@ -61,7 +55,8 @@ def compare_models_page() -> None:
     )
     left, right = st.columns(2)
     a = left.selectbox("Model A", models, key="cmp_a", format_func=sections.short)
-    b = right.selectbox("Model B", models, key="cmp_b", format_func=sections.short)
+    b = right.selectbox("Model B", models, key="cmp_b", format_func=lambda n: sections.marked(n, a))
+    sections.check_tokenizers(a, b)  # before either model loads (a conversion takes seconds)
     specs = [widgets.or_stop(caches.spec, n) for n in (a, b)]
     shows = [k for k in specs[0].shows if k in specs[1].shows]
     if not shows:

@@ -47,6 +47,40 @@ def pairs(runs: list[CheckpointRun]) -> dict[str, tuple[str, str]]:
     return out
 
 
+def model_choices(offered: dict[str, tuple[str, str]]) -> list[str]:
+    """What Model A and Model B offer: the pairs' models, the registry's, the Hugging Face
+    models this session added in the sidebar, and any model a link names (a checkpoint)."""
+    extra = st.session_state.get(state.EXTRA_KEY, [])
+    named = [st.session_state.get(key) for key in ("cmp_a", "cmp_b")]
+    found = [*(n for pair in offered.values() for n in pair), *vt.available_models(), *extra]
+    return list(dict.fromkeys([*found, *(n for n in named if isinstance(n, str))]))
+
+
+def same_tokenizer(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` read text with the same vocabulary (True when unknown)."""
+    key_a, key_b = compare_caches.tokenizer(a), compare_caches.tokenizer(b)
+    return key_a is None or key_b is None or key_a == key_b
+
+
+def marked(name: str, a: str) -> str:
+    """An entry of Model B: the short name, marked when its tokenizer is not A's."""
+    return short(name) if same_tokenizer(a, name) else f"{short(name)} · another tokenizer than A"
+
+
+def check_tokenizers(a: str, b: str) -> None:
+    """A warning, and a stop unless the user insists, when ``a`` and ``b`` tokenize differently:
+    known from their vocabulary files, before either model loads."""
+    if same_tokenizer(a, b):
+        return
+    st.warning(
+        f"{short(a)} and {short(b)} read text with different tokenizers (their vocabulary files "
+        "differ), so their tokens, and so their maps, almost never line up one to one. Pick a "
+        "Model B not marked “another tokenizer”, or a pair that works."
+    )
+    if not st.toggle("Compare them anyway", key="cmp_anyway"):
+        st.stop()
+
+
 def use_pair(offered: dict[str, tuple[str, str]]) -> None:
     """Callback of the pair picker: its two models become A and B."""
     chosen = offered.get(st.session_state.get("cmp_offer", ""))

@@ -57,14 +57,46 @@ def test_the_view_round_trips_through_the_url(open_page, figures, decode_array):
 @pytest.mark.parametrize(
     ("b", "message"),
     [
-        ("paper-dates", "paper-dates, sentence 1 .* does not know"),
         ("paper:/x/run", "is not a folder"),
+        ("paper-reverse", "type at least one sentence"),
     ],
 )
 def test_bad_input_gets_a_message(open_page, b, message):
     params = {"cmp_a": "paper-reverse", "cmp_b": b, "cmp_text": "red ship"}
+    if b == "paper-reverse":
+        params["cmp_text"] = " \n "
     app = open_page(PAGE, params=params)
-    assert app.error and re.search(message, app.error[0].value.replace("\\", ""))  # unescaped
+    shown = [*app.error, *app.info]
+    assert shown and re.search(message, shown[0].value.replace("\\", ""), re.I)  # unescaped
+
+
+def test_models_with_other_tokenizers_are_marked_and_stop_before_loading(open_page):
+    app = open_page(PAGE)  # A: paper-en-pt
+    labels = app.selectbox(key="cmp_b").options
+    assert "bergamot-en-pt" in labels  # the teacher: the same pieces
+    assert "smollm2 · another tokenizer than A" in labels
+    assert "bergamot-pt-en · another tokenizer than A" in labels
+    app = open_page(PAGE, params={"cmp_a": "paper-reverse", "cmp_b": "paper-dates"})
+    assert "different tokenizers" in app.warning[0].value
+    assert not app.error and not app.dataframe  # nothing loaded or compared
+    app.toggle(key="cmp_anyway").set_value(True).run()  # the user insists: the reason per sentence
+    assert re.search(
+        "paper-dates, sentence 1 .* does not know", app.error[0].value.replace("\\", "")
+    )
+
+
+def test_the_hugging_face_models_this_session_added_are_offered(open_page, tmp_path):
+    from viz_transformer.testing.hf import BUILDERS
+
+    bert = f"hf:{BUILDERS['bert'](tmp_path / 'bert')}"
+    app = open_page(PAGE)
+    app.session_state["_extra_models"] = [bert]  # as the sidebar's "Add model" leaves it
+    app.run()
+    for key in ("cmp_a", "cmp_b"):
+        assert any(o.startswith(bert) for o in app.selectbox(key=key).options)
+    app.selectbox(key="cmp_a").set_value(bert).run()
+    app.selectbox(key="cmp_b").set_value(bert).run()
+    assert not app.error and app.dataframe  # a model against itself: compared
 
 
 def test_a_live_runs_checkpoints_show_their_drift(open_page, figures):
