@@ -65,3 +65,16 @@ def open_page() -> Callable[..., AppTest]:
         return app
 
     return open_
+
+
+def _data_downloads(at: AppTest) -> list:
+    """The page's data downloads (JSON, NPZ), without every chart's "Save figure" menu."""
+    return [b for b in at.get("download_button") if b.label not in FIGURE_FORMATS]
+
+
+FIGURE_FORMATS = ("SVG", "PDF", "PNG")
+
+
+@pytest.fixture
+def data_downloads() -> Callable[[AppTest], list]:
+    return _data_downloads

@@ -104,9 +104,21 @@ def test_presenter_mode_enlarges_figure_fonts(figures):
     assert fig["layout"]["title"]["font"]["size"] == 27.2
 
 
-def test_json_and_npz_downloads_are_offered():
+def test_json_and_npz_downloads_are_offered(data_downloads):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
-    buttons = [b.proto for b in at.get("download_button")]
+    buttons = [b.proto for b in data_downloads(at)]
     assert [b.label for b in buttons] == ["Data as JSON", "Data as NPZ"]
     # written on click (tests/e2e checks the file), not on every rerun
     assert all(b.deferred_file_id for b in buttons) and not any(b.url for b in buttons)
+
+
+def test_every_chart_saves_as_svg_pdf_and_png(figures):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    saves = [b.proto for b in at.get("download_button") if b.label in ("SVG", "PDF", "PNG")]
+    assert len(saves) == 3 * len(figures(at)) > 0  # one menu under every chart
+    assert [b.label for b in saves[:3]] == ["SVG", "PDF", "PNG"]
+    assert [b.id.split("-save-", 1)[1] for b in saves[:3]] == [
+        f"encoder-overview-{fmt}" for fmt in ("svg", "pdf", "png")
+    ]  # keyed (and named) like the chart's PNG
+    assert len({b.id for b in saves}) == len(saves)
+    assert all(b.deferred_file_id and not b.url for b in saves)  # rendered only on a click

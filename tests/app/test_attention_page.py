@@ -200,7 +200,7 @@ def test_hide_special_tokens_drops_rows_and_columns_without_renormalising(
     assert "sum to 1" in fig["layout"]["title"]["text"]
 
 
-def test_mean_max_and_rollout_figures_equal_the_library(at, decode_array, figures):
+def test_mean_max_and_rollout_figures_equal_the_library(at, decode_array, figures, data_downloads):
     at.selectbox(key="model").set_value("paper-sov").run()
     at.selectbox(key="layer").set_value(1).run()
     open_tab(at, "Mean / max / rollout")
@@ -221,10 +221,10 @@ def test_mean_max_and_rollout_figures_equal_the_library(at, decode_array, figure
     at.radio(key="agg").set_value("mean").run()
     z = decode_array(figures(at)[0]["data"][0]["z"])
     np.testing.assert_allclose(z, aggregate.head_mean(tr.cross)[1], atol=1e-6)
-    assert [b.label for b in at.get("download_button")] == ["Data as JSON", "Data as NPZ"]
+    assert [b.label for b in data_downloads(at)] == ["Data as JSON", "Data as NPZ"]
 
 
-def test_statistics_table_equals_the_library_and_is_downloadable(at):
+def test_statistics_table_equals_the_library_and_is_downloadable(at, data_downloads):
     at.selectbox(key="model").set_value("paper-sov").run()
     open_tab(at, "Statistics")
     table = at.dataframe[0].value
@@ -238,7 +238,7 @@ def test_statistics_table_equals_the_library_and_is_downloadable(at):
     # no diagonal between two sentences: a dash, and the caption says why (not "None")
     assert (at.dataframe[0].value["diagonal_distance"] == "–").all()
     assert any("no diagonal distance for cross-attention" in c.value for c in at.caption)
-    assert [b.label for b in at.get("download_button")] == ["Data as JSON", "Data as NPZ"]
+    assert [b.label for b in data_downloads(at)] == ["Data as JSON", "Data as NPZ"]
 
 
 @pytest.mark.parametrize("model", ["minilm", "paper-dates"])

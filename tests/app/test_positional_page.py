@@ -30,7 +30,7 @@ def by_title(figures) -> Callable[[AppTest, str], dict]:
     return find
 
 
-def test_the_sinusoid_and_bergamots_numbers(decode_array, by_title, open_page):
+def test_the_sinusoid_and_bergamots_numbers(decode_array, by_title, open_page, data_downloads):
     at = open_page(PAGE, "bergamot-en-pt")
     assert at.selectbox(key="model").value == "bergamot-en-pt"
     table = sinusoidal_table(100, 128, "interleaved")
@@ -47,7 +47,7 @@ def test_the_sinusoid_and_bergamots_numbers(decode_array, by_title, open_page):
     assert any("exp(−i·log 10000" in c.value for c in at.caption)
     hist = by_title(at, "Norms of what is added")["data"]
     np.testing.assert_allclose(decode_array(hist[0]["x"]), parts.token_norms, rtol=1e-6)
-    assert len(at.get("download_button")) == 2
+    assert len(data_downloads(at)) == 2
 
 
 def test_every_widget_changes_the_view(decode_array, figures, by_title, open_page):

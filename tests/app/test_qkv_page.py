@@ -81,7 +81,9 @@ def test_the_default_model_offers_all_three_kinds(open_page, check_figures):
     check_figures(at, wt.walkthrough(model, text, "decoder", 0, 0, 1), vt.trace(model, text))
 
 
-def test_bergamot_view_starts_at_the_second_source_token_of_its_example(at, check_figures):
+def test_bergamot_view_starts_at_the_second_source_token_of_its_example(
+    at, check_figures, data_downloads
+):
     name = BERGAMOT
     model, text = vt.load_model(name), vt.model_info(name).example
     assert at.text_area(key="sentence").value == text
@@ -93,7 +95,7 @@ def test_bergamot_view_starts_at_the_second_source_token_of_its_example(at, chec
         "Encoder self-attention",
         "Encoder-decoder (cross) attention",
     ]
-    assert [b.label for b in at.get("download_button")] == ["Data as JSON", "Data as NPZ"]
+    assert [b.label for b in data_downloads(at)] == ["Data as JSON", "Data as NPZ"]
     assert len(at.latex) == 6  # the header's MultiHead and one equation per step
 
 

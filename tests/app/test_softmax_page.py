@@ -30,7 +30,9 @@ def pair(decode_array, figures) -> Callable[[AppTest], list[np.ndarray]]:
     return pair_of
 
 
-def test_default_render_synthetic_views_match_the_library(decode_array, figures, open_page):
+def test_default_render_synthetic_views_match_the_library(
+    decode_array, figures, open_page, data_downloads
+):
     at = open_page(PAGE)
     figs = figures(at)
     assert len(figs) == 5
@@ -45,7 +47,7 @@ def test_default_render_synthetic_views_match_the_library(decode_array, figures,
     np.testing.assert_allclose(by_name[("with 1/√d_k", "y3")], curves["jacobian_norm_scaled"])
     weights = sm.softmax(sm.score_rows(16, 64)[0] / 8.0)
     np.testing.assert_allclose(decode_array(figs[2]["data"][0]["y"]), weights, rtol=1e-6)
-    assert len(at.get("download_button")) == 6  # synthetic, head, training
+    assert len(data_downloads(at)) == 6  # synthetic, head, training
 
 
 def test_real_head_is_the_captured_pattern_and_its_unscaled_derivation(open_page, pair):

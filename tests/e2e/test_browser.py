@@ -6,6 +6,7 @@ Screenshots go to ``artifacts/screenshots/`` (kept out of git) for a person to l
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,6 +107,22 @@ def test_the_json_download_is_written_on_click_and_holds_the_view(page: Page):
     arr = np.array(data["encoder"], dtype=float)
     assert arr.shape[2:] == (len(tokens), len(tokens))
     np.testing.assert_allclose(arr.sum(-1), 1.0, atol=1e-5)
+
+
+def test_a_figure_saves_as_svg_with_the_tokens_it_shows(page: Page):
+    """The "Save figure" menu under a chart renders an SVG on the server on click (kaleido in
+    Debian's Chromium, offline): a vector file with the chart's own title and labels."""
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+    page.get_by_role("button", name="Save figure").first.click()
+    with page.expect_download(timeout=60_000) as info:
+        page.get_by_role("button", name="SVG", exact=True).first.click()
+    assert info.value.suggested_filename.endswith(".svg")
+    svg = Path(info.value.path()).read_text()
+    assert svg.lstrip().startswith("<svg")
+    texts = set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
+    assert "Encoder self-attention: 6 layers x 8 heads" in texts  # the first chart, the overview
+    assert {f"head {h}" for h in range(8)} <= texts and "<image" in svg  # the heads as an image
+    page.keyboard.press("Escape")
 
 
 def test_positional_encoding_page(page: Page):

@@ -18,6 +18,7 @@ import streamlit as st
 from viz_transformer.figures.common import TITLE_CHARS, scaled_fonts, title_outside
 from viz_transformer.records.export import to_json, to_npz
 from viz_transformer.ui import state
+from viz_transformer.ui.figure_files import camera_format, save_menu
 
 T = TypeVar("T")
 # ValueError is bad input; RuntimeError and OSError come from a model that cannot load (a corrupt
@@ -97,8 +98,9 @@ def chart(
     on_select: Callable[[], None] | None = None,
     share: float = 1.0,
 ) -> None:
-    """Draw ``fig`` full width; plotly's camera button saves it as PNG (``name``.png); a click
-    on a point calls ``on_select`` (its selection is in ``st.session_state[key]``).
+    """Draw ``fig`` full width with a "Save figure" menu (SVG, PDF, PNG as ``name``.*; the camera
+    button saves PNG too); a click on a point calls ``on_select`` (its selection is in
+    ``st.session_state[key]``).
 
     ``share`` is the part of the page's width the chart gets (1/3 in one of three columns): a
     title longer than fits it is set above the chart instead, where it wraps. ``fig`` is left
@@ -107,6 +109,7 @@ def chart(
     """
     # a chart in a third of the page enlarges less: its token labels stay one cell apart
     scale = 1 + (PRESENTER_SCALE - 1) * min(1.0, 1.5 * share) if presenting() else 1.0
+    original = fig
     fig, title = title_outside(fig, round(TITLE_CHARS * share / scale))
     if title:
         st.markdown(f"**{literal(title)}**")
@@ -114,13 +117,14 @@ def chart(
         fig = scaled_fonts(fig, scale)
     config = {
         "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "filename": _named(name), "scale": 2},
+        "toImageButtonOptions": {"format": camera_format(), "filename": _named(name), "scale": 2},
     }
     if on_select is None:
         st.plotly_chart(fig, width="stretch", config=config, key=key)
     else:
         st.plotly_chart(fig, width="stretch", config=config, key=key, on_select=on_select,
                         selection_mode="points")  # fmt: skip
+    save_menu(original, _named(name), key or name)
 
 
 def _named(stem: str) -> str:
