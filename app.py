@@ -41,5 +41,9 @@ try:
     page.run()
 finally:
     skeleton.empty()
-    # a Stop holds the page's long jobs for the one run it started (ui/jobs.py HOLD_KEY)
-    st.session_state.pop("_jobs_hold", None)
+    # a Stop holds the page's long jobs for the one run it started (ui/jobs.py HOLD_KEY); only a
+    # process that imported ui.jobs can have set it, and importing it here could fail after a
+    # page that failed to import
+    jobs = sys.modules.get("viz_transformer.ui.jobs")
+    if jobs is not None:
+        jobs.release_hold()

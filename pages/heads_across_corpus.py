@@ -52,7 +52,7 @@ def live(name: str, sentences: Sequence[str], folder: Path) -> None:
     """Progress of the run and the results so far; reruns every second while it runs."""
     job = corpus_jobs.job(folder)
     if job is not None and job.running:
-        st.progress(job.done / max(job.total, 1), text=job.label())
+        st.progress(job.progress.fraction, text=job.progress.text())
     elif st.session_state.get(WAS_RUNNING):
         st.rerun()  # finished or stopped: redraw the page once without the timer
     if job is not None and job.error:

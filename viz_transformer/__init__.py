@@ -43,6 +43,7 @@ from viz_transformer.models.registry import (
 from viz_transformer.models.spec import ModelFacts, ModelSpec
 from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
+from viz_transformer.records.progress import StopToken
 from viz_transformer.records.trace import Trace
 from viz_transformer.training.live.train import train_live
 
@@ -60,6 +61,7 @@ __all__ = [
     "ModelFacts",
     "ModelSpec",
     "Step",
+    "StopToken",
     "Trace",
     "available_models",
     "check_lesson",

@@ -22,7 +22,7 @@ from viz_transformer.records.kinds import (
 )
 from viz_transformer.ui import ablation_view, caches, head_caches, jobs, widgets
 
-IMPORTANCE = jobs.Job(
+IMPORTANCE = jobs.JobText(
     "Ablating every head, one per batch row…",
     "Importance stopped. A large model ablates hundreds of heads; start it again?",
     "Compute importance",
@@ -77,7 +77,7 @@ def one_head(name: str, text: str, kind: AttentionKind, shape: tuple[int, int], 
     compare_outputs(name, text, ((kind, layer, head),), mode, "one")
 
 
-ABLATED = jobs.Job(
+ABLATED = jobs.JobText(
     "Decoding with the heads ablated, token by token…",
     "Ablated output stopped. A long input decodes for a while; start it again?",
     "Decode with the heads ablated",
@@ -132,7 +132,7 @@ def head_set(
     compare_outputs(name, text, heads, mode, "set")  # type: ignore[arg-type]
 
 
-PATCHING = jobs.Job(
+PATCHING = jobs.JobText(
     "Patching every head, a batch of heads per pass…",
     "Patching stopped. A large model patches hundreds of heads; start it again?",
     "Patch every head",
@@ -176,7 +176,7 @@ def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:
     )
 
 
-ROLES = jobs.Job(
+ROLES = jobs.JobText(
     "Scoring head roles: tracing the text, then the text repeated…",
     "Head roles stopped. A long input decodes for a while; start it again?",
     "Score head roles",
@@ -204,7 +204,7 @@ def roles(name: str, text: str, kind: AttentionKind) -> None:
             st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
 
 
-LENS = jobs.Job(
+LENS = jobs.JobText(
     "Reading every decoder layer: decoding the output, token by token…",
     "Logit lens stopped. A long input decodes for a while; start it again?",
     "Read every decoder layer",

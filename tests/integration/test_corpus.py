@@ -195,7 +195,7 @@ def test_ray_computes_the_same_table_as_the_local_engine(tmp_path) -> None:
 
 
 def test_stop_keeps_the_finished_shards_and_run_again_completes_them(tmp_path) -> None:
-    model, stop = tiny_paper_model(max_len=12), threading.Event()
+    model, stop = tiny_paper_model(max_len=12), vt.StopToken()
     texts = [" ".join(TINY_WORDS[: 1 + i % 9]) for i in range(12)]
     partial = vt.corpus_stats(
         model, texts, tmp_path / "s", batch_size=2, shard_size=4, stop=stop,

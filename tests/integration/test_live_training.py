@@ -59,7 +59,7 @@ def test_same_seed_threads_and_steps_give_the_same_weights() -> None:
 
 
 def test_stop_ends_the_run_after_the_current_step() -> None:
-    stop = threading.Event()
+    stop = vt.StopToken()
     reports: list[LiveStep] = []
 
     def on_step(report: LiveStep) -> None:

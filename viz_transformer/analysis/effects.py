@@ -19,9 +19,10 @@ from viz_transformer.analysis.ablation import (
 )
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import head_importance, ticking
-from viz_transformer.analysis.progress import Progress, decoding
+from viz_transformer.analysis.progress import decoding
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind, Head, KindHead
+from viz_transformer.records.progress import OnFraction
 from viz_transformer.text.checks import check_text
 
 DEMO_FILE = "ablation_demo.json"  # in a model's weights folder, written by bench/ablation_demo.py
@@ -85,7 +86,7 @@ def ablated_output(
     text: str,
     heads: Sequence[KindHead],
     ablation: Ablation = "zero",
-    progress: Progress | None = None,
+    progress: OnFraction | None = None,
 ) -> AblatedOutput:
     """The output with ``heads`` ablated and ``token_effects``, in one run that decodes the
     normal output once and builds the hooks once (on smollm2 with mean ablation, 9 passes where

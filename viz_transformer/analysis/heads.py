@@ -21,10 +21,10 @@ from viz_transformer.analysis.ablation import (
     head_means,
     replace_heads,
 )
-from viz_transformer.analysis.progress import Progress
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.results import LayerRuns
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.progress import OnFraction
 from viz_transformer.text.checks import check_text
 
 BATCH = 64  # ablated copies per forward pass, at most
@@ -53,7 +53,7 @@ TICK_S = 0.25  # seconds between two progress calls from inside the model's laye
 
 
 @contextlib.contextmanager
-def ticking(model: LoadedModel, progress: Progress | None) -> Iterator[Progress | None]:
+def ticking(model: LoadedModel, progress: OnFraction | None) -> Iterator[OnFraction | None]:
     """While open, ``progress`` is also called (with the fraction last reported) from the
     model's layers, at most every ``TICK_S`` s: between batches alone, a Stop waited for a
     whole pass, and the greedy output and clean pass before them (13 s for 256 smollm2
@@ -96,7 +96,7 @@ def batched_scores(
     kind: AttentionKind,
     rows: list[list[tuple[int, int]]],
     values: dict[str, torch.Tensor] | None,
-    progress: Progress | None,
+    progress: OnFraction | None,
 ) -> np.ndarray:
     """Total log-probability of ``out_ids`` (and the end symbol) per row of ``rows``, each row
     run with its heads replaced. Returns ``(len(rows),)``.
@@ -127,7 +127,7 @@ def _layered_scores(
     runs: LayerRuns,
     rows: list[list[tuple[int, int]]],
     values: dict[str, torch.Tensor] | None,
-    progress: Progress | None,
+    progress: OnFraction | None,
     cells: int,
 ) -> np.ndarray:
     """``batched_scores`` from a clean pass kept layer by layer: rows without heads take the
@@ -156,7 +156,7 @@ def head_importance(
     kind: AttentionKind,
     target: str | None = None,
     ablation: Ablation = "zero",
-    progress: Progress | None = None,
+    progress: OnFraction | None = None,
 ) -> np.ndarray:
     """How much the output's log-probability drops when each head alone is ablated.
 

@@ -9,8 +9,9 @@ import numpy as np
 import torch
 
 from viz_transformer.analysis.heads import ticking
-from viz_transformer.analysis.progress import Progress, decoding, part
+from viz_transformer.analysis.progress import decoding, part
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.records.progress import OnFraction
 from viz_transformer.text.after import labels_after
 from viz_transformer.text.checks import check_text
 
@@ -37,7 +38,7 @@ def logit_lens(
     model: LoadedModel,
     text: str,
     target: str | None = None,
-    progress: Progress | None = None,
+    progress: OnFraction | None = None,
 ) -> Lens:
     """Run ``text`` with its greedy output (or ``target``) forced and read each decoder layer.
 
@@ -86,7 +87,7 @@ def logit_lens(
 
 
 def _top(
-    model: LoadedModel, streams: list[torch.Tensor], progress: Progress | None
+    model: LoadedModel, streams: list[torch.Tensor], progress: OnFraction | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The most likely next token's probability and id after each layer, ``[L, T]`` each, from
     each layer's residual stream ``(T, d_model)``: one layer's logits at a time (smollm2's 30

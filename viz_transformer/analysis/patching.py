@@ -11,9 +11,10 @@ import torch
 
 from viz_transformer.analysis.ablation import check_heads, record_z
 from viz_transformer.analysis.heads import all_heads, batched_scores, require_output, ticking
-from viz_transformer.analysis.progress import Progress, decoding, part
+from viz_transformer.analysis.progress import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.progress import OnFraction
 from viz_transformer.text.checks import check_text
 
 
@@ -32,7 +33,7 @@ def _patch(
     corrupted: str,
     kind: AttentionKind,
     rows: list[list[tuple[int, int]]],
-    progress: Progress | None = None,
+    progress: OnFraction | None = None,
 ) -> np.ndarray:
     """Fraction of the logit difference restored per row of ``rows`` (heads patched together);
     ``progress`` as ``patch_heads``'s."""
@@ -59,7 +60,7 @@ def _patched(
     corrupted: tuple[str, list[int]],
     kind: AttentionKind,
     rows: list[list[tuple[int, int]]],
-    report: Progress | None,
+    report: OnFraction | None,
 ) -> np.ndarray:
     """``_patch`` once both outputs are decoded: each output's clean, corrupted and patched
     passes (the patched ones reporting from 0.2 to 0.6, then to 1)."""
@@ -97,7 +98,7 @@ def patch_heads(
     clean: str,
     corrupted: str,
     kind: AttentionKind,
-    progress: Progress | None = None,
+    progress: OnFraction | None = None,
 ) -> np.ndarray:
     """Activation patching: each head's clean output z put into the corrupted run alone.
 

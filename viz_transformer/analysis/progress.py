@@ -1,18 +1,18 @@
 """Progress of a long analysis split into parts: a part's fractions mapped into its share of the
 whole, and greedy decoding reported token by token (``LoadedModel.stepping``), so that a page's
-Stop, raised from the progress callback, ends the work between two tokens."""
+Stop (``records.progress.Cancelled``, raised from the progress callback) ends the work between two
+tokens."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from viz_transformer.models.base import LoadedModel
+from viz_transformer.records.progress import OnFraction
 
-Progress = Callable[[float], None]
 
-
-def part(report: Progress | None, start: float, end: float) -> Progress | None:
+def part(report: OnFraction | None, start: float, end: float) -> OnFraction | None:
     """``report`` for a part that runs from ``start`` to ``end`` of the whole: its fraction f
     becomes ``start + (end - start) * f``; None stays None (no progress asked)."""
     if report is None:
@@ -23,7 +23,7 @@ def part(report: Progress | None, start: float, end: float) -> Progress | None:
 
 @contextlib.contextmanager
 def decoding(
-    model: LoadedModel, report: Progress | None, start: float, end: float
+    model: LoadedModel, report: OnFraction | None, start: float, end: float
 ) -> Iterator[None]:
     """While open, every greedy step of this thread reports its share of ``start``..``end``
     (steps over the most it may take; never falling, also across several decodes), and ``end``

@@ -15,10 +15,11 @@ import numpy as np
 
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import ticking
-from viz_transformer.analysis.progress import Progress, decoding, part
+from viz_transformer.analysis.progress import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
+from viz_transformer.records.progress import OnFraction
 from viz_transformer.records.trace import Trace
 
 # role -> (what the score means, formula, where the role comes from); the page's legend
@@ -129,7 +130,7 @@ def head_roles(
     kind: AttentionKind,
     text: str | None = None,
     alignment: list[tuple[int, int]] | None = None,
-    progress: Progress | None = None,
+    progress: OnFraction | None = None,
 ) -> dict[str, np.ndarray]:
     """Role scores of every head of ``kind`` (see ``ROLES`` for each formula and its source).
 
@@ -183,7 +184,7 @@ def _repeat_roles(a: np.ndarray, tokens: tuple[str, ...]) -> dict[str, np.ndarra
 def by_layer(
     patterns: np.ndarray | LazyPatterns,
     score: Callable[[np.ndarray], dict[str, np.ndarray]],
-    report: Progress | None,
+    report: OnFraction | None,
     span: tuple[float, float],
 ) -> dict[str, np.ndarray]:
     """``score`` of each layer's float64 ``[heads, q, k]`` weights, stacked to ``[layers,

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from viz_transformer.analysis.corpus.api import compute
 from viz_transformer.analysis.corpus.shards import ShardStore
+from viz_transformer.records.progress import ProgressMeter
 from viz_transformer.text.uploads import read_lines
 
 BAR = 30  # characters of the progress bar
@@ -33,23 +33,16 @@ def read_sentences(path: Path) -> list[str]:
 
 
 class ProgressBar:
-    """``[######....] 512/1,000 sentences  43.2/s  1:05 left`` redrawn in place on stderr."""
+    """``[######....] 512/1,000 sentences, 43.2 sentences/s, about 11 s left`` redrawn in
+    place on stderr (``records.progress``: the words the app's bar uses)."""
 
     def __init__(self) -> None:
-        self.start, self.first, self.drawn = time.monotonic(), None, False
+        self.meter, self.drawn = ProgressMeter("sentences"), False
 
     def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if self.first is None:  # resumed work counts from where this run began
-            self.first = done
-        rate = (done - self.first) / max(now - self.start, 1e-9)
-        left = (total - done) / rate if rate > 0 else float("nan")
-        eta = time.strftime("%H:%M:%S", time.gmtime(left)) if left == left else "--:--:--"
-        fill = int(BAR * done / max(total, 1))
-        sys.stderr.write(
-            f"\r[{'#' * fill}{'.' * (BAR - fill)}] {done:,}/{total:,} sentences  "
-            f"{rate:,.1f} sentences/s  {eta} left "
-        )
+        p = self.meter.update(done, total)
+        fill = int(BAR * p.fraction)
+        sys.stderr.write(f"\r[{'#' * fill}{'.' * (BAR - fill)}] {p.text()} ")
         sys.stderr.flush()
         self.drawn = True
 

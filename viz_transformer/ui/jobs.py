@@ -1,15 +1,19 @@
 """A long computation shared by every session: a progress bar and a Stop button the first time,
-its result from a bounded store after that."""
+its result from a bounded store after that.
+
+Progress and Stop are ``records.progress``'s, as for every long job: the bar shows a
+``ProgressMeter``'s record, and the job's ``StopToken`` (set by a Stop recorded in the session)
+raises ``Cancelled`` from the progress callback, between two units of the work."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
 import streamlit as st
 
+from viz_transformer.records.progress import Cancelled, OnFraction, ProgressMeter, StopToken
 from viz_transformer.ui import widgets
 
 T = TypeVar("T")
@@ -33,10 +37,6 @@ class BoundedStore(dict):
             del self[next(iter(self))]
 
 
-class Stopped(Exception):
-    """Raised from the progress callback once the user pressed Stop."""
-
-
 def _stopped() -> tuple[Hashable, ...]:
     return st.session_state.get(STOP_KEY, ())
 
@@ -48,7 +48,8 @@ def _stop(key: Hashable) -> None:
     st.session_state[HOLD_KEY] = True
 
 
-def _release() -> None:
+def release_hold() -> None:
+    """End the hold a Stop set (app.py calls it when the run the Stop started ends)."""
     st.session_state.pop(HOLD_KEY, None)
 
 
@@ -56,18 +57,8 @@ def _resume(key: Hashable) -> None:
     st.session_state[STOP_KEY] = tuple(k for k in _stopped() if k != key)
 
 
-def eta(elapsed: float, done: float) -> str:
-    """``", about 1 min 20 s left"`` from the seconds so far and the fraction done."""
-    if done <= 0 or done >= 1 or elapsed < 1:
-        return ""
-    left = round(elapsed * (1 - done) / done)
-    return (
-        f", about {left // 60} min {left % 60} s left" if left >= 60 else f", about {left} s left"
-    )
-
-
 @dataclass(frozen=True)
-class Job:
+class JobText:
     """What a stoppable job says: ``label`` under its progress bar, ``stopped`` once stopped,
     ``resume`` on the button that starts it again; its widgets are ``<key>_stop`` and
     ``<key>_resume``."""
@@ -79,7 +70,7 @@ class Job:
 
 
 def stoppable(
-    job: Job, store: BoundedStore, key: Hashable, compute: Callable[[Callable[[float], None]], T]
+    job: JobText, store: BoundedStore, key: Hashable, compute: Callable[[OnFraction], T]
 ) -> T | None:
     """``store[key]``, computed by ``compute(progress)`` the first time under a progress bar and
     a Stop button; None after a message (an error, or a stopped job with a button to start it
@@ -94,24 +85,25 @@ def stoppable(
         return None
     if key not in store and st.session_state.get(HOLD_KEY):
         st.info("Not started: you pressed Stop. Start it when you want it.")
-        st.button(job.resume, key=f"{job.key}_go", on_click=_release)  # its run starts it
+        st.button(job.resume, key=f"{job.key}_go", on_click=release_hold)  # its run starts it
         return None
     if key not in store:
         stop = st.empty()
         stop.button("Stop", key=f"{job.key}_stop", on_click=_stop, args=(key,))
         bar = st.progress(0.0, text=job.label)
-        began = time.monotonic()
+        meter, token = ProgressMeter(), StopToken(also=lambda: key in _stopped())
+        meter.update(0.0, 1.0)  # the rate counts from now
 
-        def progress(done: float) -> None:
+        def progress(fraction: float) -> None:
             # an st call: where a Stop (the page's or the toolbar's) ends the work; the work
             # calls this about every second (analysis.heads sizes its batches so)
-            if key in _stopped():
-                raise Stopped
-            bar.progress(done, text=f"{job.label} {done:.0%}{eta(time.monotonic() - began, done)}")
+            token.check()
+            done = meter.update(fraction, 1.0)
+            bar.progress(done.fraction, text=f"{job.label} {done.text()}")
 
         try:
             store.put(key, compute(progress))
-        except Stopped:
+        except Cancelled:
             return None
         except widgets.LOAD_ERRORS as exc:
             widgets.show_error(exc)

@@ -1,33 +1,32 @@
 """``vt.corpus_stats``: head statistics over a corpus, batched, stored in resumable shards.
 
-The engine only decides where batches run: ``"local"`` here, one batch after another; ``"ray"``
-on a Ray cluster (``ray_engine``). Both call ``shard_rows``, the same function, and write the same
-shards (``analysis.corpus.shards``); the statistics are ``analysis.corpus.stats``'s.
+The engine only decides where batches run (``engines``: ``"local"``, one batch after another in
+this process; ``"ray"``, on a Ray cluster); every engine computes the shards a ``ShardPlan`` has
+left with ``shard_rows`` and writes them to the same ``ShardStore``; the statistics are
+``analysis.corpus.stats``'s.
 """
 
 from __future__ import annotations
 
 import hashlib
 import platform
-import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 import torch
 
-from viz_transformer.analysis.corpus.rows import shard_rows
+from viz_transformer.analysis.corpus.engines import ENGINES, EngineName, engine_for
+from viz_transformer.analysis.corpus.plan import ShardPlan
 from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
 from viz_transformer.analysis.corpus.stats import empty_rows, sort_rows
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
+from viz_transformer.records.progress import OnCount, StopToken
 from viz_transformer.settings import cache_root
 
-Engine = Literal["local", "ray"]
-Progress = Callable[[int, int], None]  # (sentences done, sentences in the corpus)
 SHARD_SIZE = 256  # sentences per shard: a killed run loses at most this much work
 _HASHES: weakref.WeakKeyDictionary[LoadedModel, str] = weakref.WeakKeyDictionary()
 
@@ -77,7 +76,7 @@ def _check(sentences: Sequence[str], batch_size: int, engine: str) -> list[str]:
         raise ValueError("Every sentence must be a non-blank string; drop the blank lines.")
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size} must be at least 1.")
-    if engine not in ("local", "ray"):
+    if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} is unknown; use 'local' or 'ray'.")
     return texts
 
@@ -88,10 +87,10 @@ def corpus_stats(
     out: Path | str,
     *,
     batch_size: int = 32,
-    engine: Engine = "local",
-    progress: Progress | None = None,
+    engine: EngineName = "local",
+    progress: OnCount | None = None,
     shard_size: int = SHARD_SIZE,
-    stop: threading.Event | None = None,
+    stop: StopToken | None = None,
 ) -> pd.DataFrame:
     """Every head's statistics on every sentence (definitions: ``analysis.corpus.stats``).
 
@@ -109,7 +108,8 @@ def corpus_stats(
             names a cluster; needs ``requirements-cluster.txt`` and a model name).
         progress: called with (sentences done, total) as batches finish.
         shard_size: sentences per shard (a folder keeps the size it was made with).
-        stop: when set, the run stops after the current batch; what is done stays.
+        stop: once set (from any thread), the run stops after the current batch (the Ray
+            engine: before the next shard); the shards written stay.
 
     Returns:
         Columns ``sentence_id, kind, layer, head, n_rows, entropy, max_weight, first_token,
@@ -130,10 +130,10 @@ def compute(
     out: Path | str,
     *,
     batch_size: int = 32,
-    engine: Engine = "local",
-    progress: Progress | None = None,
+    engine: EngineName = "local",
+    progress: OnCount | None = None,
     shard_size: int = SHARD_SIZE,
-    stop: threading.Event | None = None,
+    stop: StopToken | None = None,
 ) -> Manifest:
     """``corpus_stats`` without reading the table back (a million sentences' table is large):
     the shards are written and the folder's manifest returned. Same arguments and errors."""
@@ -144,55 +144,12 @@ def compute(
     store = ShardStore(out)
     with store.lock():
         manifest = store.open(wanted)
-        todo = store.missing(manifest)
-        if todo:
-            run = _run_ray if engine == "ray" else _run_local
-            run(loaded, texts, store, manifest, todo, batch_size, progress, stop)
+        plan = ShardPlan.of(store, manifest)
+        if plan.todo:
+            engine_for(engine).run(loaded, texts, plan, store, batch_size, progress, stop)
         elif progress is not None:
             progress(len(texts), len(texts))
     return manifest
-
-
-def _run_local(
-    model: LoadedModel,
-    texts: list[str],
-    store: ShardStore,
-    manifest: Manifest,
-    todo: list[int],
-    batch_size: int,
-    progress: Progress | None,
-    stop: threading.Event | None,
-) -> None:
-    size, total = manifest.shard_size, len(texts)
-    done = total - sum(len(texts[i * size : (i + 1) * size]) for i in todo)
-    if progress is not None:  # where this run starts (a resumed one: past the shards kept)
-        progress(done, total)
-
-    def on_batch(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress is not None:
-            progress(done, total)
-        if stop is not None and stop.is_set():
-            raise _Stopped  # the shard in progress is dropped; the written ones stay
-
-    for shard in todo:
-        ids = range(shard * size, min((shard + 1) * size, total))
-        try:
-            rows = shard_rows(model, [texts[i] for i in ids], list(ids), batch_size, on_batch)
-        except _Stopped:
-            return
-        store.write(shard, rows)
-
-
-class _Stopped(Exception):
-    """Raised between batches when the caller's ``stop`` event is set."""
-
-
-def _run_ray(*args: object) -> None:
-    from viz_transformer.analysis.corpus.ray_engine import run_ray
-
-    run_ray(*args)  # type: ignore[arg-type]
 
 
 def read_corpus_stats(out: Path | str) -> pd.DataFrame:

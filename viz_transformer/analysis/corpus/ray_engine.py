@@ -8,16 +8,17 @@ cluster unless ``RAY_ADDRESS`` names one. Ray is optional (``requirements-cluste
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from viz_transformer.analysis.corpus.plan import ShardPlan
 from viz_transformer.analysis.corpus.rows import shard_rows
-from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
+from viz_transformer.analysis.corpus.shards import ShardStore
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import available_models, model_info
+from viz_transformer.records.progress import OnCount, StopToken
 
 
 class ShardWorker:
@@ -46,21 +47,52 @@ def _import_ray() -> Any:
     return ray
 
 
-def run_ray(
-    model: LoadedModel,
-    texts: list[str],
-    store: ShardStore,
-    manifest: Manifest,
-    todo: list[int],
-    batch_size: int,
-    progress: Callable[[int, int], None] | None,
-    stop: threading.Event | None,
-) -> None:
-    """Compute the shards ``todo`` on Ray actors and write each as it arrives.
+class RayEngine:
+    """Whole shards on Ray actors, one core each; a Stop is seen before each shard is sent."""
 
-    Raises:
-        ValueError: Ray is not installed, or the model is not one a worker can load by name.
-    """
+    def run(
+        self,
+        model: LoadedModel,
+        sentences: Sequence[str],
+        plan: ShardPlan,
+        store: ShardStore,
+        batch_size: int,
+        report: OnCount | None = None,
+        stop: StopToken | None = None,
+    ) -> None:
+        """Compute the shards ``plan.todo`` on Ray actors and write each as it arrives
+        (``engines.Engine.run``).
+
+        Raises:
+            ValueError: Ray is not installed, or the model is not one a worker can load by name.
+        """
+        ray = _start_ray(model)
+        n_actors = max(1, min(len(plan.todo), int(ray.available_resources().get("CPU", 1))))
+        actor = ray.remote(num_cpus=1)(ShardWorker)
+        pool = [actor.remote(model.name) for _ in range(n_actors)]
+        add = plan.tally(report)
+        queue, running = list(plan.todo), {}
+        try:
+            while queue or running:
+                while queue and len(running) < n_actors and not (stop and stop.is_set()):
+                    shard = queue.pop(0)
+                    free = _idle(pool, running)
+                    ref = free.rows.remote(plan.texts(sentences, shard), plan.ids(shard),
+                                           batch_size)  # fmt: skip
+                    running[ref] = (shard, free, len(plan.ids(shard)))
+                if not running:
+                    return
+                (ready,), _ = ray.wait(list(running), num_returns=1)
+                shard, _actor, n = running.pop(ready)
+                store.write(shard, ray.get(ready))
+                add(n)
+        finally:
+            for a in pool:
+                ray.kill(a)
+
+
+def _start_ray(model: LoadedModel) -> Any:
+    """Ray, initialised (``RAY_ADDRESS`` names a cluster), once the model is one it can load."""
     ray = _import_ray()
     try:
         model_info(model.name)
@@ -72,33 +104,7 @@ def run_ray(
     if not ray.is_initialized():
         ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False,
                  log_to_driver=False)  # fmt: skip
-    n_actors = max(1, min(len(todo), int(ray.available_resources().get("CPU", 1))))
-    actor = ray.remote(num_cpus=1)(ShardWorker)
-    pool = [actor.remote(model.name) for _ in range(n_actors)]
-    size, total = manifest.shard_size, len(texts)
-    done = total - sum(len(texts[i * size : (i + 1) * size]) for i in todo)
-    if progress is not None:  # where this run starts (a resumed one: past the shards kept)
-        progress(done, total)
-    queue, running = list(todo), {}
-    try:
-        while queue or running:
-            while queue and len(running) < n_actors and not (stop and stop.is_set()):
-                shard = queue.pop(0)
-                ids = list(range(shard * size, min((shard + 1) * size, total)))
-                free = _idle(pool, running)
-                ref = free.rows.remote([texts[i] for i in ids], ids, batch_size)
-                running[ref] = (shard, free, len(ids))
-            if not running:
-                return
-            (ready,), _ = ray.wait(list(running), num_returns=1)
-            shard, _actor, n = running.pop(ready)
-            store.write(shard, ray.get(ready))
-            done += n
-            if progress is not None:
-                progress(done, total)
-    finally:
-        for a in pool:
-            ray.kill(a)
+    return ray
 
 
 def _idle(pool: list[Any], running: dict[Any, tuple[int, Any, int]]) -> Any:

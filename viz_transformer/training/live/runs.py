@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from viz_transformer.models.registry import forget_memory_models
+from viz_transformer.records.progress import StopToken
 from viz_transformer.records.trace import Trace
 from viz_transformer.training.checkpoints import EVERY, CheckpointSaver, new_run_folder
 from viz_transformer.training.live.train import (
@@ -67,7 +68,7 @@ class LiveTrainer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._stop = threading.Event()
+        self._stop = StopToken()  # records.progress: the one Stop of every long job
         self._thread: threading.Thread | None = None
         self._snap = LiveSnapshot()
         self._started = 0.0

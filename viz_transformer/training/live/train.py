@@ -30,6 +30,7 @@ from viz_transformer.models.spec import ModelSpec
 from viz_transformer.networks.config import TransformerConfig
 from viz_transformer.networks.paper import Transformer
 from viz_transformer.networks.paper_decode import pad_batch, source_mask
+from viz_transformer.records.progress import StopToken
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.vocab import WordVocab
 from viz_transformer.training.checkpoints import EVERY, CheckpointSaver
@@ -267,7 +268,7 @@ def train_live(
     scale_scores: bool = True,
     size: str = "tiny",
     on_step: Callable[[LiveStep], None] | None = None,
-    stop: threading.Event | None = None,
+    stop: StopToken | None = None,
     max_steps: int | None = None,
     save_to: Path | None = None,
     save_every: int = EVERY,
@@ -292,7 +293,7 @@ def train_live(
         the model, named ``live:<task>`` (``live:<task>-unscaled`` without the scale), which
         ``vt.load_model`` and every page find until a new live run replaces it.
     """
-    limit, stop = check_arguments(task, seconds, threads, size), stop or threading.Event()
+    limit, stop = check_arguments(task, seconds, threads, size), stop or StopToken()
     with torch_threads(threads):
         run = LiveRun(task, seed, scale_scores, size)
         forget_memory_models(PREFIX)
