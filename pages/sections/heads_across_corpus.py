@@ -7,12 +7,12 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.analysis.corpus import qk as corpus_qk
+from viz_transformer.analysis.corpus import tables
 from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.figures import corpus as figures
 from viz_transformer.figures.heads import head_grid
@@ -60,25 +60,24 @@ def results(
         The selected head (kind, layer, head).
     """
     summary = vt.head_summary(df)
-    kinds: list[AttentionKind] = [k for k in vt.KINDS if k in set(summary["kind"])]
+    kinds = tables.kinds_in(summary)
     stat = st.selectbox("Statistic", STATS, key="corpus_stat",
                         format_func=lambda s: f"{s}: {MEANING[s]}")  # fmt: skip
     cols = st.columns(len(kinds))
     for col, kind in zip(cols, kinds, strict=True):
-        part = summary[summary["kind"] == kind]
-        grid = part.pivot(index="layer", columns="head", values=stat).to_numpy(np.float64)
+        grid = tables.stat_grid(summary, kind, stat)
         with col:
             widgets.chart(head_grid(grid, KIND_TITLES[kind], stat), f"corpus-{kind}-{stat}")
     st.subheader("Heads sorted by " + stat)
-    table = summary.assign(kind=summary["kind"].map(KIND_SHORT))
-    table = table.sort_values(stat, ascending=False, na_position="last").reset_index(drop=True)
+    ranked = tables.ranked_heads(summary, stat)
+    table = ranked.assign(kind=ranked["kind"].map(KIND_SHORT))
     picked = st.dataframe(table, key="corpus_table", on_select="rerun",
                           selection_mode="single-row", hide_index=True,
                           column_config={s: st.column_config.NumberColumn(format="%.3f")
                                          for s in STATS})  # fmt: skip
     rows = picked.selection.rows if picked is not None else []
-    row = table.iloc[rows[0] if rows else 0]
-    kind = next(k for k in kinds if KIND_SHORT[k] == row["kind"])
+    row = ranked.iloc[rows[0] if rows else 0]
+    kind: AttentionKind = row["kind"]
     st.caption("Click a row to pick a head; the first row is picked until then.")
     layer, head = int(row["layer"]), int(row["head"])
     one_head(name, df, sentences, kind, layer, head, stat)
@@ -90,12 +89,12 @@ def one_head(name: str, df: pd.DataFrame, sentences: Sequence[str], kind: Attent
     """The head's distribution over sentences and its top sentences, each a link."""
     label = f"{KIND_SHORT[kind]} L{layer} H{head}"
     st.subheader(f"{label}: {stat} per sentence")
-    rows = df[(df["kind"] == kind) & (df["layer"] == layer) & (df["head"] == head)]
+    rows = tables.head_rows(df, kind, layer, head)
     widgets.chart(figures.stat_distribution(rows[stat].to_numpy(), stat, label), "corpus-dist")
-    top = rows.dropna(subset=[stat]).nlargest(TOP, stat)
+    top = tables.top_sentences(rows, stat, TOP)
     st.markdown(f"**Highest {stat}** (each opens the Attention maps page on that head):")
     lines = []
-    for sid, value in zip(top["sentence_id"], top[stat], strict=True):
+    for sid, value in zip(top["sentence_id"], top["value"], strict=True):
         text = sentences[int(sid)]
         query = urllib.parse.urlencode({"model": name, "sentence": text, "kind": kind,
                                         "layer": layer, "head": head})  # fmt: skip

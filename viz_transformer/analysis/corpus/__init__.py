@@ -7,5 +7,6 @@
 - ``engines``: the ``Engine`` interface (where batches run) and the local engine;
 - ``ray_engine``: the same shards computed by Ray actors;
 - ``api``: ``vt.corpus_stats``, ``compute``, ``read_corpus_stats``, the cache folder;
+- ``tables``: what the page draws from the tables (grids, ranked heads, a head's top sentences);
 - ``qk``: the joint query/key view of one head over a sample of sentences.
 """
