@@ -1,5 +1,6 @@
 """Jensen-Shannon distances, Hungarian matching and drift as pure functions of arrays
-(``analysis.comparison.distances``), checked against the definition and scipy."""
+(``analysis.comparison.distances``), and ``vt.compare`` on two tiny models' cross-attention,
+checked against the definition and scipy one row at a time."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import jensenshannon
 
+import viz_transformer as vt
 from viz_transformer.analysis.comparison.distances import (
     drift_from_patterns,
     head_distances,
@@ -14,6 +16,7 @@ from viz_transformer.analysis.comparison.distances import (
     match_heads,
     pair_distance_sums,
 )
+from viz_transformer.testing.paper import tiny_paper_model
 
 
 def _patterns(rng: np.random.Generator, shape: tuple[int, ...], sharp: float = 3.0) -> np.ndarray:
@@ -90,3 +93,53 @@ def test_drift_is_zero_at_the_last_checkpoint_and_grows_with_change() -> None:
     assert drift.shape == (3, 2, 2)
     assert np.all(drift[-1] == 0.0)
     assert np.all(drift[0] > drift[1]) and np.all(drift[1] > 0)
+
+
+def _row_mean(a: list[np.ndarray], b: list[np.ndarray], ia: tuple, ib: tuple) -> float:
+    """Mean of scipy's JS distance over every query row of every sentence, one row at a time."""
+    rows = [
+        jensenshannon(x[ia][r].astype(np.float64), y[ib][r].astype(np.float64), base=2)
+        for x, y in zip(a, b, strict=True)
+        for r in range(x.shape[2])
+    ]
+    return float(np.mean(rows))
+
+
+def test_cross_attention_averages_over_query_rows_not_keys() -> None:
+    rng = np.random.default_rng(5)
+    # cross-attention: more query rows (outputs) than keys (source tokens), and the reverse
+    a = [_patterns(rng, (1, 2, 9, 3)), _patterns(rng, (1, 2, 2, 6))]
+    b = [_patterns(rng, (2, 1, 9, 3)), _patterns(rng, (2, 1, 2, 6))]
+    d = head_distances(a, b)
+    for ia in np.ndindex(1, 2):
+        for ib in np.ndindex(2, 1):
+            assert d[ia + ib] == pytest.approx(_row_mean(a, b, ia, ib), rel=1e-6)
+    assert d.max() <= 1.0
+
+
+def test_compare_on_cross_attention_is_the_definition_applied_to_traces() -> None:
+    a, b = tiny_paper_model(0, max_len=10), tiny_paper_model(1, max_len=10, n_decoder_layers=1)
+    texts = ["alpha beta", "gamma delta epsilon zeta"]  # 3 and 5 keys, 10 rows each
+    result = vt.compare(a, b, texts, kind="cross")
+    tr_a = [vt.trace(a, s) for s in texts]
+    tr_b = [vt.trace(b, s, target=t.output_text) for s, t in zip(texts, tr_a, strict=True)]
+    pa, pb = [t.cross for t in tr_a], [t.cross for t in tr_b]
+    assert {p.shape[2] != p.shape[3] for p in pa} == {True}  # rows and keys differ
+    assert result.distance.shape == (2, 2, 1, 2)
+    for ia in np.ndindex(2, 2):
+        for ib in np.ndindex(1, 2):
+            assert result.distance[ia + ib] == pytest.approx(_row_mean(pa, pb, ia, ib), rel=1e-6)
+    assert result.rows == sum(len(t.tgt_tokens) for t in tr_a)
+
+
+def test_drift_is_the_mean_over_every_row_of_every_sentence() -> None:
+    rng = np.random.default_rng(6)
+    shapes = [(2, 3, 1, 4), (2, 3, 6, 6), (2, 3, 3, 8)]  # sentences of 1, 6 and 3 rows
+    checkpoints = [[_patterns(rng, s, sharp=8.0) for s in shapes] for _ in range(3)]
+    drift = drift_from_patterns(checkpoints)
+    assert drift.shape == (3, 2, 3)
+    for c in range(3):
+        for head in np.ndindex(2, 3):
+            want = _row_mean(checkpoints[c], checkpoints[-1], head, head)
+            assert drift[(c, *head)] == pytest.approx(want, rel=1e-6, abs=1e-12)
+    assert 0.5 < drift[0].max() <= 1.0  # far apart, and still a distance

@@ -1,5 +1,6 @@
 """Corpus statistics: the batched formulas against the definitions row by row, the weighted
-summary, and the shard store's refusals and atomic writes."""
+summary, the shard store's refusals and atomic writes, and ``vt.corpus_stats`` of a tiny model
+against each sentence's trace."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import viz_transformer as vt
 from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
 from viz_transformer.analysis.corpus.stats import (
     CHUNK_SENTENCES,
@@ -16,6 +18,7 @@ from viz_transformer.analysis.corpus.stats import (
     head_summary,
     pattern_stats,
 )
+from viz_transformer.testing.paper import tiny_paper_model
 
 
 def reference(P: np.ndarray) -> list[float]:
@@ -102,3 +105,25 @@ def test_the_store_refuses_another_model_or_corpus_and_writes_whole_shards(tmp_p
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="is a file"):
         ShardStore(tmp_path / "file").open(manifest())
+
+
+def test_the_table_of_a_tiny_model_is_each_sentences_trace_row_by_row(tmp_path) -> None:
+    # 3 encoder layers, 1 decoder layer, 2 heads: a layer or head column built along the wrong
+    # axis puts another head's statistics on the row
+    model = tiny_paper_model(0, max_len=8, n_encoder_layers=3, n_decoder_layers=1)
+    texts = ["alpha beta gamma", "delta", "epsilon zeta eta theta"]
+    df = vt.corpus_stats(model, texts, tmp_path / "s", batch_size=2)
+    want = []
+    for sid, text in enumerate(texts):
+        tr = vt.trace(model, text)
+        for kind in vt.KINDS:
+            arr = tr.get(kind)
+            for layer, head in np.ndindex(arr.shape[:2]):
+                P = np.asarray(arr[layer, head], np.float64)
+                want.append((sid, kind, layer, head, P.shape[0], *reference(P)))
+    want_df = pd.DataFrame(want, columns=["sentence_id", "kind", "layer", "head", "n_rows", *STATS])
+    want_df = want_df.sort_values(["sentence_id", "kind", "layer", "head"], ignore_index=True)
+    assert len(df) == len(want_df) == 3 * 2 * (3 + 1 + 1)
+    keys = ["sentence_id", "kind", "layer", "head", "n_rows"]
+    assert df[keys].astype(str).equals(want_df[keys].astype(str))
+    np.testing.assert_allclose(df[list(STATS)], want_df[list(STATS)], atol=1e-5, equal_nan=True)

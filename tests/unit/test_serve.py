@@ -1,11 +1,16 @@
 """``python -m viz_transformer serve`` before anything starts: the HAProxy config rendered from
 the package's template (HAProxy itself accepts it), and one-line errors for a missing haproxy
-and a busy port."""
+and a busy port; the health check expects what the installed Streamlit's health route answers.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import http.server
+import re
 import socket
 import subprocess
+import threading
 
 import pytest
 
@@ -21,6 +26,7 @@ from viz_transformer.serve.config import (
     free_ports,
     render,
 )
+from viz_transformer.serve.supervisor import healthy
 
 REPLICAS = [Replica("r1", 41001), Replica("r2", 41002)]
 
@@ -91,3 +97,70 @@ def test_the_command_refuses_a_busy_port(capsys, tmp_path):
 def test_an_unknown_command_prints_the_usage(capsys):
     assert vt_main(["serv"]) == 2
     assert "python -m viz_transformer serve" in capsys.readouterr().err
+
+
+def streamlit_health(ready: bool) -> tuple[str, int, str]:
+    """What the installed Streamlit's own ``/_stcore/health`` route answers: its path, status
+    and body, from its handler called with a runtime that accepts sessions (``ready``) or is
+    still starting."""
+    from starlette.requests import Request
+    from streamlit.runtime.runtime import Runtime, RuntimeState
+    from streamlit.web.server.starlette.starlette_routes import create_health_routes
+
+    class Runtime_:
+        state = _state = RuntimeState.NO_SESSIONS_CONNECTED if ready else RuntimeState.INITIAL
+        is_ready_for_browser_connection = Runtime.is_ready_for_browser_connection
+
+    route = next(r for r in create_health_routes(Runtime_(), None) if "GET" in r.methods)
+    scope = {"type": "http", "method": "GET", "path": route.path, "headers": [],
+             "query_string": b""}  # fmt: skip
+    response = asyncio.run(route.endpoint(Request(scope)))
+    return route.path, response.status_code, response.body.decode()
+
+
+def haproxy_passes(config: str, status: int, body: str) -> bool:
+    """Whether the rendered config's ``http-check expect`` accepts this answer (HAProxy's
+    rules: ``string`` is a case-sensitive substring of the body, ``rstring`` a regex search,
+    ``status`` a code, a range or a list of them)."""
+    line = next(ln.split() for ln in config.splitlines() if ln.strip().startswith("http-check"))
+    assert line[:2] == ["http-check", "expect"], line
+    how, what = line[2], " ".join(line[3:])
+    checks = {
+        "string": lambda: what in body,
+        "rstring": lambda: re.search(what, body) is not None,
+        "status": lambda: any(
+            int(lo) <= status <= int(hi or lo)
+            for lo, _, hi in (part.partition("-") for part in what.split(","))
+        ),
+    }
+    return checks[how]()
+
+
+def test_the_health_check_expects_what_streamlit_answers(tmp_path):
+    text = render(REPLICAS, "127.0.0.1", 8501, tmp_path / "haproxy.sock")
+    path, status, body = streamlit_health(ready=True)
+    assert f"option httpchk GET {path}\n" in text
+    assert status == 200 and haproxy_passes(text, status, body), (status, body)
+    _, status, body = streamlit_health(ready=False)  # a replica still loading stays out
+    assert status == 503 and not haproxy_passes(text, status, body), (status, body)
+
+
+@pytest.mark.parametrize("ready", [True, False])
+def test_serve_reads_a_replica_healthy_when_streamlit_says_so(ready):
+    _, status, body = streamlit_health(ready)
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health) as server:
+        threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
+        try:
+            assert healthy(f"http://127.0.0.1:{server.server_address[1]}") is ready
+        finally:
+            server.shutdown()
