@@ -7,7 +7,7 @@ import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
 # isort: split
 import streamlit as st
 
-from pages.sections import qkv_notes
+from pages.sections import qkv_notes, why_section
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
@@ -77,6 +77,7 @@ def qkv_walkthrough_page() -> None:
         widgets.chart(figure(w), f"{stem}-{part}", key=part)
     st.caption(qkv_notes.caption(name, cap, w))
     widgets.downloads(stem, w.arrays(), w.meta())
+    why_section.section(cap, layer, head, position)
     if widgets.presenting():
         switch.show_missing(trace, "walkthrough")
 

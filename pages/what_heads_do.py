@@ -8,6 +8,7 @@ import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
 # isort: split
 import streamlit as st
 
+from pages.sections import head_writes
 from pages.sections import what_heads_do as sections
 from viz_transformer.records.kinds import KIND_TITLES
 from viz_transformer.ui import ablation_view, caches, sidebar, state, widgets
@@ -47,6 +48,7 @@ def what_heads_do_page() -> None:
         st.info(f"{name} is an encoder only: it produces no output, so ablation changes none.")
     st.subheader("One head up close")
     sections.one_head(name, text, kind, shape, mode)
+    head_writes.section(name, text, kind)
     if has_output:
         st.subheader("Ablate a set of heads together")
         sections.head_set(name, text, kind, shape, mode, scores)

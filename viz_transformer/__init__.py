@@ -16,6 +16,7 @@ from viz_transformer.analysis.comparison.drift import drift
 from viz_transformer.analysis.comparison.model_pair import Comparison, compare
 from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
 from viz_transformer.analysis.corpus.stats import head_summary
+from viz_transformer.analysis.flow import attention_flow
 from viz_transformer.analysis.heads import head_importance, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.lessons import (
@@ -30,6 +31,8 @@ from viz_transformer.analysis.lessons import (
 )
 from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
+from viz_transformer.analysis.why import attention_scores, score_parts
+from viz_transformer.analysis.writes import head_writes
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.smollm2 import prepare as prepare_model
@@ -63,6 +66,8 @@ __all__ = [
     "Step",
     "StopToken",
     "Trace",
+    "attention_flow",
+    "attention_scores",
     "available_models",
     "check_lesson",
     "compare",
@@ -74,6 +79,7 @@ __all__ = [
     "head_importance",
     "head_roles",
     "head_summary",
+    "head_writes",
     "hooks",
     "lessons",
     "load_lesson",
@@ -84,6 +90,7 @@ __all__ = [
     "patch_set",
     "prepare_model",
     "read_corpus_stats",
+    "score_parts",
     "trace",
     "train_live",
     "value_weighted",

@@ -13,24 +13,39 @@ from typing import Any
 import streamlit as st
 
 from pages.sections import sinks
-from viz_transformer.analysis import aggregate
+from viz_transformer.analysis import aggregate, flow
 from viz_transformer.figures import attention
 from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.export import trace_meta
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import fits_in_memory, is_lazy
 from viz_transformer.records.trace import Patterns, Trace
-from viz_transformer.ui import caches, state, widgets
+from viz_transformer.ui import caches, head_caches, jobs, state, widgets
 
 WEIGHTINGS = ["weights", "weighted by value norm"]  # the maps' radio (in the URL)
 
 TABS = ("Maps", "Head view", "Mean / max / rollout", "Statistics")
-SUMMARIES = {"mean": aggregate.head_mean, "max": aggregate.head_max, "rollout": aggregate.rollout}
+SUMMARIES = {
+    "mean": aggregate.head_mean,
+    "max": aggregate.head_max,
+    "rollout": aggregate.rollout,
+    "flow": None,
+}  # flow: a stoppable job (``flow_view``)
+FLOW_JOB = jobs.Job(
+    "Solving one maximum-flow problem per (layer, position, input token)…",
+    "Attention flow stopped. It solves layers x n x n flow problems; start it again?",
+    "Compute attention flow",
+    "flow",
+)
 EXPLAIN = {
     "mean": "The average of the layer's heads: rows still sum to 1.",
     "max": "The largest weight any head of the layer gives: where some head looks.",
     "rollout": "Rollout (Abnar & Zuidema 2020): per layer average the heads, add the identity "
     "for the residual path, renormalise the rows, and multiply the layers up to this one.",
+    "flow": "Attention flow (Abnar & Zuidema 2020): rollout's graph (head mean + identity, "
+    "rows renormalised), but each input token's share is the maximum flow it can send to the "
+    "position through the layers, each edge carrying at most its weight; rows renormalised. "
+    f"Offered up to {flow.MAX_TOKENS} tokens: its cost grows as n to the fourth.",
     "stats": "Entropy in nats (low = focused); special share = weight on </s>, [CLS]... keys; "
     "diagonal distance = mean |query - key| in positions (self-attention only).",
 }
@@ -153,15 +168,42 @@ def summary(view: MapView) -> None:
     kind = view.kind
     if not _fits(view, "this summary"):
         return
-    which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg")
-    if which == "rollout" and kind == "cross":
-        st.info(NO_ROLLOUT)
+    state.keep_choice("agg", list(SUMMARIES))
+    which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg",
+                     horizontal=True)  # fmt: skip
+    if which in ("rollout", "flow") and kind == "cross":
+        st.info(NO_ROLLOUT.replace("Rollout", which.title()))
+        return
+    if which == "flow":
+        flow_view(view)
         return
     fig = attention.aggregate_figure(view.trace, kind, which, view.layer, view.hide)
     widgets.chart(fig, f"{kind}-{which}")
     st.caption(EXPLAIN[which])
     arrays = {f"{kind}_{which}": SUMMARIES[which](view.arr)}
     widgets.downloads(f"{which}-{kind}", arrays, view.meta())
+
+
+def flow_view(view: MapView) -> None:
+    """Attention flow up to the layer: a stoppable job the first time, refused past the limit."""
+    st.caption(EXPLAIN["flow"])
+    if view.n_tokens > flow.MAX_TOKENS:
+        st.info(
+            f"{view.n_tokens:,} tokens: attention flow is offered up to {flow.MAX_TOKENS} tokens "
+            "(its cost grows as n to the fourth). Shorten the input, or use rollout."
+        )
+        return
+    flows = jobs.stoppable(
+        FLOW_JOB,
+        head_caches.flow_store(),
+        ("flow", view.name, view.text, view.kind),
+        lambda progress: flow.attention_flow(view.trace, view.kind, progress),
+    )
+    if flows is None:
+        return
+    fig = attention.flow_figure(view.trace, view.kind, flows, view.layer, view.hide)
+    widgets.chart(fig, f"{view.kind}-flow")
+    widgets.downloads(f"flow-{view.kind}", {f"{view.kind}_flow": flows}, view.meta())
 
 
 def statistics(view: MapView) -> None:

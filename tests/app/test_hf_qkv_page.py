@@ -20,7 +20,9 @@ def test_llama_walkthrough_draws_every_step(
     open_page: Callable[..., AppTest], figures: Callable, tmp_path: Path
 ) -> None:
     at = open_page(PAGE, model=f"hf:{BUILDERS['llama'](tmp_path / 'llama')}")
-    assert len(figures(at)) == 5  # input, q/k/v, scores, weighted sum, output
+    # input, q/k/v, scores, weighted sum, output; why: score map, dimensions, component split's
+    # two marginals and top pairs (no input split: RoPE adds no positions to the input)
+    assert len(figures(at)) == 5 + 5
     assert not any("Llama-family" in i.value for i in at.info)
     at.selectbox(key="head").set_value(3).run()
     assert not at.exception, at.exception
@@ -49,7 +51,7 @@ def test_gpt2_walkthrough_draws_every_step_with_its_layernorm(
     at.selectbox(key="token").set_value(3).run()
     assert not at.exception, at.exception
     drawn = figures(at)
-    assert len(drawn) == 5  # input, q/k/v, scores, weighted sum, output
+    assert len(drawn) == 5 + 5  # the steps; why: map, dimensions, components (input: layer 0)
     # the softmax column is the model's own attention row; masked after the query token
     model, text = vt.load_model(f"hf:{folder}"), at.text_area(key="sentence").value
     row = vt.trace(model, text).get("decoder")[1, at.selectbox(key="head").value, 3]
@@ -69,7 +71,8 @@ def test_minilm_walkthrough_draws_every_step_post_norm(
     open_page: Callable[..., AppTest], figures: Callable
 ) -> None:
     at = open_page(PAGE, model="minilm")
-    assert len(figures(at)) == 5 and at.radio(key="kind").value == "encoder"
+    # the steps; why: map and dimensions (BERT: embedding LayerNorm, post-norm: no other split)
+    assert len(figures(at)) == 5 + 2 and at.radio(key="kind").value == "encoder"
     assert not any("Llama-family" in i.value for i in at.info)
     caption = " ".join(c.value for c in at.caption)  # BERT: post-norm, biases
     assert "LayerNorm(x + output) (post-norm)" in caption and "Pre-norm" not in caption
@@ -79,7 +82,7 @@ def test_minilm_walkthrough_draws_every_step_post_norm(
     at.selectbox(key="layer").set_value(5).run()
     at.selectbox(key="head").set_value(11).run()
     assert not at.exception, at.exception
-    assert len(figures(at)) == 5 and "output of layer 4" in at.latex[1].value
+    assert len(figures(at)) == 5 + 2 and "output of layer 4" in at.latex[1].value
     trace = vt.trace(vt.load_model("minilm"), at.text_area(key="sentence").value)
     row = trace.get("encoder")[5, 11, at.selectbox(key="token").value]
     np.testing.assert_allclose(_softmax_column(figures(at)[2]), row, atol=5e-5 + 1e-6)

@@ -32,7 +32,7 @@ def check_figures(figures, numbers) -> Callable[[AppTest, wt.Walkthrough, vt.Tra
     numbers for this walkthrough."""
 
     def check(at: AppTest, expected: wt.Walkthrough, trace: vt.Trace) -> None:
-        inp, vectors, table, weighted, output = figures(at)
+        inp, vectors, table, weighted, output = figures(at)[:5]  # the why section follows
         parts = (
             [expected.embed, expected.pos, expected.x]
             if expected.embed is not None
@@ -95,7 +95,8 @@ def test_bergamot_view_starts_at_the_second_source_token_of_its_example(
         "Encoder self-attention",
         "Encoder-decoder (cross) attention",
     ]
-    assert [b.label for b in data_downloads(at)] == ["Data as JSON", "Data as NPZ"]
+    # the walkthrough's data, then the why section's scores
+    assert [b.label for b in data_downloads(at)] == ["Data as JSON", "Data as NPZ"] * 2
     assert len(at.latex) == 6  # the header's MultiHead and one equation per step
 
 
@@ -156,7 +157,7 @@ def test_hugging_face_models_and_bad_input_get_one_sentence_not_a_traceback(
     at, figures, open_page, tmp_path
 ):
     at.selectbox(key="model").set_value("minilm").run()  # BERT family: walked through
-    assert not at.exception and len(figures(at)) == 5
+    assert not at.exception and len(figures(at)) == 5 + 2  # steps; why: map, dimensions
     assert all(i.value != QKV_NOTE for i in at.info)
     bart = open_page(PAGE, model=f"hf:{BUILDERS['bart'](tmp_path / 'bart')}")  # not walked
     assert not bart.exception and not figures(bart)

@@ -66,6 +66,25 @@ def head_max(arr: Patterns) -> np.ndarray:
     return arr.max(axis=1)
 
 
+def with_residual(arr: Patterns, what: str = "rollout") -> np.ndarray:
+    """Each layer's head mean plus the identity (the residual connection), rows renormalised:
+    ``[layers, n, n]`` float64, the per-layer matrix rollout and attention flow chain.
+
+    Raises:
+        ValueError: non-square maps (cross-attention maps decoder rows to encoder columns, so
+            its layers cannot be chained on their own).
+    """
+    arr = _whole(arr)
+    _, _, q, k = arr.shape
+    if q != k:
+        raise ValueError(
+            f"{what} needs square self-attention maps; got {q} queries x {k} keys "
+            f"(cross-attention cannot be chained through the layers on its own)."
+        )
+    mixed = head_mean(arr).astype(np.float64) + np.eye(q)
+    return mixed / mixed.sum(axis=-1, keepdims=True)
+
+
 def rollout(arr: Patterns) -> np.ndarray:
     """Attention rollout (Abnar & Zuidema 2020) of self-attention, ``[layers, n, n]``.
 
@@ -84,15 +103,8 @@ def rollout(arr: Patterns) -> np.ndarray:
         ValueError: for non-square maps (cross-attention maps decoder rows to encoder columns, so
             its layers cannot be chained on their own).
     """
-    arr = _whole(arr)
-    n_layers, _, q, k = arr.shape
-    if q != k:
-        raise ValueError(
-            f"rollout needs square self-attention maps; got {q} queries x {k} keys "
-            "(cross-attention cannot be rolled out on its own)."
-        )
-    mixed = head_mean(arr).astype(np.float64) + np.eye(q)
-    mixed /= mixed.sum(axis=-1, keepdims=True)
+    mixed = with_residual(arr)
+    n_layers, q, _ = mixed.shape
     out = np.empty((n_layers, q, q))
     current = np.eye(q)
     for layer in range(n_layers):

@@ -114,6 +114,21 @@ def aggregate_figure(
     return heatmap(z, rows, cols, with_subtitle(f"{KIND_TITLES[kind]}: {title}", note), ylabel)
 
 
+def flow_figure(
+    trace: Trace, kind: AttentionKind, flows: np.ndarray, layer: int, hide_special: bool = False
+) -> go.Figure:
+    """Attention flow through layers 0..``layer`` (``analysis.flow``), drawn as rollout is.
+
+    Args:
+        flows: ``[layers, n, n]`` from ``attention_flow``.
+    """
+    check_layer(require(trace, kind), kind, layer)
+    rows, cols, ri, ci, ylabel, note = axes(trace, kind, hide_special)
+    z = shown(flows[layer], kind, ri, ci)[0]
+    title = f"{KIND_TITLES[kind]}: Attention flow through layers 0-{layer}"
+    return heatmap(z, rows, cols, with_subtitle(title, note), ylabel)
+
+
 def _tile(tiles: list[list[np.ndarray]], gap: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``[layers][heads]`` head maps ``(q, k)`` in one grid with ``gap`` NaN cells between.
 

@@ -193,6 +193,25 @@ class LoadedModel(ABC):
         norm (when the model has one) and the output layer, every id allowed."""
         raise ValueError(f"{self.name} has no output layer for the logit lens.")
 
+    def held_unembed(
+        self, parts: torch.Tensor, stream: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Direct logit attribution: ``unembed`` made linear by holding the final norm's scale.
+
+        Args:
+            parts: ``(n, d_model)`` vectors that add up (with others) to the residual stream.
+            stream: ``(d_model,)`` the stream the final norm read in the run, whose scale is held.
+
+        Returns:
+            ``(n, vocab)`` each part's logits, and ``(vocab,)`` what the biases (the norm's, the
+            output layer's) add: when the parts sum to ``stream``, their rows plus the bias equal
+            ``unembed(stream)``. This default serves a model whose ``unembed`` is affine (no
+            final norm: post-norm networks); a model with a final norm overrides it.
+        """
+        with torch.no_grad():
+            bias = self.unembed(torch.zeros_like(stream))
+            return self.unembed(parts) - bias, bias
+
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
         """Display strings of output ids."""
         raise NotImplementedError

@@ -35,12 +35,18 @@ class KindCapture:
             parts of layer 0's input (section 3.4, 3.5); None for cross-attention.
         w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``.
         captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
-            ``[L, h, T, .]`` what the hook points recorded (Hugging Face: ``"pattern"`` only).
+            ``[L, h, T, .]`` what the hook points recorded, q before the 1/sqrt(d_k) scale and
+            k with ``kv_heads`` heads (Hugging Face: ``"pattern"``, plus ``"q"``, ``"k"``
+            after rotary positions and ``"z"`` where our attention function runs).
         resid: ``[L, Tq, d]`` each block's input before its pre-attention norm ``norm`` ("rms":
             RMSNorm, "layer": LayerNorm; gain ``weights["norm"]``, LayerNorm bias
             ``weights["norm_bias"]``, epsilon ``norm_eps``), None without one (post-norm).
         rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), None without.
         kv_heads: key/value heads; fewer than ``n_heads`` is grouped-query attention.
+        final: ``[Tq, d]`` the last block's output, what a pre-norm decoder's final norm reads;
+            None otherwise.
+        inputs: ``[Tq, d]`` token and position parts of layer 0's block input ``resid[0]`` of a
+            pre-norm model with added positions (GPT-2); None otherwise.
     """
 
     model_name: str
@@ -60,6 +66,8 @@ class KindCapture:
     rotary: tuple[np.ndarray, np.ndarray] | None = None
     kv_heads: int = 0  # 0: one per query head
     norm: PreNorm = "none"
+    final: np.ndarray | None = None
+    inputs: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_layers(self) -> int:

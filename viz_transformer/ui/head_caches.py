@@ -52,6 +52,13 @@ def lens_store() -> BoundedStore:
     return BoundedStore(32)
 
 
+@st.cache_resource(show_spinner=False)
+def flow_store() -> BoundedStore:
+    """Attention flows ``[layers, n, n]`` (``analysis.flow``, at most ``flow.MAX_TOKENS``
+    tokens) keyed by ("flow", model, text, kind): a stoppable job the first time."""
+    return BoundedStore(16)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def capped_text(name: str, text: str) -> tuple[str, int]:
     """``text`` within ``HEADS_MAX_TOKENS`` source tokens, and its whole token count."""

@@ -200,8 +200,8 @@ def lens_points(model: HFParts) -> list[str]:
     return streams
 
 
-def unembed(model: HFParts, x: torch.Tensor) -> torch.Tensor:
-    """Logits of residual-stream vectors: the base model's final norm, then the output layer.
+def _final(model: HFParts) -> tuple[nn.Module, nn.Module]:
+    """The base model's final norm and the output layer.
 
     Raises:
         ValueError: no final norm under a known name (the lens would read unnormalised vectors).
@@ -214,8 +214,40 @@ def unembed(model: HFParts, x: torch.Tensor) -> torch.Tensor:
             f"{model.name}: no final norm ({', '.join(FINAL_NORMS)}) or output layer found, so "
             "its residual stream cannot be read as logits; pick a GPT-2 or Llama-family model."
         )
+    return norm, head
+
+
+def unembed(model: HFParts, x: torch.Tensor) -> torch.Tensor:
+    """Logits of residual-stream vectors: the base model's final norm, then the output layer."""
+    norm, head = _final(model)
     with torch.no_grad():
         return head(norm(x.to(head.weight.dtype)))
+
+
+def held_unembed(
+    model: HFParts, parts: torch.Tensor, stream: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """See ``LoadedModel.held_unembed``: the final norm with the scale it has on ``stream``
+    (LayerNorm: each part centred, divided by the stream's standard deviation; RMSNorm: divided
+    by the stream's root mean square), times its gain, then the output layer's matrix."""
+    norm, head = _final(model)
+    eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", None) or 1e-6
+    weight = head.weight.detach()  # (vocab, d)
+    with torch.no_grad():
+        stream, parts = stream.to(weight.dtype), parts.to(weight.dtype)
+        if isinstance(norm, nn.LayerNorm):
+            parts = parts - parts.mean(-1, keepdim=True)
+            scale = torch.rsqrt(stream.var(unbiased=False) + eps)
+        else:
+            scale = torch.rsqrt(stream.pow(2).mean() + eps)
+        gain = norm.weight.detach()
+        logits = (parts * scale * gain) @ weight.T  # (n, vocab)
+        bias = torch.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
+        if getattr(norm, "bias", None) is not None:
+            bias = bias + norm.bias.detach() @ weight.T
+        if getattr(head, "bias", None) is not None:
+            bias = bias + head.bias.detach()
+    return logits, bias
 
 
 def _module(root: nn.Module, name: str) -> nn.Module | None:

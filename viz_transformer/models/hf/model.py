@@ -269,6 +269,11 @@ class HFModel(LoadedModel):
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
         return hf_heads.unembed(self, x)
 
+    def held_unembed(
+        self, parts: torch.Tensor, stream: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        return hf_heads.held_unembed(self, parts, stream)
+
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
         return self._outputs(ids)
 

@@ -25,6 +25,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf import inputs as hf_inputs
+from viz_transformer.models.hf.heads import lens_points
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import QKV_NOTE
 from viz_transformer.networks.hooks import collect_calls
@@ -162,11 +165,52 @@ def _epsilon(norm: nn.Module) -> float:
     return float(eps or 1e-6)
 
 
+def _point_names(model: HFParts, kind: AttentionKind) -> dict[str, list[str]]:
+    """The points one pass reads besides the patterns: per layer ``q``, ``k`` and ``z`` where the
+    ``"vt"`` attention function runs (the model's own queries, scaled, and keys after rotary
+    positions, and the heads' outputs), and ``final``, the last block's output, for a decoder
+    (what its final norm reads)."""
+    points: dict[str, list[str]] = {}
+    if model.module.config._attn_implementation == hf_attention.IMPLEMENTATION:
+        bases = [n.removesuffix(".hook_pattern") for n in model.names[kind]]
+        points = {p: [f"{b}.hook_{p}" for b in bases] for p in "qkz"}
+    if kind == "decoder":
+        points["final"] = lens_points(model)[-1:]
+    return points
+
+
+def _inputs(model: HFParts, ids: list[int], resid0: torch.Tensor) -> tuple[np.ndarray, ...] | None:
+    """Token and position parts ``[T, d]`` of layer 0's block input of a pre-norm model with
+    added (learned) positions, when they sum to what the model computed; None otherwise."""
+    table = model.position_table()
+    if table is None:
+        return None
+    emb = hf_inputs.input_embedding(model.module, model.spec.positions, table)
+    index = torch.tensor(ids, device=emb.weight.device)
+    content = _numpy(emb.weight[index] * emb.scale)  # (T, d)
+    position = table[: len(ids)]
+    if position.shape != content.shape:
+        return None
+    added = np.allclose(content + position, _numpy(resid0), atol=1e-5, rtol=1e-4)
+    return (content, position) if added else None
+
+
+def _captured(
+    calls: dict[str, list[np.ndarray]], points: dict[str, list[str]], scale: float
+) -> dict[str, np.ndarray]:
+    """``[L, h, T, .]`` per point (``q`` unscaled, as our own networks record it)."""
+    out = {p: np.stack([calls[n][0] for n in ns]) for p, ns in points.items() if p != "final"}
+    if "q" in out:
+        out["q"] = out["q"] / scale
+    return out
+
+
 def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) -> KindCapture:
     """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): the
     ``KindCapture`` of ``kind``, with ``x_q`` = ``x_kv`` what the attention reads (each block's
     input through the model's own pre-attention norm where it has one), ``resid`` the block's
-    input before that norm (None without one) and ``captured["pattern"]`` only.
+    input before that norm (None without one), ``captured["pattern"]`` and, where the ``"vt"``
+    attention function runs, ``captured["q"]``, ``["k"]``, ``["z"]`` from its hook points.
 
     Raises:
         ValueError: not a family the walkthrough knows (``QKV_NOTE``), a kind the model lacks,
@@ -186,8 +230,10 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
     ids = model.encode_text(text)
     blocks = _blocks(model, family)
     patterns = model.names[kind]
+    points = _point_names(model, kind)
     batch = torch.tensor([ids], device=model.device)  # (1, T)
-    with torch.no_grad(), collect_calls(model.module, patterns) as calls:
+    names = [*patterns, *(n for ns in points.values() for n in ns)]
+    with torch.no_grad(), collect_calls(model.module, names) as calls:
         out = model.module(
             input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True
         )
@@ -196,16 +242,21 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
         norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
         normed = [norm(r[None])[0] for norm, r in zip(norms, resid, strict=True)]
     x = _numpy(torch.stack(normed))  # (L, T, d)
-    pattern = np.stack([calls[n][0] for n in patterns])  # (L, H, T, T)
     tokens = model.token_labels(ids)
     config = model.module.config
     n_heads = int(config.num_attention_heads)
-    eps = _epsilon(getattr(blocks[0][0], family.norm)) if family.norm else 0.0
+    scale = model.head_scale()
+    pre = family.norm is not None
+    eps = _epsilon(getattr(blocks[0][0], family.norm)) if pre else 0.0
+    captured = {"pattern": np.stack([calls[n][0] for n in patterns])}  # (L, H, T, T)
+    captured |= _captured(calls, points, scale.d_k**-0.5 if scale.scaled else 1.0)
     return KindCapture(
-        model.name, kind, tokens, tokens, n_heads, model.head_scale().scaled, x, x, None, None,
-        _weights(family, blocks), {"pattern": pattern},
-        resid=_numpy(torch.stack(resid)) if family.norm is not None else None, norm_eps=eps,
+        model.name, kind, tokens, tokens, n_heads, scale.scaled, x, x, None, None,
+        _weights(family, blocks), captured,
+        resid=_numpy(torch.stack(resid)) if pre else None, norm_eps=eps,
         rotary=model.rotary_tables(len(ids)),
         kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
         norm=family.norm_kind,
+        final=calls[points["final"][0]][0] if "final" in points and pre else None,
+        inputs=_inputs(model, ids, resid[0]) if pre else None,
     )  # fmt: skip

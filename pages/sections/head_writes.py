@@ -1,0 +1,44 @@
+"""What the chosen head writes, on the "What heads do" page (pages/what_heads_do.py), private to
+it: the head's output at one position read through the output layer (``analysis.writes``), the
+tokens it pushes up and down beside the value-weighted map of where it reads."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from viz_transformer.analysis import writes
+from viz_transformer.figures import why as figures
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.ui import caches, state, widgets
+
+TOP = 10  # tokens shown each way
+
+
+def section(name: str, text: str, kind: AttentionKind) -> None:
+    """The chosen head's (``heads_layer``, ``heads_head``) direct logits at a chosen position,
+    or why this model or kind has none."""
+    st.markdown("**What this head writes** (direct logit attribution)")
+    if kind == "encoder":
+        st.info(
+            "An encoder head writes into the encoder's output, which reaches the logits only "
+            "through cross-attention; pick the decoder's or cross-attention heads to see tokens."
+        )
+        return
+    cap = widgets.or_none(caches.capture, name, text, kind)
+    if cap is None:
+        return
+    tokens = cap.query_tokens
+    state.keep_choice("writes_position", range(len(tokens)), len(tokens) - 1)
+    position = st.selectbox(
+        "At position", range(len(tokens)), format_func=lambda i: f"{i}: {tokens[i]}",
+        key="writes_position", help="The head's output z_h W^O_h at this position, read through "
+        "the output layer: which next tokens it makes more (blue) or less (red) likely.",
+    )  # fmt: skip
+    layer, head = st.session_state["heads_layer"], st.session_state["heads_head"]
+    found = widgets.or_none(writes.writes_of, caches.model(name), cap, layer, head, position, TOP)
+    if found is None:
+        return
+    title = f"L{layer} H{head} at {tokens[position]!r}: tokens it promotes and suppresses"
+    fig = figures.writes_bars(found.promoted, found.suppressed, title)
+    widgets.chart(fig, f"writes-{kind}-L{layer}-H{head}-t{position}", key="writes_chart")
+    st.caption(found.note)

@@ -1,0 +1,114 @@
+"""The "why" section of the Q, K, V walkthrough page (pages/qkv_walkthrough.py), private to it:
+the head's score map (a cell click picks the query and key), then that score taken apart three
+ways (``analysis.why``), each as bars that add up to the score."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from viz_transformer.analysis import why
+from viz_transformer.figures import why as figures
+from viz_transformer.records.qkv import KindCapture
+from viz_transformer.ui import widgets
+
+MAP_KEY = "why_map"
+INTRO = (
+    "A weight is the softmax of a score, and the score is a sum: take it apart to see which "
+    "dimensions, which inputs and which earlier heads and MLPs make the head look at a key. "
+    "Every bar is computed from the model's own q and k; the bars add up to the score."
+)
+SPLIT_TITLES = {
+    "dimension": "By dimension of q · k",
+    "input": "By input: token content and position",
+    "component": "By residual-stream component (query side · key side)",
+}
+
+
+def pick_cell() -> None:
+    """Callback of the score map: the clicked cell becomes the query and key."""
+    points = st.session_state[MAP_KEY].selection.get("points", [])
+    if points:
+        st.session_state["why_query"] = int(points[0]["y"])
+        st.session_state["why_key"] = int(points[0]["x"])
+
+
+def _named(tokens: tuple[str, ...]):
+    """``format_func`` of a position picker: ``3: cat``."""
+    return lambda i: f"{i}: {tokens[i]}"
+
+
+def _pickers(cap: KindCapture, scores: np.ndarray, position: int) -> tuple[int, int]:
+    """Query and key selectboxes (the map's click sets them); the key starts at the query's
+    largest score."""
+    n_q, n_k = scores.shape
+    if not 0 <= st.session_state.get("why_query", -1) < n_q:
+        st.session_state["why_query"] = position
+    query = st.session_state["why_query"]
+    if not 0 <= st.session_state.get("why_key", -1) < n_k or np.isneginf(
+        scores[query, st.session_state["why_key"]]
+    ):
+        st.session_state["why_key"] = int(np.argmax(scores[query]))
+    left, right = st.columns(2)
+    left.selectbox("Query", range(n_q), format_func=_named(cap.query_tokens), key="why_query")
+    right.selectbox("Key", range(n_k), format_func=_named(cap.key_tokens), key="why_key")
+    return st.session_state["why_query"], st.session_state["why_key"]
+
+
+def _split(cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: str) -> None:
+    """One split's bars, or why the model or layer has none."""
+    try:
+        parts = why.split_score(cap, layer, head, *pair, by)  # type: ignore[arg-type]
+    except ValueError as exc:
+        st.info(str(exc))
+        return
+    stem = f"why-{cap.kind}-L{layer}-H{head}-q{pair[0]}-k{pair[1]}-{by}"
+    if by != "component":
+        widgets.chart(figures.parts_bars(parts, SPLIT_TITLES[by], top=32), stem, key=stem)
+        if by == "input":
+            st.caption(why.position_note(cap))
+        return
+    query_side, key_side = why.marginals(parts)
+    left, right = st.columns(2)
+    with left:
+        widgets.chart(figures.series_bars(query_side, "Query side: what makes it ask"),
+                      f"{stem}-query", key=f"{stem}-query", share=0.5)  # fmt: skip
+    with right:
+        widgets.chart(figures.series_bars(key_side, "Key side: what makes it answer"),
+                      f"{stem}-key", key=f"{stem}-key", share=0.5)  # fmt: skip
+    widgets.chart(figures.parts_bars(parts, "Top pairs (query part . key part)", top=20),
+                  f"{stem}-pairs", key=f"{stem}-pairs")  # fmt: skip
+    st.caption(
+        "Each token's norm scale is held at its value in this run, so the pairs add up to the "
+        "score exactly; the MLP parts are each block's change of the stream less its attention."
+    )
+
+
+def section(cap: KindCapture, layer: int, head: int, position: int) -> None:
+    """The score map of the chosen head, the query and key pickers, and the three splits."""
+    st.subheader("Why this head looks there")
+    st.markdown(INTRO)
+    scores = widgets.or_none(why.head_scores, cap, layer, head)
+    if scores is None:
+        return
+    query, key = _pickers(cap, scores, position)
+    title = f"Layer {layer}, head {head}: scores before the softmax"
+    fig = figures.score_map(scores, cap.query_tokens, cap.key_tokens, title, (query, key))
+    widgets.chart(fig, f"why-scores-{cap.kind}-L{layer}-H{head}", key=MAP_KEY, on_select=pick_cell)
+    weight = np.exp(scores[query] - scores[query].max())
+    st.markdown(
+        f"Score of **{widgets.literal(cap.query_tokens[query])}** on "
+        f"**{widgets.literal(cap.key_tokens[key])}**: {scores[query, key]:.4f}, weight "
+        f"{weight[key] / weight.sum():.3f}."
+    )
+    for by in why.SPLITS:
+        st.markdown(f"**{SPLIT_TITLES[by]}**")
+        _split(cap, layer, head, (query, key), by)
+    arrays = {"scores": np.where(np.isfinite(scores), scores, np.nan)}
+    widgets.downloads(f"why-{cap.kind}-L{layer}-H{head}", arrays, _meta(cap, layer, head))
+
+
+def _meta(cap: KindCapture, layer: int, head: int) -> dict[str, object]:
+    return {"model": cap.model_name, "kind": cap.kind, "layer": layer, "head": head,
+            "query_tokens": list(cap.query_tokens), "key_tokens": list(cap.key_tokens),
+            "masked": "NaN"}  # fmt: skip

@@ -1,0 +1,75 @@
+"""The pages' views of why a head attends: the walkthrough's why section draws the library's scores
+and splits (query and key picked as a map click would), What heads do shows what a head writes,
+and Attention maps computes attention flow as a job within its token limit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+import viz_transformer as vt
+from viz_transformer.analysis import flow, why, writes
+from viz_transformer.testing.hf import BUILDERS
+
+QKV = "pages/qkv_walkthrough.py"
+
+
+def test_why_section_draws_the_models_scores_and_splits_that_add_up(
+    open_page: Callable[..., AppTest], figures: Callable, decode_array: Callable, tmp_path: Path
+) -> None:
+    name = f"hf:{BUILDERS['gpt2'](tmp_path / 'gpt2')}"
+    at = open_page(QKV, model=name)
+    at.selectbox(key="head").set_value(1).run()
+    at.selectbox(key="why_query").set_value(5).run()  # what a click on the map's cell sets
+    at.selectbox(key="why_key").set_value(2).run()
+    assert not at.exception, at.exception
+    text = at.text_area(key="sentence").value
+    scores = why.attention_scores(vt.load_model(name), text, "decoder", 0, 1)
+    drawn = figures(at)[5:]  # after the walkthrough's five steps
+    assert len(drawn) == 1 + 1 + 1 + 3  # map; dimension, input, component (two sides, pairs)
+    shown = decode_array(drawn[0]["data"][0]["z"])
+    np.testing.assert_allclose(shown, np.where(np.isfinite(scores), scores, np.nan), rtol=1e-6)
+    assert drawn[0]["layout"]["shapes"][0]["x0"] == 1.5  # the picked key (2) outlined
+    for fig in drawn[1:3] + drawn[5:]:  # every bar chart's bars add up to the score
+        bars = decode_array(fig["data"][0]["y"])
+        assert np.isclose(bars.sum(), scores[5, 2], rtol=1e-4, atol=1e-5)
+    assert any("position.position depends on the positions alone" in c.value for c in at.caption)
+
+
+def test_what_heads_do_shows_the_tokens_a_head_writes(
+    open_page: Callable[..., AppTest], figures: Callable, tmp_path: Path
+) -> None:
+    name = f"hf:{BUILDERS['llama'](tmp_path / 'llama')}"
+    at = open_page("pages/what_heads_do.py", model=name)
+    at.selectbox(key="heads_layer").set_value(1).run()
+    at.selectbox(key="heads_head").set_value(2).run()
+    at.selectbox(key="writes_position").set_value(3).run()
+    assert not at.exception, at.exception
+    model, text = vt.load_model(name), at.text_area(key="sentence").value
+    expected = writes.head_writes(model, text, "decoder", 1, 2, 3)
+    title = "promotes and suppresses"
+    chart = next(f for f in figures(at) if title in f["layout"]["title"]["text"])
+    top = expected.promoted.iloc[0]
+    assert chart["data"][0]["y"][0] == f"{top['token']} ({top['id']})"
+    assert any("Pre-norm" in c.value for c in at.caption)
+
+
+def test_attention_flow_is_a_job_with_a_token_limit(
+    open_page: Callable[..., AppTest], figures: Callable, decode_array: Callable
+) -> None:
+    at = open_page("pages/attention_maps.py", model="paper-reverse")
+    at.segmented_control(key="attn_tab").set_value("Mean / max / rollout").run()
+    at.radio(key="agg").set_value("flow").run()
+    assert not at.exception, at.exception
+    model, text = vt.load_model("paper-reverse"), at.text_area(key="sentence").value
+    expected = flow.attention_flow(vt.trace(model, text), at.radio(key="kind").value)
+    layer = at.selectbox(key="layer").value
+    shown = decode_array(figures(at)[-1]["data"][0]["z"])
+    np.testing.assert_allclose(shown, expected[layer], atol=1e-6)
+    assert any(f"up to {flow.MAX_TOKENS} tokens" in c.value for c in at.caption)
+    long = " ".join([text] * 40)
+    at.text_area(key="sentence").set_value(long).run()
+    assert any("attention flow is offered up to" in i.value for i in at.info)

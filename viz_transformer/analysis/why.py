@@ -1,0 +1,335 @@
+"""Why a head attends where it does: one head's pre-softmax scores as the model computed them, and
+one score taken apart three ways, each summing to it (Eq. 1: ``score = q · k / sqrt(d_k)``):
+
+- ``"dimension"``: one part per dimension of q · k, or per rotary frequency pair (the rotated q and
+  k, the only ones whose product is the score);
+- ``"input"``: at layer 0 of a model that adds positions to its embeddings, content and position
+  on each side (content.content, content.position, position.content, position.position, bias);
+- ``"component"``: in a pre-norm model the block input is a sum (embeddings, every earlier head's
+  output, every MLP's output); with each token's norm scale held at its value in the run, the
+  score is a sum over (query-side component, key-side component) pairs.
+
+Pure functions of the ``KindCapture`` the model's adapter fills from its hook points
+(``walkthrough.capture``); no forward pass is written a second time here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from viz_transformer.analysis.rope import pair_angles, rotate
+from viz_transformer.analysis.walkthrough import capture
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.qkv import KindCapture
+
+SplitBy = Literal["dimension", "input", "component"]
+SPLITS: tuple[SplitBy, ...] = ("dimension", "input", "component")
+BIAS = "bias"  # the side's part that no token brings: norm bias and projection bias
+POSITION_NOTE = (
+    "position.position depends on the positions alone: any two sentences give it the same value "
+    "at the same query and key positions."
+)
+
+
+def position_note(cap: KindCapture) -> str:
+    """The line under the input split: position.position depends on the positions alone (with
+    a pre-norm model's held norm scales, which the tokens set, as the one exception)."""
+    if cap.resid is None:
+        return POSITION_NOTE
+    return POSITION_NOTE.removesuffix(".") + (
+        ", up to each token's norm scale, which is held at its value in this run and which the "
+        "content sets."
+    )
+
+
+def _check(cap: KindCapture, layer: int, head: int, *positions: tuple[str, int, int]) -> None:
+    for what, value, upper in (("layer", layer, cap.n_layers), ("head", head, cap.n_heads),
+                               *positions):  # fmt: skip
+        if not 0 <= value < upper:
+            raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
+
+
+def _scale(cap: KindCapture) -> float:
+    """The factor the model multiplies q · k by: 1/sqrt(d_k), or 1 without the scale."""
+    return 1 / math.sqrt(cap.d_k) if cap.scaled else 1.0
+
+
+def _qk(cap: KindCapture, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """q ``[Tq, d_k]`` and k ``[Tk, d_k]`` of ``head`` as the model's hook points recorded them
+    (after rotary positions; grouped-query heads read their shared key head), float64."""
+    if "q" not in cap.captured or "k" not in cap.captured:
+        raise ValueError(
+            f"{cap.model_name} runs its attention outside our attention function, so its queries "
+            "and keys were not recorded; the Attention maps page shows its weights."
+        )
+    q = cap.captured["q"][layer, head].astype(np.float64)
+    return q, cap.captured["k"][layer, cap.kv_head(head)].astype(np.float64)
+
+
+def head_scores(cap: KindCapture, layer: int, head: int) -> np.ndarray:
+    """Pre-softmax scores of one head, ``[Tq, Tk]`` float64: q · k times the model's scale,
+    ``-inf`` where the decoder masks a later key (section 3.2.3); their softmax over keys is the
+    head's weights.
+
+    Raises:
+        ValueError: a layer or head out of range, or a model whose q and k are not recorded.
+    """
+    _check(cap, layer, head)
+    q, k = _qk(cap, layer, head)
+    scores = (q @ k.T) * _scale(cap)  # (Tq, Tk)
+    if cap.kind == "decoder":  # query i sees keys 0..i
+        scores[np.triu(np.ones(scores.shape, dtype=bool), 1)] = -np.inf
+    return scores
+
+
+def attention_scores(
+    model: LoadedModel,
+    text: str,
+    kind: AttentionKind,
+    layer: int,
+    head: int,
+    target: str | None = None,
+) -> np.ndarray:
+    """``head_scores`` of ``text`` (greedy output, or ``target`` forced): ``[queries, keys]``.
+
+    Raises:
+        ValueError: a model, kind or text the Q, K, V capture cannot read, or an index out of
+            range; the message says what to do.
+    """
+    return head_scores(capture(model, text, kind, target), layer, head)
+
+
+def _frame(cap: KindCapture, score: float, parts: pd.DataFrame) -> pd.DataFrame:
+    """``parts`` plus a last row ``rest``: the score minus their sum (~0 where exact)."""
+    rest = pd.DataFrame({"part": ["rest"], "value": [score - float(parts["value"].sum())]})
+    return pd.concat([parts, rest], ignore_index=True)
+
+
+def _by_dimension(cap: KindCapture, layer: int, head: int, query: int, key: int) -> pd.DataFrame:
+    """q_i k_i times the scale per dimension; rotary: per frequency pair (i, i + d_k/2)."""
+    q, k = _qk(cap, layer, head)
+    terms = q[query] * k[key] * _scale(cap)  # (d_k,)
+    if cap.rotary is None:
+        return pd.DataFrame({"part": [f"d{i}" for i in range(len(terms))], "value": terms})
+    half = len(terms) // 2
+    cos, sin = cap.rotary
+    if len(cos) > 1:
+        angle = np.abs(pair_angles(cos[:2].astype(np.float64), sin[:2].astype(np.float64))[1])
+        wavelength = 2 * np.pi / np.where(angle > 0, angle, np.nan)
+    else:  # one position: its angle per step is not in the table
+        wavelength = np.full(half, np.nan)
+    return pd.DataFrame(
+        {"part": [f"f{i}" for i in range(half)], "value": terms[:half] + terms[half:],
+         "wavelength": wavelength}
+    )  # fmt: skip
+
+
+def _held_norm(
+    cap: KindCapture, layer: int, parts: dict[str, np.ndarray], stream: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Each part ``(d,)`` through the block's pre-attention norm with the scale it has on
+    ``stream`` (the block input those parts sum to), plus ``BIAS``: the norm's bias (zeros for
+    RMSNorm or no norm). LayerNorm centres each part on its own, since centring is linear."""
+    d = stream.shape[-1]
+    if cap.resid is None or cap.norm == "none":
+        return {**parts, BIAS: np.zeros(d)}
+    gain = cap.weights["norm"][layer].astype(np.float64)
+    if cap.norm == "layer":
+        scale = gain / math.sqrt(stream.var() + cap.norm_eps)
+        out = {n: (p - p.mean()) * scale for n, p in parts.items()}
+        return {**out, BIAS: cap.weights["norm_bias"][layer].astype(np.float64)}
+    scale = gain / math.sqrt(np.mean(stream**2) + cap.norm_eps)
+    return {**{n: p * scale for n, p in parts.items()}, BIAS: np.zeros(d)}
+
+
+def _project(
+    cap: KindCapture, layer: int, head: int, side: str, parts: dict[str, np.ndarray], pos: int
+) -> np.ndarray:
+    """``[C, d_k]``: each part of the attention input through this head's W^Q (``side`` "q") or
+    W^K ("k"), the projection's bias added to ``BIAS``, rotated by ``pos`` for rotary models."""
+    index = head if side == "q" else cap.kv_head(head)
+    cols = slice(index * cap.d_k, (index + 1) * cap.d_k)
+    w = cap.weights[f"w_{side}"][layer][:, cols].astype(np.float64)  # (d, d_k)
+    out = np.stack(list(parts.values())) @ w  # (C, d_k)
+    out[list(parts).index(BIAS)] += cap.weights[f"b_{side}"][layer][cols]
+    if cap.rotary is not None:
+        cos, sin = (t[pos].astype(np.float64) for t in cap.rotary)
+        out = rotate(out, cos, sin)
+    return out
+
+
+def _pairs(
+    cap: KindCapture,
+    layer: int,
+    head: int,
+    sides: tuple[dict[str, np.ndarray], dict[str, np.ndarray]],
+    query: int,
+    key: int,
+) -> pd.DataFrame:
+    """One row per (query-side part, key-side part): their projections' product times the scale;
+    the sides' parts, norm bias included (``BIAS``), sum to the attention inputs."""
+    q_parts, k_parts = sides
+    qs = _project(cap, layer, head, "q", q_parts, query)  # (Cq, d_k)
+    ks = _project(cap, layer, head, "k", k_parts, key)  # (Ck, d_k)
+    values = (qs @ ks.T) * _scale(cap)  # (Cq, Ck)
+    q_names = np.repeat(np.array(list(q_parts), dtype=object), len(k_parts))
+    k_names = np.tile(np.array(list(k_parts), dtype=object), len(q_parts))
+    return pd.DataFrame(
+        {"part": q_names + "." + k_names, "value": values.reshape(-1),
+         "query_part": q_names, "key_part": k_names}
+    )  # fmt: skip
+
+
+def _input_parts(cap: KindCapture, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Content ``[T, d]``, position ``[T, d]`` and the layer-0 stream they sum to (before a
+    pre-norm model's norm, or the attention input itself).
+
+    Raises:
+        ValueError: a layer, kind or model where the input is not content + position.
+    """
+    if cap.rotary is not None:
+        raise ValueError(
+            f"{cap.model_name} adds no positions to its input: it rotates q and k by their "
+            "positions (RoPE). Split by dimension: each frequency pair's share carries position."
+        )
+    if layer != 0:
+        raise ValueError(
+            f"At layer {layer} the input is the residual stream, no longer token + position; "
+            "choose layer 0, or split by component (pre-norm models)."
+        )
+    if cap.kind == "cross":
+        raise ValueError(
+            "Cross-attention's keys are the encoder's output, not embeddings + positions; pick "
+            "the encoder's or the decoder's self-attention."
+        )
+    if cap.embed is not None and cap.pos is not None:
+        return cap.embed, cap.pos, cap.x_q[0]
+    if cap.inputs is not None and cap.resid is not None:
+        return cap.inputs[0], cap.inputs[1], cap.resid[0]
+    raise ValueError(
+        f"{cap.model_name} does not hand its input over as embedding + position (BERT "
+        "normalises their sum before layer 0); split by dimension instead."
+    )
+
+
+def _by_input(cap: KindCapture, layer: int, head: int, query: int, key: int) -> pd.DataFrame:
+    content, position, stream = (a.astype(np.float64) for a in _input_parts(cap, layer))
+    sides = tuple(
+        _held_norm(cap, 0, {"content": content[p], "position": position[p]}, stream[p])
+        for p in (query, key)
+    )
+    return _pairs(cap, layer, head, sides, query, key)  # type: ignore[arg-type]
+
+
+def residual_components(
+    cap: KindCapture, layer: int, positions: list[int]
+) -> tuple[list[str], np.ndarray]:
+    """The pre-norm residual stream entering block ``layer`` (``layer == n_layers``: the last
+    block's output, ``cap.final``) at ``positions``, as the sum of what wrote it: the embeddings,
+    each earlier head's output ``z_h W^O_h``, each attention output bias, each MLP's output (the
+    stream's change across a block less its attention output).
+
+    Returns:
+        the components' names and ``[C, len(positions), d]`` float64 summing to the stream.
+
+    Raises:
+        ValueError: a post-norm model (its stream is renormalised after every sub-layer, so no
+            such sum exists), or one whose heads' outputs were not recorded.
+    """
+    if cap.resid is None or cap.kind == "cross":
+        raise ValueError(
+            f"{cap.model_name} is post-norm: LayerNorm(x + Sublayer(x)) (section 3.1) rescales "
+            "the stream after every sub-layer, so a layer's input is not a sum of earlier "
+            "outputs and the component split is not available. Pre-norm models (smollm2, GPT-2, "
+            "Llama) have it; at layer 0 split by input."
+        )
+    if "z" not in cap.captured or (layer == cap.n_layers and cap.final is None):
+        raise ValueError(f"{cap.model_name}: its heads' outputs were not recorded in this run.")
+    streams = [*cap.resid, cap.final]
+    names, parts = ["embeddings"], [cap.resid[0][positions].astype(np.float64)]
+    n_heads, d_k = cap.n_heads, cap.d_k
+    for lay in range(layer):
+        z = cap.captured["z"][lay][:, positions].astype(np.float64)  # (H, P, d_k)
+        w_o = cap.weights["w_o"][lay].astype(np.float64).reshape(n_heads, d_k, -1)
+        heads = np.einsum("hpk,hkd->hpd", z, w_o)  # (H, P, d)
+        b_o = cap.weights["b_o"][lay].astype(np.float64)
+        names += [f"L{lay}H{h}" for h in range(n_heads)]
+        parts += list(heads)
+        if b_o.any():
+            names.append(f"L{lay} attention bias")
+            parts.append(np.broadcast_to(b_o, heads.shape[1:]))
+        change = (streams[lay + 1][positions] - streams[lay][positions]).astype(np.float64)
+        names.append(f"L{lay} MLP")
+        parts.append(change - heads.sum(0) - b_o)
+    return names, np.stack(parts)
+
+
+def _by_component(cap: KindCapture, layer: int, head: int, query: int, key: int) -> pd.DataFrame:
+    if cap.kind == "cross":
+        raise ValueError("Split cross-attention by dimension: its keys come from the encoder.")
+    names, parts = residual_components(cap, layer, [query, key])  # (C, 2, d)
+    sides = tuple(
+        _held_norm(cap, layer, dict(zip(names, parts[:, i], strict=True)), cap.resid[layer][p])
+        for i, p in enumerate((query, key))
+    )
+    return _pairs(cap, layer, head, sides, query, key)  # type: ignore[arg-type]
+
+
+def split_score(
+    cap: KindCapture, layer: int, head: int, query: int, key: int, by: SplitBy = "dimension"
+) -> pd.DataFrame:
+    """One score taken apart (see the module docstring).
+
+    Returns:
+        One row per part (``part``, ``value``; ``wavelength`` in positions for rotary pairs;
+        ``query_part``, ``key_part`` for input and component pairs), then ``rest``: the score
+        minus the parts' sum, ~0 (float rounding) since every split is exact.
+
+    Raises:
+        ValueError: an index out of range, a masked pair, or a split the model or layer does
+            not have, with the reason.
+    """
+    _check(cap, layer, head, ("query", query, len(cap.query_tokens)),
+           ("key", key, len(cap.key_tokens)))  # fmt: skip
+    score = head_scores(cap, layer, head)[query, key]
+    if np.isneginf(score):
+        raise ValueError(
+            f"Key {key} comes after query {query}: the decoder masks it (score -inf, weight 0). "
+            "Pick a key at or before the query."
+        )
+    split = {"dimension": _by_dimension, "input": _by_input, "component": _by_component}
+    if by not in split:
+        raise ValueError(f"unknown split {by!r}; use one of {', '.join(SPLITS)}.")
+    return _frame(cap, float(score), split[by](cap, layer, head, query, key))
+
+
+def score_parts(
+    model: LoadedModel,
+    text: str,
+    kind: AttentionKind,
+    layer: int,
+    head: int,
+    query: int,
+    key: int,
+    by: SplitBy = "dimension",
+    target: str | None = None,
+) -> pd.DataFrame:
+    """``split_score`` of the score of ``query`` on ``key`` for ``text`` (see the module
+    docstring); the values sum to ``attention_scores(...)[query, key]``."""
+    return split_score(capture(model, text, kind, target), layer, head, query, key, by)
+
+
+def marginals(pairs: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Query-side and key-side totals of an input or component split (``rest`` left out),
+    largest magnitude first: which parts make this head look at that key."""
+    rows = pairs[pairs["part"] != "rest"]
+    out = []
+    for side in ("query_part", "key_part"):
+        total = rows.groupby(side, sort=False)["value"].sum()
+        out.append(total.reindex(total.abs().sort_values(ascending=False).index))
+    return out[0], out[1]
