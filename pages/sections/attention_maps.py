@@ -31,7 +31,7 @@ SUMMARIES = {
     "rollout": aggregate.rollout,
     "flow": None,
 }  # flow: a stoppable job (``flow_view``)
-FLOW_JOB = jobs.Job(
+FLOW_JOB = jobs.JobText(
     "Solving one maximum-flow problem per (layer, position, input token)…",
     "Attention flow stopped. It solves layers x n x n flow problems; start it again?",
     "Compute attention flow",
