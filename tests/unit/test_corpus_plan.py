@@ -9,7 +9,7 @@ import pytest
 
 from viz_transformer.analysis.corpus import engines
 from viz_transformer.analysis.corpus.engines import LocalEngine, engine_for
-from viz_transformer.analysis.corpus.plan import ShardPlan
+from viz_transformer.analysis.corpus.plan import ShardPlan, ShardWork
 from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
 from viz_transformer.records.progress import StopToken
 
@@ -68,10 +68,12 @@ def test_the_local_engine_stops_between_batches_and_keeps_whole_shards(
             stop.set()  # in shard 1's second batch
 
     sentences = [f"s{i}" for i in range(10)]
-    LocalEngine().run(FakeModel(), sentences, ShardPlan(10, 4, (0, 1, 2)), store, 2, report, stop)
+    plan = ShardPlan(10, 4, (0, 1, 2))
+    LocalEngine().run(ShardWork(FakeModel(), sentences, plan, store, 2, report, stop))
     assert [p.name for p in sorted(tmp_path.glob("shard-*"))] == ["shard-000000.parquet"]
     assert seen == [0, 2, 4, 6]
-    LocalEngine().run(FakeModel(), sentences, ShardPlan.of(store, store.manifest()), store, 2)
+    again = ShardPlan.of(store, store.manifest())
+    LocalEngine().run(ShardWork(FakeModel(), sentences, again, store, 2))
     assert [len(f) for f in store.read()] == [4, 4, 2]
 
 

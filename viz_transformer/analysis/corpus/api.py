@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 from viz_transformer.analysis.corpus.engines import ENGINES, EngineName, engine_for
-from viz_transformer.analysis.corpus.plan import ShardPlan
+from viz_transformer.analysis.corpus.plan import ShardPlan, ShardWork
 from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
 from viz_transformer.analysis.corpus.stats import empty_rows, sort_rows
 from viz_transformer.models.base import LoadedModel
@@ -146,7 +146,8 @@ def compute(
         manifest = store.open(wanted)
         plan = ShardPlan.of(store, manifest)
         if plan.todo:
-            engine_for(engine).run(loaded, texts, plan, store, batch_size, progress, stop)
+            work = ShardWork(loaded, texts, plan, store, batch_size, progress, stop)
+            engine_for(engine).run(work)
         elif progress is not None:
             progress(len(texts), len(texts))
     return manifest

@@ -1,4 +1,5 @@
-"""``ShardPlan``: which sentences each shard holds and which shards a run still computes.
+"""``ShardPlan``: which sentences each shard holds and which shards a run still computes; and
+``ShardWork``, all an engine gets for one run.
 
 Every engine reads its work from one plan: the sentence ids of a shard, the shards missing from
 the folder, and where a resumed run starts (the sentences of the shards kept). ``tally`` counts
@@ -11,7 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from viz_transformer.analysis.corpus.shards import Manifest, ShardStore
-from viz_transformer.records.progress import OnCount
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.records.progress import OnCount, StopToken
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,34 @@ class ShardPlan:
                 report(done, self.n_sentences)
 
         return add
+
+
+@dataclass(frozen=True)
+class ShardWork:
+    """One run of an engine (``engines.Engine.run``).
+
+    Attributes:
+        model: the model; sentences: the whole corpus (``sentence_id`` = index).
+        plan: the shards to compute; store: where they go.
+        batch_size: sentences run through the model at once.
+        report: called with (sentences done, total): first where the run starts, then as work
+            finishes (``plan.tally``).
+        stop: once set, the run ends between two batches (or shards): the shards written stay,
+            the one in progress is dropped, and ``run`` returns normally.
+    """
+
+    model: LoadedModel
+    sentences: Sequence[str]
+    plan: ShardPlan
+    store: ShardStore
+    batch_size: int
+    report: OnCount | None = None
+    stop: StopToken | None = None
+
+    def texts(self, shard: int) -> list[str]:
+        """The sentences of ``shard``."""
+        return self.plan.texts(self.sentences, shard)
+
+    def stopped(self) -> bool:
+        """Whether the caller asked the run to stop."""
+        return self.stop is not None and self.stop.is_set()

@@ -8,17 +8,14 @@ cluster unless ``RAY_ADDRESS`` names one. Ray is optional (``requirements-cluste
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from viz_transformer.analysis.corpus.plan import ShardPlan
+from viz_transformer.analysis.corpus.plan import ShardWork
 from viz_transformer.analysis.corpus.rows import shard_rows
-from viz_transformer.analysis.corpus.shards import ShardStore
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import available_models, model_info
-from viz_transformer.records.progress import OnCount, StopToken
 
 
 class ShardWorker:
@@ -50,41 +47,32 @@ def _import_ray() -> Any:
 class RayEngine:
     """Whole shards on Ray actors, one core each; a Stop is seen before each shard is sent."""
 
-    def run(
-        self,
-        model: LoadedModel,
-        sentences: Sequence[str],
-        plan: ShardPlan,
-        store: ShardStore,
-        batch_size: int,
-        report: OnCount | None = None,
-        stop: StopToken | None = None,
-    ) -> None:
-        """Compute the shards ``plan.todo`` on Ray actors and write each as it arrives
+    def run(self, work: ShardWork) -> None:
+        """Compute the shards ``work.plan.todo`` on Ray actors and write each as it arrives
         (``engines.Engine.run``).
 
         Raises:
             ValueError: Ray is not installed, or the model is not one a worker can load by name.
         """
-        ray = _start_ray(model)
+        ray = _start_ray(work.model)
+        plan = work.plan
         n_actors = max(1, min(len(plan.todo), int(ray.available_resources().get("CPU", 1))))
         actor = ray.remote(num_cpus=1)(ShardWorker)
-        pool = [actor.remote(model.name) for _ in range(n_actors)]
-        add = plan.tally(report)
+        pool = [actor.remote(work.model.name) for _ in range(n_actors)]
+        add = plan.tally(work.report)
         queue, running = list(plan.todo), {}
         try:
             while queue or running:
-                while queue and len(running) < n_actors and not (stop and stop.is_set()):
+                while queue and len(running) < n_actors and not work.stopped():
                     shard = queue.pop(0)
                     free = _idle(pool, running)
-                    ref = free.rows.remote(plan.texts(sentences, shard), plan.ids(shard),
-                                           batch_size)  # fmt: skip
+                    ref = free.rows.remote(work.texts(shard), plan.ids(shard), work.batch_size)
                     running[ref] = (shard, free, len(plan.ids(shard)))
                 if not running:
                     return
                 (ready,), _ = ray.wait(list(running), num_returns=1)
                 shard, _actor, n = running.pop(ready)
-                store.write(shard, ray.get(ready))
+                work.store.write(shard, ray.get(ready))
                 add(n)
         finally:
             for a in pool:
