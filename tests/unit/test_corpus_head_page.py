@@ -11,6 +11,8 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis.corpus import head_page
+from viz_transformer.figures import corpus_head
+from viz_transformer.records.progress import Cancelled
 from viz_transformer.testing.paper import tiny_paper_model
 
 SENTENCES = ["alpha beta gamma", "delta alpha", "beta beta zeta eta", "theta iota kappa alpha"]
@@ -19,6 +21,11 @@ SENTENCES = ["alpha beta gamma", "delta alpha", "beta beta zeta eta", "theta iot
 @pytest.fixture(scope="module")
 def model():
     return tiny_paper_model(seed=1)
+
+
+@pytest.fixture(scope="module")
+def traces(model):
+    return head_page.sample_traces(model, SENTENCES)
 
 
 def _rows(values: list[float]) -> pd.DataFrame:
@@ -52,9 +59,9 @@ def test_sample_ids_spread_over_the_corpus():
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
-def test_pairs_and_distances_follow_their_definitions(model, kind):
+def test_pairs_and_distances_follow_their_definitions(model, traces, kind):
     layer, head = 1, 1
-    got = head_page.head_pass(model, SENTENCES, kind, layer, head)
+    got = head_page.head_pass(traces, kind, layer, head)
     want_pairs: Counter[tuple[str, str]] = Counter()
     want_offsets: Counter[int] = Counter()
     rows = 0
@@ -85,10 +92,17 @@ def test_pairs_and_distances_follow_their_definitions(model, kind):
         assert got.offsets.min() == 0
 
 
-def test_progress_is_reported_per_sentence(model):
+def test_the_sample_is_traced_once_with_progress_and_can_stop(model):
     seen = []
-    head_page.head_pass(model, SENTENCES[:2], "encoder", 0, 0, lambda d, t: seen.append((d, t)))
+    got = head_page.sample_traces(model, SENTENCES[:2], lambda d, t: seen.append((d, t)))
     assert seen == [(1, 2), (2, 2)]
+    assert [t.src_tokens for t in got] == [vt.trace(model, s).src_tokens for s in SENTENCES[:2]]
+
+    def stop(done: int, total: int) -> None:
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        head_page.sample_traces(model, SENTENCES, stop)
 
 
 def test_the_picked_head_is_marked_among_all():
@@ -100,10 +114,8 @@ def test_the_picked_head_is_marked_among_all():
         head_page.heads_beside(summary, "encoder", 2, 0)
 
 
-def test_figures_draw_the_numbers_they_are_given(model):
-    from viz_transformer.figures import corpus_head
-
-    got = head_page.head_pass(model, SENTENCES, "cross", 1, 0)
+def test_figures_draw_the_numbers_they_are_given(traces):
+    got = head_page.head_pass(traces, "cross", 1, 0)
     fig = corpus_head.pairs_figure(got.pairs, "pairs", top=5)
     np.testing.assert_allclose(fig.data[0].x, got.pairs["share"].head(5).to_numpy()[::-1])
     assert fig.data[0].y[-1] == f"{got.pairs['query'][0]} → {got.pairs['key'][0]}"  # top on top

@@ -14,7 +14,7 @@ that sentence records it, with ``q_tok``/``k_tok`` the tokens labelling its rows
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +24,11 @@ from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.progress import OnCount
+from viz_transformer.records.trace import Trace
 
 LEVELS = ("strongest", "middle", "weakest")
-SAMPLE = 48  # sentences traced for a head page: about 2 s on paper-en-pt, one thread
+SAMPLE = 32  # sentences traced for a head page (bench/bench_corpus_head.py times it)
 
 
 def examples_by_level(
@@ -90,29 +92,34 @@ def sample_ids(n_sentences: int, sample: int = SAMPLE) -> list[int]:
     return sorted({int(i) for i in np.linspace(0, n_sentences - 1, sample).round()})
 
 
-def head_pass(
-    model: LoadedModel,
-    sentences: Sequence[str],
-    kind: AttentionKind,
-    layer: int,
-    head: int,
-    on_sentence: Callable[[int, int], None] | None = None,
-) -> HeadPass:
-    """Trace each sentence and pool the head's token pairs and query-key distances.
+def sample_traces(
+    model: LoadedModel, sentences: Sequence[str], on_sentence: OnCount | None = None
+) -> list[Trace]:
+    """``vt.trace`` of each sampled sentence: the one pass every head's page reads (a head's
+    pairs and distances are then pure functions of these traces, instant for any head).
 
     Args:
         sentences: the sample (``sample_ids`` picks one from a corpus).
-        on_sentence: called with (sentences done, total) after each, for a progress bar (it may
-            raise to stop).
+        on_sentence: called with (sentences done, total) after each, for a progress bar; it may
+            raise ``records.progress.Cancelled`` to stop.
     """
+    traces = []
+    for done, text in enumerate(sentences, start=1):
+        traces.append(trace(model, text))
+        if on_sentence is not None:
+            on_sentence(done, len(sentences))
+    return traces
+
+
+def head_pass(traces: Sequence[Trace], kind: AttentionKind, layer: int, head: int) -> HeadPass:
+    """Pool one head's token pairs and query-key distances over the sampled traces."""
     weights: dict[tuple[str, str], float] = {}
     by_offset: dict[int, float] = {}
     rows = 0
-    for done, text in enumerate(sentences, start=1):
-        tr = trace(model, text)
+    for tr in traces:
         patterns = tr.get(kind)
         if patterns is None:
-            raise ValueError(f"{model.name} has no {kind} attention to take apart.")
+            raise ValueError(f"{tr.model_name} has no {kind} attention to take apart.")
         P = np.asarray(patterns[layer][head], dtype=np.float64)  # [q, k]
         q_tok, k_tok = tr.tokens_for(kind)
         for i, a in enumerate(q_tok):
@@ -122,8 +129,6 @@ def head_pass(
         for off, w in zip(*_sum_by(i - j, P), strict=True):
             by_offset[off] = by_offset.get(off, 0.0) + w
         rows += P.shape[0]
-        if on_sentence is not None:
-            on_sentence(done, len(sentences))
     pairs = pd.DataFrame(
         [(a, b, w) for (a, b), w in weights.items()], columns=["query", "key", "weight"]
     )
@@ -131,7 +136,7 @@ def head_pass(
     pairs = pairs.sort_values(["weight", "query", "key"], ascending=[False, True, True])
     offsets = np.array(sorted(o for o, w in by_offset.items() if w > 0), dtype=np.int64)
     mass = np.array([by_offset[o] for o in offsets], dtype=np.float64) / max(rows, 1)
-    return HeadPass(pairs.reset_index(drop=True), offsets, mass, len(sentences), rows)
+    return HeadPass(pairs.reset_index(drop=True), offsets, mass, len(traces), rows)
 
 
 def _sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[list[int], list[float]]:
