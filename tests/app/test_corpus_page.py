@@ -75,3 +75,42 @@ def test_a_corpus_the_model_cannot_read_gets_a_message_not_a_traceback(
     app.run()
     assert not app.exception
     assert len(app.error) == 1 and "does not know" in app.error[0].value and not app.info
+
+
+def test_stop_ends_the_run_after_its_batch_and_run_starts_it_again(
+    open_page, small_corpus, monkeypatch
+) -> None:
+    """Stop sets the job's token: the batch in flight finishes and the thread ends (the shard it
+    was filling is dropped); the bar showed sentences, rate and progress; Run computes it all."""
+    monkeypatch.setattr(corpus_jobs, "BATCH", 1)
+    model, gate, batches = load_model("paper-en-pt"), threading.Semaphore(0), []
+    real = model.batch_patterns
+
+    def gated(texts):
+        assert gate.acquire(timeout=60)
+        batches.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(model, "batch_patterns", gated)
+    app = open_page(PAGE)
+    app.button(key="corpus_run").click().run()
+    job = corpus_jobs.job(small_corpus)
+    gate.release()  # one batch, then the run waits in the second
+    for _ in range(600):
+        if job.progress.done >= 1:
+            break
+        threading.Event().wait(0.05)
+    app.run()
+    bar = app.get("progress")[0].proto
+    assert "1/5 sentences" in bar.text and bar.value == 20  # percent
+    app.button(key="corpus_stop").click().run()
+    assert job.stop.is_set() and job.running
+    gate.release()  # the batch in flight ends; the run stops there
+    job.thread.join(5)
+    assert not job.running and batches == [1, 1] and not job.error
+    app.run()
+    assert not app.exception and not list(small_corpus.glob("shard-*"))
+    gate.release(5)
+    app.button(key="corpus_run").click().run()
+    corpus_jobs.job(small_corpus).thread.join(60)
+    assert len(batches) == 7 and len(list(small_corpus.glob("shard-*"))) == 1
