@@ -30,7 +30,8 @@ def compare_models_page() -> None:
     mode = st.session_state.get("cmp_mode")
     st.session_state["cmp_mode"] = OLD_MODES.get(mode, mode)
     state.keep_choice("cmp_mode", list(MODES))
-    mode = st.segmented_control("Compare", MODES, key="cmp_mode") or MODES[0]
+    top = st.columns([3, 2])  # compact: on a projector the first chart starts on the first screen
+    mode = top[0].segmented_control("Compare", MODES, key="cmp_mode") or MODES[0]
     runs = sections.checkpoint_runs()
     if mode == MODES[1]:
         runs = sections.runs_or_note()
@@ -44,7 +45,7 @@ def compare_models_page() -> None:
             iter(offered.values()), (name, name)
         )
     models = sections.model_choices(offered)
-    st.selectbox(
+    top[1].selectbox(
         "Pairs that work",
         list(offered),
         index=None,
@@ -53,19 +54,21 @@ def compare_models_page() -> None:
         on_change=sections.use_pair,
         args=(offered,),
     )
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     a = left.selectbox("Model A", models, key="cmp_a", format_func=sections.short)
-    b = right.selectbox("Model B", models, key="cmp_b", format_func=lambda n: sections.marked(n, a))
+    b = middle.selectbox(
+        "Model B", models, key="cmp_b", format_func=lambda n: sections.marked(n, a)
+    )
     sections.check_tokenizers(a, b)  # before either model loads (a conversion takes seconds)
     specs = [widgets.or_stop(caches.spec, n) for n in (a, b)]
     shows = [k for k in specs[0].shows if k in specs[1].shows]
     if not shows:
         st.error(f"{a} and {b} share no attention kind: pick two models that do.")
         st.stop()
-    kind = sections.kind_picker(shows)
+    kind = sections.kind_picker(shows, right)
     if "cmp_text" not in st.session_state:
         st.session_state["cmp_text"] = sections.default_text(a, text)
-    lines = sections.sentences_of(st.text_area("Sentences, one per line", key="cmp_text"))
+    lines = sections.sentences_of(sections.sentence_box("cmp_text"))
     if not lines:
         st.info("Type at least one sentence both models can read.")
         st.stop()

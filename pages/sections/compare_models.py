@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import viz_transformer as vt
-from viz_transformer.analysis.comparison.distances import HeadMatch
+from viz_transformer.analysis.comparison.distances import HeadMatch, peak_agreement
+from viz_transformer.analysis.comparison.tracing import patterns
 from viz_transformer.figures import compare as figures
 from viz_transformer.models.checkpoints import CheckpointRun, checkpoint_runs
-from viz_transformer.records.kinds import KIND_TITLES, AttentionKind, head_label
+from viz_transformer.records.kinds import KIND_SHORT, KIND_TITLES, AttentionKind, head_label
 from viz_transformer.settings import CHECKPOINTS_DIR
 from viz_transformer.training.en_pt.everyday import EVERYDAY
 from viz_transformer.ui import caches, compare_caches, state, widgets
 
 SAME = 0.1  # a matched pair closer than this reads as "the same head"
+SAME_PEAKS = 0.8  # a farther pair whose peaks agree on 4 rows in 5 reads as "the same focus"
 MAX_SENTENCES = 20  # more would keep a classroom server busy for seconds per view
 
 
@@ -104,19 +107,37 @@ def sentences_of(text: str) -> tuple[str, ...]:
     return lines[:MAX_SENTENCES]
 
 
-def kind_picker(shows: list[AttentionKind]) -> AttentionKind:
-    """The attention kind, among those ``shows`` lists (URL key ``cmp_kind``)."""
+def kind_picker(shows: list[AttentionKind], where: DeltaGenerator | None = None) -> AttentionKind:
+    """The attention kind, among those ``shows`` lists (URL key ``cmp_kind``), in the column
+    ``where`` (one below the other there) or across the page."""
     state.keep_choice("cmp_kind", shows)
-    return st.radio(
-        "Attention kind", shows, format_func=KIND_TITLES.get, horizontal=True, key="cmp_kind"
+    return (where or st).radio(
+        "Attention kind",
+        shows,
+        format_func=(KIND_SHORT if where else KIND_TITLES).get,
+        horizontal=where is None,
+        key="cmp_kind",
     )
 
 
-def verdict(m: HeadMatch) -> str:
-    """How the table reads a matched pair: the same head (in place or moved) or changed."""
-    if m.distance >= SAME:
-        return "changed"
-    return "same head, same place" if m.a == m.b else "same head, different place"
+def sentence_box(key: str) -> str:
+    """The sentences compared, one per line, in a folded box that says how many there are:
+    the charts, not the text, fill a projector's first screen."""
+    count = len([line for line in st.session_state.get(key, "").splitlines() if line.strip()])
+    with st.expander(f"Sentences compared ({count}): edit", expanded=count == 0):
+        return st.text_area("Sentences, one per line", key=key)
+
+
+def verdict(m: HeadMatch, peaks: float) -> str:
+    """How the table reads a matched pair: the same head, the same focus at another sharpness
+    (its peaks agree on ``peaks`` of the rows: cross-attention heads that align the same words
+    differ mostly in how sharply), or changed; each "in place" or "moved"."""
+    place = "same place" if m.a == m.b else "different place"
+    if m.distance < SAME:
+        return f"same head, {place}"
+    if peaks >= SAME_PEAKS:
+        return f"same focus, other sharpness, {place}"
+    return "changed"
 
 
 def two_models(result: vt.Comparison) -> None:
@@ -128,12 +149,15 @@ def two_models(result: vt.Comparison) -> None:
         "compare-distance",
     )
     ranked = sorted(result.matching, key=lambda m: m.distance)
+    maps = (patterns(result.traces_a, result.kind), patterns(result.traces_b, result.kind))
+    peaks = [peak_agreement(*maps, m) for m in ranked]
     table = pd.DataFrame(
         {
             "A head": [head_label(m.a) for m in ranked],
             "B head": [head_label(m.b) for m in ranked],
             "JS distance": [round(m.distance, 5) for m in ranked],
-            "reads as": [verdict(m) for m in ranked],
+            "peaks agree": [f"{p:.0%}" for p in peaks],
+            "reads as": [verdict(m, p) for m, p in zip(ranked, peaks, strict=True)],
         }
     )
     st.dataframe(table, hide_index=True, height=min(400, 36 * len(ranked) + 40))
@@ -182,7 +206,7 @@ def drift_view(runs: list[CheckpointRun]) -> None:
     kind = kind_picker(list(caches.spec(run.names[-1]).shows))
     if not st.session_state.get("cmp_run_text"):
         st.session_state["cmp_run_text"] = caches.spec(run.names[-1]).example
-    lines = sentences_of(st.text_area("Sentences, one per line", key="cmp_run_text"))
+    lines = sentences_of(sentence_box("cmp_run_text"))
     if not lines:
         st.info("Type at least one sentence the run's task can read.")
         st.stop()

@@ -8,8 +8,10 @@ import re
 import pytest
 
 from viz_transformer import settings
+from viz_transformer.figures.common import labels
 from viz_transformer.training.checkpoints import new_run_folder
 from viz_transformer.training.live.train import train_live
+from viz_transformer.ui import compare_caches
 
 PAGE = "pages/compare_models.py"
 
@@ -113,3 +115,21 @@ def test_a_live_runs_checkpoints_show_their_drift(open_page, figures):
     assert [f["layout"]["title"]["text"] for f in figures(app)][1].endswith(
         "L1 H1 at each checkpoint"
     )
+
+
+def test_cross_attention_pairs_read_by_their_peaks_rows_by_the_predicted_token(open_page, figures):
+    app = open_page(PAGE, params={"cmp_kind": "cross"})  # paper-en-pt and its teacher
+    assert not app.error
+    table = app.dataframe[0].value
+    # the student's cross heads focus where its teacher's do, only sharper or softer: not
+    # "changed" although their JS distances are 0.14-0.4
+    focus = table["reads as"].str.startswith("same focus")
+    assert focus.sum() >= 6 and (table.loc[focus, "JS distance"] >= 0.1).all()
+    assert (table["peaks agree"].str.rstrip("%").astype(int)[focus] >= 80).all()
+    pair = figures(app)[1]
+    result = compare_caches.compare(
+        "paper-en-pt", "bergamot-en-pt", tuple(app.session_state["cmp_text"].splitlines()), "cross"
+    )
+    predicted = labels(result.traces_a[0].pred_tokens)
+    assert pair["layout"]["yaxis"]["ticktext"] == predicted  # what A predicts in each row
+    assert pair["data"][2]["colorbar"]["tickformat"] == ".2~g"  # 0.0004, never "400µ"

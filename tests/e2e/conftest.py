@@ -101,3 +101,100 @@ def page(browser: Browser) -> Iterator[Page]:
     pg.set_default_timeout(120_000)
     yield pg
     context.close()
+
+
+# Every text of every drawn plotly chart as a rotated rectangle in page pixels (from getBBox and
+# the text's screen transform), with the chart's box and each subplot's plot area.
+_CHART_TEXTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((gd, chart) => {
+  const svg = gd.querySelector('svg.main-svg'); const box = gd.getBoundingClientRect();
+  if (!svg || box.width === 0 || !gd._fullLayout) return null;
+  const origin = svg.getBoundingClientRect();
+  const areas = Object.entries(gd._fullLayout._plots || {}).map(([id, p]) => ({id,
+    x: origin.left + p.xaxis._offset, y: origin.top + p.yaxis._offset,
+    w: p.xaxis._length, h: p.yaxis._length}));
+  const texts = [];
+  gd.querySelectorAll('svg text').forEach((t) => {
+    const style = getComputedStyle(t);
+    if (t.closest('.hoverlayer') || style.display === 'none' || style.visibility === 'hidden'
+        || Number(style.opacity) === 0 || !t.textContent.trim()) return;
+    const b = t.getBBox(); if (b.width === 0 || b.height === 0) return;
+    const m = t.getScreenCTM();
+    // the em box of each line (the box getBBox gives adds the font's line gap above and below)
+    const size = parseFloat(style.fontSize);
+    const lines = Math.max(1, Math.round(b.height / (1.3 * size)));
+    const top = b.y + (b.height - lines * size) / 2; const h = lines * size;
+    const corners = [[b.x, top], [b.x + b.width, top], [b.x + b.width, top + h],
+                     [b.x, top + h]].map(([x, y]) => [m.a * x + m.c * y + m.e,
+                                                      m.b * x + m.d * y + m.f]);
+    const sub = t.closest('g.subplot'); const tick = t.closest('g.xtick, g.ytick');
+    texts.push({text: t.textContent.slice(0, 40), corners,
+      px: size * Math.hypot(m.a, m.b),
+      tickOf: tick && sub ? [...sub.classList].find((c) => c !== 'subplot') : null});
+  });
+  const t = gd.layout.title;
+  return {chart, title: (t && (t.text || t)) || gd.layout.meta?.title || '',
+          box: {x: box.left, y: box.top, w: box.width, h: box.height}, areas, texts};
+}).filter(Boolean)"""
+MIN_TEXT_PX = 8.0  # no chart text smaller than this on the screen
+
+
+def _separated(p: list[list[float]], q: list[list[float]], slack: float) -> bool:
+    """Whether two convex quadrilaterals are apart (by the separating axis theorem), allowing
+    ``slack`` pixels of overlap (antialiased edges of neighbouring labels)."""
+    for poly in (p, q):
+        for i in range(4):
+            (x1, y1), (x2, y2) = poly[i], poly[(i + 1) % 4]
+            nx, ny = y2 - y1, x1 - x2
+            norm = (nx * nx + ny * ny) ** 0.5 or 1.0
+            a = [(x * nx + y * ny) / norm for x, y in p]
+            b = [(x * nx + y * ny) / norm for x, y in q]
+            if max(a) <= min(b) + slack or max(b) <= min(a) + slack:
+                return True
+    return False
+
+
+def _rect(x: float, y: float, w: float, h: float) -> list[list[float]]:
+    return [[x, y], [x + w, y], [x + w, y + h], [x, y + h]]
+
+
+def _chart_problems(page: Page, slack: float = 1.0) -> list[str]:
+    """What makes the drawn charts of ``page`` unreadable, measured on the SVG text elements'
+    real (rotated) boxes: a text under ``MIN_TEXT_PX`` tall, two texts of one chart that
+    overlap, a tick label over another subplot's map, a text outside its chart's box. Empty when
+    every chart is readable; each entry names the chart (its title) and the texts."""
+    problems = []
+    for chart in page.evaluate(_CHART_TEXTS_JS):
+        name = f"chart {chart['chart']} ({str(chart['title'])[:50]!r})"
+        texts, box = chart["texts"], chart["box"]
+        outer = _rect(
+            box["x"] - slack, box["y"] - slack, box["w"] + 2 * slack, box["h"] + 2 * slack
+        )
+        for t in texts:
+            if t["px"] < MIN_TEXT_PX:
+                problems.append(f"{name}: {t['text']!r} is {t['px']:.1f} px tall")
+            xs, ys = [c[0] for c in t["corners"]], [c[1] for c in t["corners"]]
+            if (
+                min(xs) < outer[0][0]
+                or min(ys) < outer[0][1]
+                or max(xs) > outer[2][0]
+                or max(ys) > outer[2][1]
+            ):
+                problems.append(f"{name}: {t['text']!r} lies outside the chart")
+            for area in chart["areas"]:
+                if t["tickOf"] and t["tickOf"] != area["id"]:
+                    plot = _rect(area["x"], area["y"], area["w"], area["h"])
+                    if not _separated(t["corners"], plot, slack):
+                        problems.append(f"{name}: tick {t['text']!r} lies on map {area['id']}")
+        for i, a in enumerate(texts):
+            for b in texts[i + 1 :]:
+                if not _separated(a["corners"], b["corners"], slack):
+                    problems.append(f"{name}: {a['text']!r} overlaps {b['text']!r}")
+    return problems
+
+
+@pytest.fixture(scope="session")
+def chart_problems() -> Callable[..., list[str]]:
+    """``chart_problems(page)``: what makes the charts drawn on ``page`` unreadable (text under
+    8 px, overlapping texts, a tick label over another map, text outside its chart; see
+    ``_chart_problems``), empty when nothing does. Every page's readability test uses it."""
+    return _chart_problems

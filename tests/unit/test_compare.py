@@ -10,11 +10,13 @@ from scipy.spatial.distance import jensenshannon
 
 import viz_transformer as vt
 from viz_transformer.analysis.comparison.distances import (
+    HeadMatch,
     drift_from_patterns,
     head_distances,
     js_distance,
     match_heads,
     pair_distance_sums,
+    peak_agreement,
 )
 from viz_transformer.testing.paper import tiny_paper_model
 
@@ -143,3 +145,18 @@ def test_drift_is_the_mean_over_every_row_of_every_sentence() -> None:
             want = _row_mean(checkpoints[c], checkpoints[-1], head, head)
             assert drift[(c, *head)] == pytest.approx(want, rel=1e-6, abs=1e-12)
     assert 0.5 < drift[0].max() <= 1.0  # far apart, and still a distance
+
+
+def test_peak_agreement_counts_rows_whose_strongest_key_is_the_same():
+    rng = np.random.default_rng(0)
+    a = [rng.dirichlet(np.ones(n), size=(2, 3, n)) for n in (4, 7)]  # [layers, heads, q, k]
+    b = [rng.dirichlet(np.ones(n), size=(2, 3, n)) for n in (4, 7)]
+    pair = HeadMatch((1, 2), (0, 1), 0.5)
+    same = [
+        x[1, 2, row].argmax() == y[0, 1, row].argmax()
+        for x, y in zip(a, b, strict=True)
+        for row in range(x.shape[2])
+    ]
+    assert peak_agreement(a, b, pair) == pytest.approx(sum(same) / len(same))
+    sharper = [np.where(x == x.max(-1, keepdims=True), 0.97, 0.03 / (x.shape[-1] - 1)) for x in a]
+    assert peak_agreement(a, sharper, HeadMatch((1, 2), (1, 2), 0.2)) == 1.0  # same focus

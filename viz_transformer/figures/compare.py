@@ -64,12 +64,17 @@ def distance_figure(
 
 def pair_figure(a: Trace, b: Trace, kind: AttentionKind, pair: HeadMatch) -> go.Figure:
     """Head ``pair.a`` of A, head ``pair.b`` of B on the same sentence, and A minus B on a
-    diverging scale centred at 0."""
+    diverging scale centred at 0: one row of three maps sharing their token rows, labelled once
+    on the left (a cross-attention row by the token A predicts there, as every page labels it),
+    short titles over each map and the models' names in the figure's title."""
     za = np.asarray(a.get(kind))[pair.a]  # (q, k)
     zb = np.asarray(b.get(kind))[pair.b]
     rows, cols = (labels(t) for t in a.tokens_for(kind))
-    names = (f"A: {a.model_name} {head_label(pair.a)}", f"B: {b.model_name} {head_label(pair.b)}")
-    fig = make_subplots(1, 3, subplot_titles=(*names, "A − B"), horizontal_spacing=0.08)
+    ylabel = "query"
+    if kind == "cross" and a.pred_tokens:
+        rows, ylabel = labels(a.pred_tokens), "token A predicts (query)"
+    names = (f"A {head_label(pair.a)}", f"B {head_label(pair.b)}", "A − B")
+    fig = make_subplots(1, 3, subplot_titles=names, horizontal_spacing=0.03, shared_yaxes=True)
     text = [[f"{r} → {c}" for c in cols] for r in rows]
     hover = "%{text}<br>%{z:.3f}<extra></extra>"
     for col, z in ((1, za), (2, zb)):
@@ -84,15 +89,21 @@ def pair_figure(a: Trace, b: Trace, kind: AttentionKind, pair: HeadMatch) -> go.
             zmax=span,
             colorscale=DIVERGING,
             text=text,
-            colorbar={"title": {"text": "A − B"}},
+            # plain decimals: d3's default SI prefixes would print 0.0004 as "400µ"
+            colorbar={"title": {"text": "A − B"}, "tickformat": ".2~g"},
             hovertemplate=hover,
         ),
         1,
         3,
     )
     label_axes(fig, rows, cols)  # every subplot: the same tokens
+    fig.update_xaxes(tickangle=-90)  # upright labels stay under their own map
+    fig.update_yaxes(showticklabels=False, col=2)
+    fig.update_yaxes(showticklabels=False, col=3)
+    fig.update_yaxes(title_text=ylabel, col=1)
     fig.update_layout(
-        title=f"{KIND_TITLES[kind]}: matched pair at distance {pair.distance:.4f}",
+        title=f"{KIND_TITLES[kind]}: matched pair at distance {pair.distance:.4f} "
+        f"(A: {a.model_name}, B: {b.model_name})",
         height=max(320, min(700, 22 * len(rows) + 200)),
         margin={"t": 90},
     )
@@ -139,7 +150,8 @@ def checkpoint_maps(
     """One head's map on one sentence at each checkpoint, side by side, oldest first."""
     n = len(traces)
     fig = make_subplots(1, n, subplot_titles=[f"step {s}" for s in steps], horizontal_spacing=0.02)
-    rows = labels(traces[-1].tokens_for(kind)[0])
+    rows, cols = (labels(t) for t in traces[-1].tokens_for(kind))
+    text = [[f"{r} → {c}" for c in cols] for r in rows]
     for col, tr in enumerate(traces, 1):
         z = np.asarray(tr.get(kind))[head]
         fig.add_trace(
@@ -149,14 +161,17 @@ def checkpoint_maps(
                 zmax=1,
                 colorscale=COLORSCALE,
                 showscale=False,
-                hovertemplate=f"step {steps[col - 1]}<br>%{{z:.3f}}<extra></extra>",
+                text=text,
+                hovertemplate=f"step {steps[col - 1]}<br>%{{text}}: %{{z:.3f}}<extra></extra>",
             ),
             1,
             col,
         )
         fig.update_yaxes(autorange="reversed", showticklabels=col == 1, row=1, col=col)
-        fig.update_xaxes(showticklabels=False, row=1, col=col)
+        fig.update_xaxes(showticklabels=col == 1, row=1, col=col)
+    # the first map carries the token labels (a dozen maps side by side leave no room for more)
     fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, row=1, col=1)
+    fig.update_xaxes(tickvals=list(range(len(cols))), ticktext=cols, tickangle=-90, row=1, col=1)
     fig.update_layout(
         title=f"{KIND_TITLES[kind]}, {head_label(head)} at each checkpoint",
         height=max(260, min(520, 16 * len(rows) + 160)),

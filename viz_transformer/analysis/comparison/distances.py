@@ -152,3 +152,22 @@ def drift_from_patterns(checkpoints: Sequence[Sequence[np.ndarray]]) -> np.ndarr
             for c in checkpoints
         ]
     )
+
+
+def peak_agreement(a: Sequence[np.ndarray], b: Sequence[np.ndarray], pair: HeadMatch) -> float:
+    """The share of query rows where head ``pair.a`` of A and head ``pair.b`` of B attend most
+    to the same key: two heads with the same focus, one sharper than the other, agree on nearly
+    every row even where their JS distance is large (0.97 against 0.87 on one key is 0.17).
+
+    Args:
+        a, b: per sentence, ``[layers, heads, q, k]`` of each model (same tokens).
+
+    Returns:
+        a fraction in [0, 1] (over every row of every sentence).
+    """
+    agree = rows = 0
+    for x, y in zip(a, b, strict=True):
+        peaks_a, peaks_b = x[pair.a].argmax(-1), y[pair.b].argmax(-1)  # (q,)
+        agree += int((peaks_a == peaks_b).sum())
+        rows += len(peaks_a)
+    return agree / rows if rows else 0.0

@@ -1,0 +1,57 @@
+"""Charts readable on a projector: at 1024x768 in presenter mode and at 1366x768, no chart text
+under 8 px tall, no two texts of one chart overlapping, no tick label over another map, every
+text inside its chart (``chart_problems``, measured on the SVG text elements' boxes); in
+presenter mode at 1024x768 the first chart starts on the first screen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+SCREENS = {"1024-presenter": (1024, 768, True), "1366": (1366, 768, False)}
+PAGES = {  # page and URL view -> how many charts it draws once done
+    "home": ("", 3),
+    "compare": ("compare_models?cmp_kind=cross", 2),
+}
+
+
+@pytest.fixture(params=list(SCREENS))
+def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, bool]]:
+    width, height, presenter = SCREENS[request.param]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    yield page, presenter
+    context.close()
+
+
+def _open(page: Page, url: str, charts: int) -> None:
+    page.goto(url)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
+    page.wait_for_function(
+        "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n", arg=charts
+    )
+    page.wait_for_timeout(500)  # plotly's last relayout (automargin) after the first draw
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_every_chart_is_readable(server: str, screen: tuple[Page, bool], name: str, chart_problems):
+    page, presenter = screen
+    path, charts = PAGES[name]
+    _open(page, f"{server}/{path}{'&' if '?' in path else '?'}presenter={presenter}", charts)
+    problems = chart_problems(page)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_the_first_chart_starts_on_a_projectors_first_screen(server: str, browser: Browser, name):
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    path, charts = PAGES[name]
+    _open(page, f"{server}/{path}{'&' if '?' in path else '?'}presenter=True", charts)
+    top = page.locator(".js-plotly-plot").first.bounding_box()["y"]
+    context.close()
+    assert top < 768 - 150, f"the first chart starts at {top:.0f} px"  # some of it is seen
