@@ -1,8 +1,9 @@
 """What heads do's long jobs on the built-in LLM ``smollm2`` (issue 28 point 4): the logit lens,
 head roles and activation patching, each timed without and with a progress callback, with the
 longest gap between two progress calls (a page's Stop is seen at a progress call) and the time
-from a Stop half way through (raised from the next progress call) until the call returns; the
-target is a Stop that ends the work within 2 s. Inputs of 96 tokens and the page's cap, 256.
+from a Stop half way through (a ``StopToken`` set from a timer, checked at the next progress
+call, as the page does) until the call returns; the target is a Stop that ends the work within
+2 s. Inputs of 96 tokens and the page's cap, 256.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import viz_transformer as vt
 from bench.common import table, verdict, write_section
 from viz_transformer.analysis.effects import capped_text
+from viz_transformer.records.progress import Cancelled
 
 LLM, STOP_S = "smollm2", 2.0
 PARAGRAPH = (
@@ -27,10 +30,6 @@ PARAGRAPH = (
     "states and seven others. It took effect two years later, after a referendum in one of "
     "them had rejected it and the treaty was changed. "
 )
-
-
-class _Stop(Exception):
-    pass
 
 
 def _jobs(model: vt.LoadedModel, text: str) -> dict[str, Callable[..., object]]:
@@ -45,17 +44,22 @@ def _jobs(model: vt.LoadedModel, text: str) -> dict[str, Callable[..., object]]:
 
 
 def _stop_after(job: Callable[..., object], after: float) -> float:
-    """Seconds from ``after`` s into ``job`` until it returns, stopped at its next progress."""
+    """Seconds from ``after`` s into ``job`` until it returns, stopped as the page stops it: a
+    ``StopToken`` set from another thread, checked at the job's next progress call."""
+    token = vt.StopToken()
+    timer = threading.Timer(after, token.set)
     began = time.perf_counter()
+    timer.start()
 
     def progress(_fraction: float) -> None:
-        if time.perf_counter() - began >= after:
-            raise _Stop
+        token.check()
 
     try:
         job(progress)
-    except _Stop:
+    except Cancelled:
         return time.perf_counter() - began - after
+    finally:
+        timer.cancel()
     return float("nan")  # ended before the Stop
 
 
