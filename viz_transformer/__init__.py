@@ -8,6 +8,7 @@ Public API::
     m = vt.load_model("paper-reverse")
     tr = vt.trace(m, "happy king red ship", target=None)
     lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].check, "L1 H3").correct
+    store = vt.classroom(); code, key = store.create(lesson); token = store.join(code, "Ana")
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
 """
 
@@ -33,6 +34,7 @@ from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
 from viz_transformer.analysis.why import attention_scores, score_parts
 from viz_transformer.analysis.writes import head_writes
+from viz_transformer.classroom import ClassStore, classroom
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.smollm2 import prepare as prepare_model
@@ -56,6 +58,7 @@ __all__ = [
     "KIND_TITLES",
     "AttentionKind",
     "Check",
+    "ClassStore",
     "Comparison",
     "Grade",
     "Lens",
@@ -70,6 +73,7 @@ __all__ = [
     "attention_scores",
     "available_models",
     "check_lesson",
+    "classroom",
     "compare",
     "corpus_stats",
     "default_device",

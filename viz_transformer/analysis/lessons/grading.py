@@ -132,8 +132,10 @@ def _grade_head(check: Check, answer: str) -> Grade:
                      f"({where}, heads 0-{n_heads - 1}).")  # fmt: skip
     weight = float(table[layer][head])
     if weight >= HEAD_SHARE * top:
-        return Grade(True, expected, f"Right: L{layer} H{head} puts {weight:.2f} on {cell}; "
-                     f"the strongest head puts {top:.2f}.")  # fmt: skip
+        best = "the most of any head" if weight == top else f"the strongest head puts {top:.2f}"
+        return Grade(
+            True, expected, f"Right: L{layer} H{head} puts {weight:.2f} on {cell}; {best}."
+        )
     hint = "Look for the brightest cell in that row."
     return Grade(False, expected, f"L{layer} H{head} puts only {weight:.2f} on {cell}; another "
                  f"head puts {top:.2f} there. {hint}")  # fmt: skip

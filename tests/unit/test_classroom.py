@@ -1,0 +1,209 @@
+"""The class store (``vt.classroom``) on SQLite and on a real PostgreSQL server: a class from
+create to the teacher's tables, grading at answer time, keys and unknown codes, 60 students
+submitting at once, a replica killed mid-lesson, and hostile names stored as typed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+
+import viz_transformer as vt
+from viz_transformer.classroom.store import class_code
+
+SENTENCE = "gamma delta beta"  # in no built-in lesson
+LESSON = f"""\
+title: Tiny class
+model: lesson-tiny
+steps:
+  - title: read
+  - title: head
+    check: {{kind: head, attention: cross, sentence: "{SENTENCE}", query: 1, key: 0}}
+  - title: token
+    check: {{kind: token, sentence: "{SENTENCE}", step: 0}}
+  - title: words
+    check: {{kind: text}}
+"""
+
+
+@pytest.fixture
+def lesson(tmp_path, lesson_model) -> vt.Lesson:
+    path = tmp_path / "tiny_class.yaml"  # a file in no lesson folder: the class keeps its text
+    path.write_text(LESSON)
+    return vt.load_lesson(path)
+
+
+@pytest.fixture
+def store(database_url) -> vt.ClassStore:
+    return vt.classroom(database_url)
+
+
+def best_head(model) -> str:
+    cells = np.asarray(vt.trace(model, SENTENCE).cross)[:, :, 1, 0]
+    layer, head = np.unravel_index(cells.argmax(), cells.shape)
+    return f"L{layer} H{head}"
+
+
+def test_a_class_from_create_to_the_teachers_tables(store, lesson, lesson_model):
+    code, key = store.create(lesson)
+    ana, bo = store.join(code, "Ana"), store.join(code.lower(), "  Bo  ")  # code in any case
+    assert store.place(code, ana) == 0 and store.student(code, bo).name == "Bo"
+    store.move(code, ana, 1)
+    right = store.submit(code, ana, 1, best_head(lesson_model))
+    assert right.correct and right == vt.grade(lesson.steps[1].check, best_head(lesson_model))
+    assert store.place(code, ana) == 1  # answering does not move a student on
+    assert store.submit(code, bo, 2, "nope").correct is False
+    assert store.submit(code, bo, 2, "  NOPE ").correct is False
+    assert store.submit(code, bo, 3, "heads align").correct is None
+    store.move(code, ana, 2)
+
+    df = store.answers(code, key)
+    assert list(df.columns) == ["student", "step", "answer", "correct", "seconds", "at"]
+    assert df["student"].tolist() == ["Ana", "Bo", "Bo", "Bo"]
+    assert df["step"].tolist() == [1, 2, 2, 3] and df["answer"].iloc[2] == "  NOPE "
+    assert df["correct"].tolist() == [True, False, False, pd.NA]
+    assert (df["seconds"] >= 0).all() and str(df["at"].dt.tz) == "UTC"
+
+    roster = store.roster(code, key).set_index("student")
+    assert roster.loc["Ana", ["step", "answered", "correct"]].tolist() == [2, 1, 1]
+    assert roster.loc["Bo", ["step", "answered", "correct"]].tolist() == [0, 2, 0]
+
+    funnel = store.funnel(code, key)
+    assert funnel["reached"].tolist() == [0, 1, 2, 1]  # Ana opened 1 and 2; Bo answered 2, 3
+    assert funnel["answered"].tolist() == [0, 1, 1, 1]
+    assert funnel["correct"].tolist() == [pd.NA, 1, 0, pd.NA]  # NA: nothing to grade
+    wrong = store.wrong_answers(code, key)
+    assert wrong.to_dict("records") == [{"step": 2, "answer": "nope", "count": 2}]
+    mine = store.answers_of(code, bo)
+    assert [(a.step, a.grade.correct) for a in mine] == [(2, False), (2, False), (3, None)]
+    assert mine[0].grade.expected == vt.trace(lesson_model, SENTENCE).tgt_tokens[0]
+
+
+def test_another_replica_grades_the_same_lesson_from_the_database(store, lesson):
+    code, _ = store.create(lesson)
+    other = vt.ClassStore(store.engine)  # a fresh process's store: no lesson in memory
+    assert other.lesson(code).source == LESSON and other.lesson(code).steps[2].check.kind == "token"
+    token = other.join(code, "Cy")
+    assert other.submit(code, token, 2, "<s>").correct
+
+
+def test_wrong_key_unknown_code_token_and_step(store, lesson):
+    code, key = store.create(lesson)
+    other_code, _ = store.create(lesson)
+    token = store.join(code, "Ana")
+    for read in (store.answers, store.roster, store.funnel, store.wrong_answers, store.check_key):
+        with pytest.raises(PermissionError):
+            read(code, key + "x")
+        with pytest.raises(ValueError, match="no class"):
+            read("NOSUCH", key)
+    with pytest.raises(ValueError, match="no class"):
+        store.join("NOSUCH", "Ana")
+    with pytest.raises(ValueError, match="unknown student"):
+        store.submit(code, "not-a-token", 1, "L0 H0")
+    with pytest.raises(ValueError, match="unknown student"):
+        store.place(other_code, token)  # a token of another class
+    with pytest.raises(ValueError, match="does not exist"):
+        store.move(code, token, 4)
+    with pytest.raises(ValueError, match="no question"):
+        store.submit(code, token, 0, "x")
+    with pytest.raises(ValueError, match="name"):
+        store.join(code, " \x00\t ")
+    assert store.answers(code, key).empty and len(store.roster(code, key)) == 1
+
+
+def test_names_and_answers_are_stored_as_typed_through_bound_parameters(store, lesson):
+    code, key = store.create(lesson)
+    names = ["<img src=x onerror=alert(1)>", "Robert'); DROP TABLE vt_students;--", "Zoë 🙂"]
+    tokens = [store.join(code, n) for n in names]
+    store.submit(code, tokens[1], 2, "'; DELETE FROM vt_answers; --")
+    assert store.roster(code, key)["student"].tolist() == names
+    assert store.answers(code, key)["answer"].tolist() == ["'; DELETE FROM vt_answers; --"]
+    assert class_code(" ab c1 ") == "ABC1"
+
+
+def test_sixty_students_submit_at_once_and_none_is_lost(store, lesson, lesson_model):
+    code, key = store.create(lesson)
+    n, start, errors = 60, threading.Barrier(60, timeout=60), []
+    right = best_head(lesson_model)
+
+    def student(i: int) -> None:
+        try:
+            token = store.join(code, f"student {i}")
+            store.move(code, token, 1)
+            start.wait()  # every submit at the same moment
+            assert store.submit(code, token, 1, right if i % 2 else "L0 H9").correct is bool(i % 2)
+        except Exception as exc:  # collected: any error of a thread fails the test
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    df = store.answers(code, key)
+    assert len(df) == n and df["student"].nunique() == n and df["correct"].sum() == n // 2
+    assert store.funnel(code, key)["reached"].tolist()[1] == n
+
+
+KILLED = """
+import sys, dataclasses, viz_transformer as vt
+from viz_transformer.models.registry import offer_memory_model
+from viz_transformer.testing.paper import tiny_paper_model
+tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
+spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
+offer_memory_model(dataclasses.replace(tiny, spec=spec))
+store = vt.classroom(sys.argv[1])
+code, token = sys.argv[2], sys.argv[3]
+for i in range(10_000):
+    store.submit(code, token, 3, f"answer {i}")
+    print(i, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_replica_killed_mid_lesson_loses_nothing_submitted(store, lesson, database_url):
+    code, key = store.create(lesson)
+    token = store.join(code, "Ana")
+    store.move(code, token, 3)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, database_url, code, token],
+                            stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    done = [proc.stdout.readline() for _ in range(30)]  # 30 answers reported stored
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert all(line.strip() for line in done)
+    stored = store.answers(code, key)["answer"].tolist()
+    assert stored[:30] == [f"answer {i}" for i in range(30)]  # none lost, in order
+    assert store.place(code, token) == 3  # the student resumes where they were
+    assert store.submit(code, token, 3, "after").correct is None  # the database still works
+
+
+def test_the_default_database_is_a_wal_sqlite_file_in_the_cache(monkeypatch, tmp_path, lesson):
+    monkeypatch.delenv("VT_DATABASE_URL", raising=False)
+    monkeypatch.setenv("VT_CACHE_DIR", str(tmp_path))
+    store = vt.classroom()
+    assert store.engine.url.database == str(tmp_path / "classroom.sqlite3")
+    store.create(lesson)
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000
+    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'other.sqlite3'}")
+    assert vt.classroom().engine.url.database == str(tmp_path / "other.sqlite3")
+
+
+def test_postgres_urls_use_psycopg_and_bad_urls_say_so(postgres_url):
+    assert vt.classroom(postgres_url).engine.dialect.driver == "psycopg"
+    with pytest.raises(ValueError, match="not a database URL"):
+        vt.classroom("not a url")
+    with pytest.raises(ValueError, match="not supported"):
+        vt.classroom("mysql://u@localhost/db")
+    tables = sa.inspect(vt.classroom(postgres_url).engine).get_table_names()
+    assert {"vt_classes", "vt_students", "vt_visits", "vt_answers"} <= set(tables)

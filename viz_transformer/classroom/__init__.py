@@ -1,0 +1,40 @@
+"""The class store: classes of a lesson, students and their graded answers in a database
+(SQLAlchemy Core; SQLite by default, PostgreSQL by URL). Imports no Streamlit.
+
+``vt.classroom(url=None)`` returns a ``ClassStore``; ``links`` builds the students' and the
+teacher's links of a class.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from viz_transformer import settings
+from viz_transformer.classroom.engines import engine_for, normalise_url
+from viz_transformer.classroom.store import Answer, ClassStore, Student
+
+LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
+
+__all__ = ["Answer", "ClassStore", "Student", "classroom", "links", "normalise_url"]
+
+
+def classroom(url: str | None = None) -> ClassStore:
+    """The class store in the database at ``url``.
+
+    Args:
+        url: a SQLAlchemy URL (``sqlite:///classes.sqlite3``,
+            ``postgresql://user:password@host:5432/db``); None: ``VT_DATABASE_URL``, else one
+            SQLite file in the cache folder (``settings.database_url()``).
+
+    Raises:
+        ValueError: a bad URL. OperationalError (SQLAlchemy): a database that cannot be reached.
+    """
+    return ClassStore(engine_for(url or settings.database_url()))
+
+
+def links(base: str, code: str, key: str) -> tuple[str, str]:
+    """``(students' link, teacher's link)`` of class ``code`` on the app at ``base``
+    (``http://host:8501``): ``BASE/lesson?class=CODE`` and ``BASE/teacher?class=CODE&key=KEY``."""
+    base = base.rstrip("/")
+    return (f"{base}/{LESSON_PAGE}?{urlencode({'class': code})}",
+            f"{base}/{TEACHER_PAGE}?{urlencode({'class': code, 'key': key})}")  # fmt: skip

@@ -1,0 +1,128 @@
+"""Database engines for the class store, one per URL per process: SQLite in WAL mode with a busy
+timeout and write transactions that take the write lock first (``BEGIN IMMEDIATE``), so replicas
+of ``serve`` on one machine share one file without "database is locked"; PostgreSQL through
+psycopg for replicas on several machines."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+
+from viz_transformer.classroom.schema import metadata
+
+BUSY_MS = 30_000  # a SQLite writer waits this long for another's lock before failing
+RETRIES = 5  # a write that still finds the database busy is tried again, with a growing pause
+_ENGINES: dict[str, Engine] = {}
+_LOCK = threading.Lock()
+T = TypeVar("T")
+
+
+def normalise_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` go through psycopg 3 (the driver installed).
+
+    Raises:
+        ValueError: text that is not a database URL, or a database other than SQLite and
+            PostgreSQL.
+    """
+    try:
+        parsed = make_url(url.strip())
+    except ArgumentError:
+        raise ValueError(
+            f"{url!r} is not a database URL; give sqlite:///path/to/file.sqlite3 or "
+            "postgresql://user:password@host:5432/database."
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise ValueError(f"{parsed.get_backend_name()} databases are not supported; use SQLite or "
+                         "PostgreSQL.")  # fmt: skip
+    return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_events(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # transactions begun below, not by the driver
+        cursor = dbapi_connection.cursor()
+        for pragma in ("journal_mode=WAL", f"busy_timeout={BUSY_MS}", "synchronous=NORMAL",
+                       "foreign_keys=ON"):  # fmt: skip
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        # a deferred transaction that reads and then writes can fail at once with "locked"
+        # (no busy wait); taking the write lock first makes writers queue instead
+        write = conn.get_execution_options().get("vt_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def engine_for(url: str) -> Engine:
+    """The process's engine for ``url`` (made once; the tables are created when missing).
+
+    Raises:
+        ValueError: a bad URL (see ``normalise_url``).
+        OperationalError: a database that cannot be reached.
+    """
+    url = normalise_url(url)
+    with _LOCK:
+        if url in _ENGINES:
+            return _ENGINES[url]
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite":
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
+            _sqlite_events(engine)
+        else:
+            engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60,
+                                   pool_pre_ping=True)  # fmt: skip
+        _create_tables(engine)
+        _ENGINES[url] = engine
+        return engine
+
+
+def _create_tables(engine: Engine) -> None:
+    for attempt in range(RETRIES):  # two replicas starting at once may race on CREATE TABLE
+        try:
+            with engine.connect() as conn:
+                conn.execution_options(vt_write=True)
+                with conn.begin():
+                    metadata.create_all(conn, checkfirst=True)
+            return
+        except Exception:
+            if attempt == RETRIES - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+
+
+def _busy(exc: OperationalError) -> bool:
+    text = str(exc.orig).lower()
+    return "locked" in text or "busy" in text or "could not serialize" in text
+
+
+def run(engine: Engine, work: Callable[[Connection], T], write: bool = False) -> T:
+    """``work(conn)`` inside one transaction, committed when it returns.
+
+    A write on SQLite holds the write lock from its first statement; one that still finds the
+    database busy after ``BUSY_MS`` is tried again (``RETRIES`` times), so a busy moment never
+    reaches a student as an error.
+    """
+    for attempt in range(RETRIES):
+        try:
+            with engine.connect() as conn:
+                conn.execution_options(vt_write=write)
+                with conn.begin():
+                    return work(conn)
+        except OperationalError as exc:
+            if not _busy(exc) or attempt == RETRIES - 1:
+                raise
+            time.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
