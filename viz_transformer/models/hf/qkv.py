@@ -27,7 +27,7 @@ from torch import nn
 
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import inputs as hf_inputs
-from viz_transformer.models.hf.heads import lens_points
+from viz_transformer.models.hf.heads import accepts, lens_points
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import QKV_NOTE
 from viz_transformer.networks.hooks import collect_calls
@@ -43,8 +43,9 @@ STACKS = {
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    """float32 numpy on the CPU: one transfer for the whole (stacked) tensor."""
-    return t.detach().to("cpu", torch.float32).numpy().copy()
+    """float32 numpy on the CPU: one transfer for the whole (stacked) tensor, whose memory it
+    shares (every caller passes a tensor of its own: a stack, a product, this pass's states)."""
+    return t.detach().to("cpu", torch.float32).numpy()
 
 
 def _linear(lin: nn.Module) -> Pair:
@@ -234,8 +235,13 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
     batch = torch.tensor([ids], device=model.device)  # (1, T)
     names = [*patterns, *(n for ns in points.values() for n in ns)]
     with torch.no_grad(), collect_calls(model.module, names) as calls:
+        # the output layer's logits are not read: one row of them, where the model allows it
+        keep = {"logits_to_keep": 1} if accepts(model.module, "logits_to_keep") else {}
         out = model.module(
-            input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True
+            input_ids=batch,
+            attention_mask=torch.ones_like(batch),
+            output_hidden_states=True,
+            **keep,
         )
         resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
         # what attention reads: the block input through the model's own pre-attention norm
