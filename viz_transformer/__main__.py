@@ -3,6 +3,7 @@
 ``corpus``: head statistics over a corpus (``viz_transformer.cli.corpus``).
 ``serve``: app replicas behind HAProxy for a classroom (``viz_transformer.serve.cli``).
 ``lesson check``: validate lesson files (``viz_transformer.cli.lessons``).
+``class create|export``: classes of a lesson and their answers (``viz_transformer.cli.classes``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import sys
 USAGE = (
     "usage: python -m viz_transformer corpus --model NAME --sentences FILE.txt --out DIR\n"
     "       python -m viz_transformer serve [--replicas N] [--port P] [--address A]\n"
-    "       python -m viz_transformer lesson check FILE..."
+    "       python -m viz_transformer lesson check FILE...\n"
+    "       python -m viz_transformer class create LESSON [--db URL] [--url BASE]\n"
+    "       python -m viz_transformer class export CODE --key KEY [--db URL]"
 )
 
 
@@ -32,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         from viz_transformer.cli.lessons import main as lesson_main
 
         return lesson_main(args[1:])
+    if args and args[0] == "class":
+        from viz_transformer.cli.classes import main as class_main
+
+        return class_main(args[1:])
     print(USAGE, file=sys.stderr)
     return 2
 

@@ -4,7 +4,9 @@ submitting at once, a replica killed mid-lesson, and hostile names stored as typ
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 import viz_transformer as vt
+from viz_transformer.__main__ import main
 from viz_transformer.classroom.store import class_code
 
 SENTENCE = "gamma delta beta"  # in no built-in lesson
@@ -207,3 +210,20 @@ def test_postgres_urls_use_psycopg_and_bad_urls_say_so(postgres_url):
         vt.classroom("mysql://u@localhost/db")
     tables = sa.inspect(vt.classroom(postgres_url).engine).get_table_names()
     assert {"vt_classes", "vt_students", "vt_visits", "vt_answers"} <= set(tables)
+
+
+def test_class_commands_create_a_class_and_export_its_answers(database_url, lesson, capsys):
+    argv = ["class", "create", str(lesson.path), "--db", database_url, "--url", "http://h:1/"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"key=([\w-]+)", out)[1]
+    assert f"students:   http://h:1/lesson?class={code}\n" in out
+    assert f"teacher:    http://h:1/teacher?class={code}&key={key}\n" in out
+    store = vt.classroom(database_url)
+    store.submit(code, store.join(code, 'Ana, "Jr"'), 3, "a, b\nc")
+    assert main(["class", "export", code.lower(), "--key", key, "--db", database_url]) == 0
+    df = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert df.columns.tolist() == ["student", "step", "answer", "correct", "seconds", "at"]
+    assert (df["student"][0], df["step"][0], df["answer"][0]) == ('Ana, "Jr"', 3, "a, b\nc")
+    assert main(["class", "export", code, "--key", "wrong", "--db", database_url]) == 1
+    assert capsys.readouterr().err == "error: wrong teacher key for this class.\n"

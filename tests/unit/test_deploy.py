@@ -26,9 +26,13 @@ def _k8s() -> dict[str, dict]:
     return {d["kind"]: d for d in docs}
 
 
+def _apps(services: dict[str, dict]) -> list[str]:
+    return sorted(n for n in services if n not in ("haproxy", "postgres"))
+
+
 def test_every_yaml_parses():
     paths = [DEPLOY / "compose.yaml", *sorted((DEPLOY / "k8s").glob("*.yaml"))]
-    assert len(paths) == 4
+    assert len(paths) == 5
     for path in paths:
         assert _yaml(path), path
 
@@ -53,7 +57,7 @@ def test_kubernetes_probes_readiness_and_keeps_a_browser_on_its_pod():
 
 def test_compose_runs_the_replicas_behind_haproxy_with_the_packages_config(tmp_path):
     services = _yaml(DEPLOY / "compose.yaml")[0]["services"]
-    apps = sorted(n for n in services if n != "haproxy")
+    apps = _apps(services)
     assert len(apps) >= 2 and all(services[n]["build"]["dockerfile"] == "deploy/Dockerfile"
                                   for n in apps)  # fmt: skip
     assert set(services["haproxy"]["depends_on"]) == set(apps)
@@ -89,3 +93,29 @@ def test_the_dockerfile_installs_as_the_readme_does_and_checks_health():
         for path in copied.split():
             assert (ROOT / path).exists(), f"the Dockerfile copies {path}, which is missing"
     assert "viz_transformer.serve.replica" in text  # the model is loaded before it is healthy
+
+
+def test_every_replica_shares_one_postgres_for_the_classes():
+    """compose: the replicas' VT_DATABASE_URL names the postgres service with its own user,
+    database and password variable, and waits for it; Kubernetes: the URL comes from a Secret
+    that deploy/k8s defines."""
+    services = _yaml(DEPLOY / "compose.yaml")[0]["services"]
+    db = services["postgres"]
+    env = db["environment"]
+    assert db["image"].startswith("postgres:") and "pg_isready" in " ".join(
+        db["healthcheck"]["test"]
+    )
+    password = env["POSTGRES_PASSWORD"]
+    for name in _apps(services):
+        url = services[name]["environment"]["VT_DATABASE_URL"]
+        user_password, _, rest = url.removeprefix("postgresql://").partition("@")
+        assert user_password == f"{env['POSTGRES_USER']}:{password}"  # the same variable
+        assert rest == f"postgres:5432/{env['POSTGRES_DB']}"
+        assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert any(v.endswith(":/var/lib/postgresql/data") for v in db["volumes"])
+    k8s = _k8s()
+    (app,) = k8s["Deployment"]["spec"]["template"]["spec"]["containers"]
+    (ref,) = [e["valueFrom"]["secretKeyRef"] for e in app["env"] if e["name"] == "VT_DATABASE_URL"]
+    secret = k8s["Secret"]
+    assert secret["metadata"]["name"] == ref["name"]
+    assert secret["stringData"][ref["key"]].startswith("postgresql://")
