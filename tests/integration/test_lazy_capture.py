@@ -46,6 +46,7 @@ def test_lazy_heads_equal_the_eager_capture(models, name, target, monkeypatch):
         if ref is None:
             continue
         assert isinstance(arr, LazyPatterns) and arr.shape == ref.shape
+        assert arr.device.type == model.device.type  # q and k stay where the model runs
         np.testing.assert_allclose(np.asarray(arr), ref, atol=2e-5, err_msg=f"{name} {kind}")
     assert active_hook_names() == []
 

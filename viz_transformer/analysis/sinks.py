@@ -3,7 +3,8 @@ how much of each head's attention parks on the first token, and a head's map wit
 column hidden and every row renormalised so the rest of the map is readable.
 
 Pure numpy on the ``[layers, heads, q, k]`` arrays a ``Trace`` holds (a long input's lazy
-patterns are read one head at a time); nothing here knows a model or Streamlit.
+patterns are read one head at a time, and only the cells used leave the device); nothing here
+knows a model or Streamlit.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.lazy import drawn
 from viz_transformer.records.trace import Patterns
 
 RENORMALISED = "first token hidden, rows renormalised to sum to 1"
@@ -46,9 +48,10 @@ def sink_mass(arr: Patterns, kind: AttentionKind) -> np.ndarray:
     n_layers, n_heads, n_q, _ = arr.shape
     start = first_query(kind, n_q)
     mass = np.empty((n_layers, n_heads), dtype=np.float32)
+    rows, first = np.arange(start, n_q), np.zeros(1, dtype=np.int64)  # a lazy head sends only these
     for layer in range(n_layers):
         for head in range(n_heads):
-            mass[layer, head] = np.asarray(arr[layer, head])[start:, 0].mean()
+            mass[layer, head] = drawn(arr, layer, head, rows, first)[0].mean()
     return mass
 
 

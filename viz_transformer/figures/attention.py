@@ -17,6 +17,7 @@ from viz_transformer.figures.heatmap import (
     axes,
     check_layer,
     downsampled,
+    head_shown,
     heatmap,
     reduced_note,
     require,
@@ -71,11 +72,11 @@ def head_figure(
     if window is not None:
         q0, k0, size = _clamp_window(window, (len(ri), len(ci)))
         rs, cs = slice(q0, q0 + size), slice(k0, k0 + size)
-        z = shown(arr[layer, head], kind, ri[rs], ci[cs])[0]
+        z = head_shown(arr, kind, layer, head, ri[rs], ci[cs])[0]
         part = f"queries {q0}-{q0 + z.shape[0] - 1}, keys {k0}-{k0 + z.shape[1] - 1}"
         note = "; ".join(filter(None, [f"{part} of {len(ri)} x {len(ci)}", note]))
         return heatmap(z, rows[rs], cols[cs], with_subtitle(title, note), ylabel)
-    z, bq, bk = shown(arr[layer, head], kind, ri, ci, HEAD_MAX)
+    z, bq, bk = head_shown(arr, kind, layer, head, ri, ci, HEAD_MAX)
     if bq == bk == 1:
         return heatmap(z, rows, cols, with_subtitle(title, note), ylabel)
     note = "; ".join(filter(None, [reduced_note(len(ri), len(ci), HEAD_MAX), note]))
@@ -167,7 +168,7 @@ def overview_figure(
     arr = require(trace, kind)
     n_layers, n_heads = arr.shape[:2]
     tiles = [  # one head at a time: a long input is never whole
-        [shown(arr[layer, head], kind, ri, ci, OVERVIEW_MAX)[0] for head in range(n_heads)]
+        [head_shown(arr, kind, layer, head, ri, ci, OVERVIEW_MAX)[0] for head in range(n_heads)]
         for layer in range(n_layers)
     ]
     q, k = tiles[0][0].shape

@@ -13,8 +13,8 @@ import plotly.graph_objects as go
 from viz_transformer.analysis.aggregate import kept_positions
 from viz_transformer.figures.common import COLORSCALE, labels
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
-from viz_transformer.records.lazy import block_reduce
-from viz_transformer.records.trace import Trace
+from viz_transformer.records.lazy import drawn
+from viz_transformer.records.trace import Patterns, Trace
 
 HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)"
 MASKED_GREY = "#d9d9d9"  # masked (NaN) cells show grey, not as weight 0
@@ -25,21 +25,31 @@ LABEL_PX = 14  # pixels a tick label needs; fewer per row and only every n-th is
 def shown(
     z: np.ndarray, kind: AttentionKind, ri: np.ndarray, ci: np.ndarray, limit: int | None = None
 ) -> tuple[np.ndarray, int, int]:
+    """A ``[q, k]`` map (one head, or an aggregate) as drawn: ``head_shown`` of ``z``."""
+    return head_shown(z[None, None], kind, 0, 0, ri, ci, limit)
+
+
+def head_shown(
+    arr: Patterns,
+    kind: AttentionKind,
+    layer: int,
+    head: int,
+    ri: np.ndarray,
+    ci: np.ndarray,
+    limit: int | None = None,
+) -> tuple[np.ndarray, int, int]:
     """One head's map as drawn: the kept rows ``ri`` and columns ``ci`` (positions in the full
     map), cells the causal mask forbids blank (NaN), so the triangle shows rather than 0; block
-    maxima when a side is longer than ``limit`` (a block is blank only when all of it is).
+    maxima when a side is longer than ``limit`` (a block is blank only when all of it is). A
+    long input's head is computed where the model runs; only these cells reach the host.
 
     Args:
-        z: ``[q, k]`` weights of one head (or an aggregate).
+        arr: ``[layers, heads, q, k]`` weights (lazy for long inputs).
 
     Returns:
         the map and its block height and width (1, 1 at full resolution).
     """
-    if len(ri) != z.shape[0] or len(ci) != z.shape[1]:
-        z = z[np.ix_(ri, ci)]
-    bq = bk = 1
-    if limit is not None and max(z.shape) > limit:
-        z, bq, bk = block_reduce(z, limit, "max")
+    z, bq, bk = drawn(arr, layer, head, ri, ci, limit, "max")
     if kind != "decoder":
         return z, bq, bk
     last_q = ri[np.minimum(np.arange(1, z.shape[0] + 1) * bq, len(ri)) - 1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -259,16 +260,21 @@ def collect_calls(
     model: nn.Module,
     names: list[str],
     select: Callable[[torch.Tensor], torch.Tensor] = lambda x: x[0],
-) -> Iterator[dict[str, list[np.ndarray]]]:
+    host: bool = True,
+) -> Iterator[dict[str, list[Any]]]:
     """Like ``collect``, but keep every call of each hook point, in call order.
 
     Needed where one module runs several times in a pass (ALBERT shares one attention module
-    across its layers). ``select`` picks what to keep (default: the first batch element).
+    across its layers). ``select`` picks what to keep (default: the first batch element);
+    ``host`` False keeps float32 tensors where the model made them instead of CPU numpy arrays.
     """
-    calls: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    calls: dict[str, list[Any]] = {n: [] for n in names}
 
     def record(x: torch.Tensor, name: str) -> None:
-        calls[name].append(select(x).detach().to("cpu", torch.float32).numpy())
+        kept = select(x).detach()
+        calls[name].append(
+            kept.to(torch.float32) if not host else kept.to("cpu", torch.float32).numpy()
+        )
 
     with hooks(model, dict.fromkeys(names, record)):
         yield calls

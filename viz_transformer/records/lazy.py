@@ -2,11 +2,12 @@
 
 A trace of ``n`` tokens holds ``layers x heads x n x n`` weights per attention kind: 4.8 GB at
 4,096 tokens for a BERT-size encoder. ``LazyPatterns`` keeps what is cheap instead, the scaled
-queries and the keys of every layer (``layers x heads x n x d_k``), and computes a head's
-``softmax(q k^T / sqrt(d_k))`` (Eq. 1, with the causal mask of section 3.2.3 for decoder
-self-attention) when a figure asks for it. It indexes like the ``[layers, heads, q, k]`` array it
-stands for: ``p[layer, head]`` is one map, ``p[layer]`` one layer's heads, ``np.asarray(p)``
-everything (refused above ``settings.MAX_MATERIALISE`` weights, with a message saying what to do).
+queries and the keys of every layer (``layers x heads x n x d_k``) on the model's device, and
+computes a head's ``softmax(q k^T / sqrt(d_k))`` (Eq. 1, with the causal mask of section 3.2.3
+for decoder self-attention) there, in tiles, when a figure asks for it; ``drawn`` gives a figure
+only the cells it draws. It indexes like the ``[layers, heads, q, k]`` array it stands for:
+``p[layer, head]`` is one map, ``p[layer]`` one layer's heads, ``np.asarray(p)`` everything
+(refused above ``settings.MAX_MATERIALISE`` weights, with a message saying what to do).
 """
 
 from __future__ import annotations
@@ -22,67 +23,102 @@ import torch
 import torch.nn.functional as F
 
 from viz_transformer import settings
+from viz_transformer.records import tiles
+from viz_transformer.records.tiles import Array, Index
 
 HEAD_CACHE_BYTES = 64 * 2**20  # recently computed heads kept per record (at least one)
-Fetch = Callable[[int], dict[int, tuple[np.ndarray, np.ndarray]]]
+Fetch = Callable[[int], dict[int, tuple[Array, Array]]]
 
 
 class LazyPatterns:
     """``[layers, heads, q, k]`` attention weights, each head computed on demand.
 
+    Queries and keys stay where they were made (the model's device, or the host for numpy
+    arrays); a head's weights are computed there in tiles (``records.tiles``), and only what is
+    asked leaves it, as CPU float32 numpy: some cells (``cells``), block maxima or means
+    (``reduced``), or the whole head (``head``, ``p[layer, head]``).
+
     Args:
         queries: per layer ``[heads, q, d_k]`` float32 queries already multiplied by the scale
-            (1/sqrt(d_k), or the model's own scaling).
+            (1/sqrt(d_k), or the model's own scaling), numpy or tensors.
         keys: per layer ``[kv_heads, k, d_k]`` float32 keys; ``kv_heads`` divides ``heads``
             (grouped-query attention shares one key head among ``heads / kv_heads`` queries).
         causal: query ``i`` sees keys ``j <= i + (k - q)`` only (decoder self-attention).
+        key_mask: ``(k,)`` bool, False for keys no query sees (padding); None: every key.
+        device: where to keep and compute (None: where the tensors are; numpy: the CPU).
     """
 
     ndim = 4
     dtype = np.dtype(np.float32)
+    tile: tuple[int, int] | None = None  # query rows x keys per tile; None: ``tiles.plan``
 
-    def __init__(self, queries: Sequence[np.ndarray], keys: Sequence[np.ndarray], causal: bool):
+    def __init__(
+        self,
+        queries: Sequence[Array],
+        keys: Sequence[Array],
+        causal: bool,
+        key_mask: Array | None = None,
+        device: torch.device | str | None = None,
+    ):
         if not queries or len(queries) != len(keys):
             raise ValueError(f"{len(queries)} query and {len(keys)} key layers; need one each.")
-        self._q: list[np.ndarray | None] = [np.ascontiguousarray(q, np.float32) for q in queries]
-        self._k: list[np.ndarray | None] = [np.ascontiguousarray(k, np.float32) for k in keys]
-        heads, n_q, _ = self._q[0].shape
-        kv_heads, n_k, _ = self._k[0].shape
-        if heads % kv_heads or any(q.shape != self._q[0].shape for q in self._q):
-            raise ValueError(f"queries {self._q[0].shape} and keys {self._k[0].shape} do not pair.")
-        self._setup((len(self._q), heads, n_q, n_k), causal, heads // kv_heads, None)
+        qs = [tiles.as_float32(q, device) for q in queries]
+        ks = [tiles.as_float32(k, qs[0].device) for k in keys]
+        (heads, n_q, _), (kv_heads, n_k, _) = qs[0].shape, ks[0].shape
+        if heads % kv_heads or any(q.shape != qs[0].shape for q in qs):
+            raise ValueError(f"queries {qs[0].shape} and keys {ks[0].shape} do not pair.")
+        self._q: list[torch.Tensor | None] = list(qs)
+        self._k: list[torch.Tensor | None] = list(ks)
+        shape = (len(self._q), heads, n_q, n_k)
+        self._setup(shape, causal, heads // kv_heads, None, key_mask)
 
     @classmethod
     def deferred(
-        cls, shape: tuple[int, int, int, int], causal: bool, fetch: Fetch, group: int = 1
+        cls,
+        shape: tuple[int, int, int, int],
+        causal: bool,
+        fetch: Fetch,
+        group: int = 1,
+        key_mask: Array | None = None,
     ) -> LazyPatterns:
         """Patterns whose queries and keys are computed only when a head of their layer is asked.
 
         ``fetch(layer)`` runs the model as far as ``layer`` and returns ``{layer: (q, k)}`` for
-        every layer it passed (so layer 0 of a 4,096-token input costs one layer, not six).
-        Pickling fetches everything first, so a copy needs no model.
+        every layer it passed (so layer 0 of a 4,096-token input costs one layer, not six); they
+        stay on the device ``fetch`` made them on. Pickling fetches everything first, so a copy
+        needs no model.
         """
         self = cls.__new__(cls)
         self._q, self._k = [None] * shape[0], [None] * shape[0]
-        self._setup(tuple(shape), causal, group, fetch)  # type: ignore[arg-type]
+        self._setup(tuple(shape), causal, group, fetch, key_mask)  # type: ignore[arg-type]
         return self
 
     def _setup(
-        self, shape: tuple[int, int, int, int], causal: bool, group: int, fetch: Fetch | None
+        self,
+        shape: tuple[int, int, int, int],
+        causal: bool,
+        group: int,
+        fetch: Fetch | None,
+        key_mask: Array | None,
     ) -> None:
         self.shape, self.causal, self._group, self._fetch = shape, causal, group, fetch
+        if isinstance(key_mask, torch.Tensor):
+            key_mask = key_mask.cpu().numpy()
+        self._key_ok = None if key_mask is None else np.asarray(key_mask, dtype=bool)
+        if self._key_ok is not None and self._key_ok.shape != (shape[3],):
+            raise ValueError(f"key_mask has shape {self._key_ok.shape}; expected ({shape[3]},).")
         self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._lock = threading.RLock()
 
-    def _qk(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+    def _qk(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The layer's queries and keys, fetched once (under the lock: one fetch per layer)."""
         with self._lock:
             if self._q[layer] is None:
                 assert self._fetch is not None
                 for i, (q, k) in self._fetch(layer).items():
                     if self._q[i] is None:
-                        self._q[i] = np.ascontiguousarray(q, np.float32)
-                        self._k[i] = np.ascontiguousarray(k, np.float32)
+                        q = self._q[i] = tiles.as_float32(q, None)
+                        self._k[i] = tiles.as_float32(k, q.device)
                 if self._q[layer] is None:
                     raise RuntimeError(f"the model gave no queries and keys for layer {layer}.")
             return self._q[layer], self._k[layer]  # type: ignore[return-value]
@@ -90,6 +126,11 @@ class LazyPatterns:
     def fetched_layers(self) -> list[int]:
         """Layers whose queries and keys are already computed."""
         return [i for i, q in enumerate(self._q) if q is not None]
+
+    @property
+    def device(self) -> torch.device:
+        """Where the queries and keys are kept and heads computed (fetches layer 0 if need be)."""
+        return self._qk(self.fetched_layers()[0] if self.fetched_layers() else 0)[0].device
 
     @property
     def size(self) -> int:
@@ -106,12 +147,63 @@ class LazyPatterns:
     def __repr__(self) -> str:
         return f"LazyPatterns(shape={self.shape}, causal={self.causal})"
 
-    def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: no lock, no cache
+    def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: host arrays, no cache
         pairs = [self._qk(layer) for layer in range(self.shape[0])]
-        return {"q": [q for q, _ in pairs], "k": [k for _, k in pairs], "causal": self.causal}
+        q, k = ([t.cpu().numpy() for t in ts] for ts in zip(*pairs, strict=True))
+        return {"q": q, "k": k, "causal": self.causal, "key_mask": self._key_ok}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["q"], state["k"], state["causal"])  # type: ignore[misc]
+        self.__init__(state["q"], state["k"], state["causal"], state.get("key_mask"))  # type: ignore[misc]
+
+    def _select(
+        self, layer: int, head: int, rows: Index, cols: Index
+    ) -> tuple[tiles.Head, torch.Tensor, torch.Tensor | None]:
+        """One head's inputs and the chosen rows and columns as index tensors on its device."""
+        layer, head = range(self.shape[0])[layer], range(self.shape[1])[head]
+        q, k = self._qk(layer)
+        ok = None
+        if self._key_ok is not None:
+            ok = torch.from_numpy(self._key_ok).to(q.device)
+        one = tiles.Head(q[head], k[head // self._group], self.causal, ok)
+        n_q, n_k = self.shape[2:]
+        picked = tiles.positions(rows, n_q, "query")
+        r = torch.arange(n_q, device=q.device) if picked is None else picked.to(q.device)
+        c = tiles.positions(cols, n_k, "key")
+        return one, r, None if c is None else c.to(q.device)
+
+    def cells(self, layer: int, head: int, rows: Index = None, cols: Index = None) -> np.ndarray:
+        """One head's weights at ``rows x cols`` (positions; None: all), computed from those rows
+        only: a zoom window, a row for hover.
+
+        Returns:
+            float32 ``(len(rows), len(cols))`` on the host.
+        """
+        one, r, c = self._select(layer, head, rows, cols)
+        n_cols = self.shape[3] if c is None else len(c)
+        out = torch.empty(len(r), n_cols, dtype=torch.float32, device="cpu")
+        with torch.no_grad():
+            tiles.cells_into(out, one, r, c, self.tile)
+        return out.numpy()
+
+    def reduced(
+        self,
+        layer: int,
+        head: int,
+        size: int,
+        how: str = "max",
+        rows: Index = None,
+        cols: Index = None,
+    ) -> tuple[np.ndarray, int, int]:
+        """``block_reduce`` of ``cells(layer, head, rows, cols)``, computed tile by tile where
+        the queries and keys are: only the ``<= size x size`` blocks reach the host."""
+        one, r, c = self._select(layer, head, rows, cols)
+        n_cols = self.shape[3] if c is None else len(c)
+        bq, bk = -(-len(r) // size), -(-n_cols // size)
+        if bq == bk == 1:
+            return self.cells(layer, head, rows, cols), 1, 1
+        with torch.no_grad():
+            out = tiles.blocks(one, r, c, (bq, bk), how, self.tile)
+        return out.cpu().numpy(), bq, bk
 
     def head(self, layer: int, head: int) -> np.ndarray:
         """One head's ``[q, k]`` weights (read-only), rows summing to 1."""
@@ -122,18 +214,7 @@ class LazyPatterns:
             if found is not None:
                 self._cache.move_to_end((layer, head))
                 return found
-        queries, keys = self._qk(layer)
-        q = torch.from_numpy(queries[head])  # (q, d_k)
-        k = torch.from_numpy(keys[head // self._group])  # (k, d_k)
-        with torch.no_grad():
-            scores = q @ k.T  # (q, k)
-            if self.causal:
-                n_q, n_k = scores.shape
-                future = torch.ones(n_q, n_k, dtype=torch.bool, device=scores.device).triu_(
-                    n_k - n_q + 1
-                )
-                scores.masked_fill_(future, float("-inf"))
-            weights = torch.softmax(scores, dim=-1).numpy()
+        weights = self.cells(layer, head)
         weights.flags.writeable = False
         with self._lock:
             self._cache[(layer, head)] = weights
@@ -188,6 +269,34 @@ class LazyPatterns:
                 f"{n * 4 / 2**30:.1f} GB. Look at one head at a time (the overview is "
                 "downsampled), or shorten the input."
             )
+
+
+def drawn(
+    arr: np.ndarray | LazyPatterns,
+    layer: int,
+    head: int,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    limit: int | None = None,
+    how: str = "max",
+) -> tuple[np.ndarray, int, int]:
+    """One head's weights at ``rows x cols`` (positions), as block maxima or means (``how``)
+    when a side is longer than ``limit``: what a figure draws, on the host. A lazy head is
+    computed where its queries and keys are and never made whole.
+
+    Returns:
+        the map and its block height and width (1, 1 at full resolution).
+    """
+    if isinstance(arr, LazyPatterns):
+        if limit is not None and max(len(rows), len(cols)) > limit:
+            return arr.reduced(layer, head, limit, how, rows, cols)
+        return arr.cells(layer, head, rows, cols), 1, 1
+    z = arr[layer, head]
+    if (len(rows), len(cols)) != z.shape:
+        z = z[np.ix_(rows, cols)]
+    if limit is not None and max(z.shape) > limit:
+        return block_reduce(z, limit, how)
+    return z, 1, 1
 
 
 def is_lazy(arr: object) -> bool:

@@ -59,10 +59,11 @@ def qk_names(names: dict[AttentionKind, list[str]]) -> list[str]:
 
 
 def lazy_patterns(
-    calls: dict[str, list[np.ndarray]], names: dict[AttentionKind, list[str]]
+    calls: dict[str, list[torch.Tensor]], names: dict[AttentionKind, list[str]]
 ) -> dict[AttentionKind, Patterns]:
     """Per kind, patterns that compute a head's ``[q, k]`` when indexed, from the captured calls
-    of ``qk_names(names)`` (``(H, n, d_k)`` each, in layer order)."""
+    of ``qk_names(names)`` (``(H, n, d_k)`` tensors each, in layer order, kept on the model's
+    device: the heads are computed there)."""
     out: dict[AttentionKind, Patterns] = {}
     for kind, ns in names.items():
         qs = [q for b in _bases(ns) for q in calls[point_name(b, "hook_q")]]
@@ -83,7 +84,7 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
     batch = {"input_ids": torch.tensor([ids], device=module.device)}
     batch["attention_mask"] = torch.ones_like(batch["input_ids"])
 
-    def fetch(layer: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
         flat = [point_name(b, p) for b in bases[: layer + 1] for p in QK]
 
         def stop(x: torch.Tensor, name: str) -> None:
@@ -92,7 +93,7 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
         last = {point_name(bases[layer], "hook_k"): stop}
         with (
             torch.no_grad(),
-            collect_calls(module, flat) as calls,
+            collect_calls(module, flat, host=False) as calls,
             hooks(module, last),
             contextlib.suppress(_Enough),
         ):
@@ -119,7 +120,8 @@ def run(
 
     Each call of a hooked module is kept in call order, rather than the last one as
     ``collect`` does, because ALBERT runs one shared attention module once per layer.
-    Long inputs (``lazy``) keep each layer's queries and keys and return ``LazyPatterns``.
+    Long inputs (``lazy``) keep each layer's queries and keys on the model's device and return
+    ``LazyPatterns``.
 
     Returns:
         logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
@@ -127,7 +129,7 @@ def run(
     keep_qk = lazy(model, **inputs)
     flat = qk_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
     batch = {k: torch.tensor([v], device=model.device) for k, v in inputs.items()}
-    with torch.no_grad(), collect_calls(model.module, flat) as calls:
+    with torch.no_grad(), collect_calls(model.module, flat, host=not keep_qk) as calls:
         out = model.module(**batch)
     missing = [n for n in flat if not calls[n]]
     if missing:

@@ -1,0 +1,127 @@
+"""A head computed in tiles where its queries and keys live (``records.tiles``) gives the same cells
+as one direct softmax over the whole map (float64 numpy): odd sizes, causal masks with more keys
+than queries, padded keys, chosen rows and columns, block maxima and means, many tile sizes.
+
+Runs on ``VT_DEVICE`` (else the machine's best device), where a trace would keep its queries and
+keys; what comes back is CPU float32 numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from viz_transformer.models.devices import default_device
+from viz_transformer.records import tiles
+from viz_transformer.records.lazy import LazyPatterns, block_reduce, drawn
+
+DEVICE = default_device()
+TILES = [None, (1, 1000), (5, 7), (16, 8), (7, 3)]  # None: the default plan (whole rows)
+CASES = {  # n_q, n_k, causal, padded keys
+    "odd cross": (37, 53, False, False),
+    "causal square": (61, 61, True, False),
+    "causal, more keys": (29, 45, True, False),
+    "padded keys": (41, 50, False, True),
+    "causal, padded": (33, 33, True, True),
+}
+
+
+def direct(q: np.ndarray, k: np.ndarray, causal: bool, ok: np.ndarray | None) -> np.ndarray:
+    """softmax(q k^T) of one head, written plainly in float64."""
+    s = q.astype(np.float64) @ k.astype(np.float64).T
+    n_q, n_k = s.shape
+    if causal:
+        s[np.arange(n_k)[None, :] > np.arange(n_q)[:, None] + (n_k - n_q)] = -np.inf
+    if ok is not None:
+        s[:, ~ok] = -np.inf
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _case(name: str, d: int = 8, seed: int = 0):
+    n_q, n_k, causal, padded = CASES[name]
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(2, 4, n_q, d)).astype(np.float32)  # 2 layers, 4 query heads
+    k = rng.normal(size=(2, 2, n_k, d)).astype(np.float32)  # 2 key heads (grouped)
+    ok = None
+    if padded:
+        ok = rng.random(n_k) > 0.3
+        ok[0] = True  # every row sees a key (a row that sees none is NaN either way)
+    on = [torch.from_numpy(x).to(DEVICE) for x in (*q, *k)]
+    lazy = LazyPatterns(on[:2], on[2:], causal, ok)
+    return lazy, direct(q[1, 3], k[1, 1], causal, ok)  # layer 1, head 3 reads key head 1
+
+
+@pytest.mark.parametrize("tile", TILES, ids=str)
+@pytest.mark.parametrize("name", CASES)
+def test_tiled_cells_equal_one_direct_softmax(name, tile):
+    lazy, ref = _case(name)
+    lazy.tile = tile
+    assert lazy.device.type == DEVICE.type
+    whole = lazy.head(1, 3)
+    assert type(whole) is np.ndarray and whole.dtype == np.float32
+    np.testing.assert_allclose(whole, ref, atol=1e-6)
+    n_q, n_k = ref.shape
+    rows, cols = np.arange(3, n_q, 2), np.arange(n_k)[::-3]  # scattered, columns reversed
+    np.testing.assert_allclose(lazy.cells(1, 3, rows, cols), ref[np.ix_(rows, cols)], atol=1e-6)
+    np.testing.assert_allclose(lazy.cells(1, 3, [n_q - 1]), ref[-1:], atol=1e-6)  # a hover row
+
+
+@pytest.mark.parametrize("how", ["max", "mean"])
+@pytest.mark.parametrize("tile", TILES, ids=str)
+@pytest.mark.parametrize("name", CASES)
+def test_tiled_blocks_equal_blocks_of_the_direct_map(name, tile, how):
+    lazy, ref = _case(name)
+    lazy.tile = tile
+    n_q, n_k = ref.shape
+    for rows, cols in [(np.arange(n_q), np.arange(n_k)), (np.arange(1, n_q, 2), np.arange(2, n_k))]:
+        want = block_reduce(ref[np.ix_(rows, cols)].astype(np.float32), 6, how)
+        got = lazy.reduced(1, 3, 6, how, rows, cols)
+        assert got[1:] == want[1:] and got[0].shape == want[0].shape
+        np.testing.assert_allclose(got[0], want[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("tile", [None, (64, 128), (100, 999)], ids=str)
+def test_a_medium_causal_head_with_two_pass_tiles(tile):
+    """513 x 700 (no side a multiple of a tile), scaled 64-dim queries: the two-pass softmax
+    (row max and sum over every key first) agrees with the direct one."""
+    rng = np.random.default_rng(3)
+    q = (rng.normal(size=(1, 1, 513, 64)) / 8).astype(np.float32)
+    k = rng.normal(size=(1, 1, 700, 64)).astype(np.float32)
+    lazy = LazyPatterns(list(q), list(k), True, device=DEVICE)
+    lazy.tile = tile
+    ref = direct(q[0, 0], k[0, 0], True, None)
+    np.testing.assert_allclose(lazy.head(0, 0), ref, atol=1e-6)
+    for how in ("max", "mean"):
+        got, bq, bk = lazy.reduced(0, 0, 64, how)
+        np.testing.assert_allclose(got, block_reduce(ref.astype(np.float32), 64, how)[0], atol=1e-6)
+        assert (bq, bk) == (9, 11) and got.shape == (57, 64)
+
+
+def test_the_plan_keeps_blocks_inside_tiles_and_whole_rows_when_they_fit():
+    cpu = torch.device("cpu")
+    rows, keys = tiles.plan(4096, cpu, (16, 16))
+    assert keys >= 4096 and rows % 16 == 0 and rows * 4096 <= tiles.TILE_CELLS["cpu"]
+    rows, keys = tiles.plan(10**7, cpu, (3, 5))  # a row longer than a tile: two passes
+    assert keys < 10**7 and keys % 5 == 0 and rows % 3 == 0
+    assert tiles.plan(100, cpu, (4, 6), tile=(5, 7)) == (8, 12)
+
+
+def test_drawn_reads_a_lazy_head_and_an_array_alike():
+    lazy, ref = _case("causal square")
+    arr = np.asarray(lazy)
+    rows, cols = np.arange(60), np.arange(1, 61)
+    for limit in (None, 8):
+        a, b = drawn(lazy, 1, 3, rows, cols, limit), drawn(arr, 1, 3, rows, cols, limit)
+        assert a[1:] == b[1:]
+        np.testing.assert_allclose(a[0], b[0], atol=1e-6)
+
+
+def test_positions_outside_the_map_are_refused_before_reaching_the_device():
+    lazy, _ = _case("odd cross")
+    with pytest.raises(IndexError, match="key positions 0..53 lie outside 0..52"):
+        lazy.cells(0, 0, None, np.arange(54))
+    with pytest.raises(ValueError, match="key_mask has shape"):
+        LazyPatterns([np.zeros((1, 3, 2), np.float32)], [np.zeros((1, 4, 2), np.float32)],
+                     False, np.ones(3, bool))  # fmt: skip

@@ -1,0 +1,193 @@
+"""One head's ``softmax(q k^T)`` computed in tiles on the device that holds its queries and keys.
+
+A head of ``n`` tokens has ``n x n`` weights: 4 GB of float32 at 32,768 tokens. Nothing here makes
+them whole. Queries go in tiles of rows; each row's softmax runs over every key, in one pass when a
+tile of whole rows fits ``TILE_CELLS``, else in two: each row's max and sum over the keys chunk by
+chunk (an online log-sum-exp), then the chunks normalised with it. What leaves the device is what
+a figure draws: chosen cells, or block maxima or means of the map.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+Array = np.ndarray | torch.Tensor
+Index = np.ndarray | Sequence[int] | None  # positions in a map's rows or columns; None: all
+# float32 cells of one tile: a few MB on the CPU (caches), more on a GPU (fewer kernel launches)
+TILE_CELLS = {"cpu": 2**22, "gpu": 2**26}
+
+
+@dataclass(frozen=True)
+class Head:
+    """One head's inputs, on one device.
+
+    Attributes:
+        q: ``(n_q, d)`` float32 queries, already scaled; k: ``(n_k, d)`` float32 keys.
+        causal: query ``i`` sees keys ``j <= i + (n_k - n_q)`` only.
+        key_ok: ``(n_k,)`` bool, False for keys no query sees (padding); None: every key.
+    """
+
+    q: torch.Tensor
+    k: torch.Tensor
+    causal: bool = False
+    key_ok: torch.Tensor | None = None
+
+    def scores(
+        self, rows: torch.Tensor, cols: torch.Tensor | None, out: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Masked ``q k^T`` of query positions ``rows`` and key positions ``cols`` (None: every
+        key), ``(len(rows), len(cols))``, written into ``out`` when given; masked cells are
+        ``-inf``."""
+        keys = self.k if cols is None else self.k.index_select(0, cols)
+        s = torch.matmul(self.q.index_select(0, rows), keys.T, out=out)
+        if self.causal:
+            n_q, n_k = self.q.shape[0], self.k.shape[0]
+            at = torch.arange(n_k, device=s.device) if cols is None else cols
+            s.masked_fill_(at[None, :] > rows[:, None] + (n_k - n_q), -math.inf)
+        if self.key_ok is not None:
+            ok = self.key_ok if cols is None else self.key_ok.index_select(0, cols)
+            s.masked_fill_(~ok[None, :], -math.inf)
+        return s
+
+
+def plan(
+    n_k: int,
+    device: torch.device,
+    block: tuple[int, int] = (1, 1),
+    tile: tuple[int, int] | None = None,
+) -> tuple[int, int]:
+    """Query rows and keys per tile, multiples of the block's sides so that no block straddles
+    two tiles; about ``TILE_CELLS`` cells unless ``tile`` asks for a size.
+
+    Returns:
+        ``(rows, keys)``; ``keys >= n_k`` means whole rows (one pass).
+    """
+    bq, bk = block
+    if tile is None:
+        cells = TILE_CELLS["cpu" if device.type == "cpu" else "gpu"]
+        keys = n_k if bq * n_k <= cells else max(bk, cells // bq)
+        rows = max(1, cells // max(1, min(keys, n_k)))
+    else:
+        rows, keys = tile
+    return -(-max(1, rows) // bq) * bq, -(-max(1, keys) // bk) * bk
+
+
+def as_float32(x: Array, device: torch.device | str | None) -> torch.Tensor:
+    """``x`` as a contiguous float32 tensor on ``device`` (None: where a tensor is, else the
+    CPU)."""
+    if not isinstance(x, torch.Tensor):
+        x = torch.from_numpy(np.ascontiguousarray(x, np.float32)).to(device or "cpu")
+    return x.detach().to(device=device or x.device, dtype=torch.float32).contiguous()
+
+
+def positions(index: Index, n: int, what: str) -> torch.Tensor | None:
+    """``index`` as a CPU int64 tensor of positions below ``n``; None when it is every position
+    in order. Checked here: a bad index on a GPU would stop the device, not raise."""
+    if index is None:
+        return None
+    at = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
+    if len(at) == n and np.array_equal(at, np.arange(n)):
+        return None
+    if len(at) and (at.min() < 0 or at.max() >= n):
+        raise IndexError(f"{what} positions {at.min()}..{at.max()} lie outside 0..{n - 1}.")
+    return torch.from_numpy(at).to("cpu")
+
+
+def _chunk(start: int, step: int, n: int, device: torch.device) -> torch.Tensor:
+    return torch.arange(start, min(start + step, n), device=device)
+
+
+def _scratch(rows: int, cols: int, device: torch.device) -> Callable[[int, int], torch.Tensor]:
+    """``view(r, c)``: an ``(r, c)`` tensor in one buffer made once, so that tiles reuse memory
+    (a fresh 16 MB tile per step let the CPU process's memory grow by a tile per head)."""
+    buf = torch.empty(rows * cols, device=device)
+    return lambda r, c: buf[: r * c].view(r, c)
+
+
+def log_sum_exp(head: Head, rows: torch.Tensor, step: int) -> torch.Tensor:
+    """Each row's ``log sum_j exp(score_j)`` over every key, ``step`` keys at a time (``-inf``
+    for a row that sees no key)."""
+    n_k = head.k.shape[0]
+    top = torch.full((len(rows),), -math.inf, device=rows.device)
+    total = torch.zeros(len(rows), device=rows.device)
+    view = _scratch(len(rows), min(step, n_k), rows.device)
+    for c0 in range(0, n_k, step):
+        at = _chunk(c0, step, n_k, rows.device)
+        s = head.scores(rows, at, view(len(rows), len(at)))
+        new = torch.maximum(top, s.amax(-1))
+        shift = torch.where(torch.isinf(new), 0.0, new)  # rows that saw no key yet stay at 0
+        total = total * torch.exp(top - shift) + s.sub_(shift[:, None]).exp_().sum(-1)
+        top = new
+    return top + torch.log(total)
+
+
+def tiles(
+    head: Head, rows: torch.Tensor, cols: torch.Tensor | None, step: tuple[int, int]
+) -> Iterator[tuple[int, int, torch.Tensor]]:
+    """The weights at ``rows x cols`` (positions; ``cols`` None: every key), tile by tile; a
+    tile is valid until the next one is asked for (they share one buffer).
+
+    Yields:
+        the tile's first index into ``rows`` and into ``cols``, and its weights ``(r, c)``.
+    """
+    n_k = head.k.shape[0]
+    n_cols = n_k if cols is None else len(cols)
+    row_step, key_step = step
+    view = _scratch(min(row_step, len(rows)), min(key_step, n_k), rows.device)
+    for r0 in range(0, len(rows), row_step):
+        r = rows[r0 : r0 + row_step]
+        if key_step >= n_k:  # whole rows fit: softmax in one pass, in place
+            s = head.scores(r, None, view(len(r), n_k))
+            w = s.sub_(s.amax(-1, keepdim=True)).exp_().div_(s.sum(-1, keepdim=True))
+            yield r0, 0, (w if cols is None else w.index_select(1, cols))
+            continue
+        lse = log_sum_exp(head, r, key_step)[:, None]
+        for c0 in range(0, n_cols, key_step):
+            c = _chunk(c0, key_step, n_k, r.device) if cols is None else cols[c0 : c0 + key_step]
+            yield r0, c0, head.scores(r, c, view(len(r), len(c))).sub_(lse).exp_()
+
+
+def cells_into(
+    out: torch.Tensor,
+    head: Head,
+    rows: torch.Tensor,
+    cols: torch.Tensor | None,
+    tile: tuple[int, int] | None = None,
+) -> torch.Tensor:
+    """Write the weights at ``rows x cols`` into ``out`` ``(len(rows), len(cols))``, which may
+    live on another device (the host): each tile is copied as it is made."""
+    step = plan(head.k.shape[0], rows.device, tile=tile)
+    for r0, c0, w in tiles(head, rows, cols, step):
+        out[r0 : r0 + w.shape[0], c0 : c0 + w.shape[1]].copy_(w)
+    return out
+
+
+def blocks(
+    head: Head,
+    rows: torch.Tensor,
+    cols: torch.Tensor | None,
+    block: tuple[int, int],
+    how: str = "max",
+    tile: tuple[int, int] | None = None,
+) -> torch.Tensor:
+    """Block maxima or means (``how``) of the weights at ``rows x cols``, blocks of ``block``
+    cells (edge blocks hold fewer; a mean is over the cells a block holds), on the device.
+
+    Returns:
+        ``(ceil(len(rows) / bq), ceil(len(cols) / bk))``.
+    """
+    bq, bk = block
+    n_cols = head.k.shape[0] if cols is None else len(cols)
+    out = torch.empty(-(-len(rows) // bq), -(-n_cols // bk), device=rows.device)
+    pool = F.max_pool2d if how == "max" else F.avg_pool2d
+    for r0, c0, w in tiles(head, rows, cols, plan(head.k.shape[0], rows.device, block, tile)):
+        small = pool(w[None, None], kernel_size=block, ceil_mode=True)[0, 0]
+        i, j = r0 // bq, c0 // bk
+        out[i : i + small.shape[0], j : j + small.shape[1]] = small
+    return out
