@@ -187,7 +187,7 @@ class _ScriptedNetwork:
     def decode_step(self, prev: torch.Tensor | None, state: State) -> tuple[torch.Tensor, State]:
         added = [()] * len(state.prefixes) if prev is None else [(int(i),) for i in prev]
         prefixes = tuple((*p, *a) for p, a in zip(state.prefixes, added, strict=True))
-        probs = torch.tensor([self.table.get(p, [0.0, 0.0, 1.0]) for p in prefixes])
+        probs = torch.tensor([self.table.get(p, [0.0, 0.0, 1.0]) for p in prefixes], device="cpu")
         return probs.log(), self.State(prefixes)
 
 
@@ -197,7 +197,7 @@ def test_both_beam_searches_rank_finished_hypotheses_by_log_prob_per_token():
     assert dec.output_tokens == ("a",) and dec.output_ids == (0, 2) and dec.ended
     assert [b.tokens for b in dec.steps[1].beams] == [("a",)]  # "$" ended: the beam shrank to 1
     # networks.marian_decode over the network's batched state
-    hyps = beam_search(_ScriptedNetwork(UNEVEN), torch.zeros(1, 1, 1), 10, width=2)
+    hyps = beam_search(_ScriptedNetwork(UNEVEN), torch.zeros(1, 1, 1, device="cpu"), 10, width=2)
     assert [h.ids for h in hyps] == [(0, 2), (2,)]
     assert hyps[0].log_prob == pytest.approx(np.log(0.36), abs=1e-6)
     assert [h.score for h in hyps] == pytest.approx([np.log(0.36) / 2, np.log(0.4)], abs=1e-6)

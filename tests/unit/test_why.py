@@ -33,7 +33,7 @@ def hf_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, vt.LoadedMo
     with torch.no_grad():  # biases and norm gains away from 0 and 1, so none can be left out
         for name, p in models["gpt2"].module.named_parameters():
             if name.endswith("bias") or ".ln_" in name:
-                noise = torch.randn(p.shape, generator=generator) * 0.3
+                noise = torch.randn(p.shape, generator=generator, device="cpu") * 0.3
                 p.copy_(noise.to(p.device) + (1.0 if name.endswith("weight") else 0.0))
     return models
 
