@@ -147,6 +147,7 @@ def test_choice_by_option_text_or_letter():
 def test_text_is_stored_not_graded():
     g = vt.grade(check("text"), "Heads align words.")
     assert g.correct is None and g.expected == ""
+    assert vt.grade(check("text"), "  ").readable is False
 
 
 def test_empty_answers_are_not_read():

@@ -9,7 +9,7 @@ from typing import Any
 
 from viz_transformer.analysis.lessons.files import LessonError, load_lesson
 from viz_transformer.analysis.lessons.grading import lesson_trace
-from viz_transformer.analysis.lessons.located import Path_, load_located
+from viz_transformer.analysis.lessons.located import Path_, line_of, load_located
 from viz_transformer.analysis.lessons.records import Lesson
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
@@ -42,9 +42,7 @@ class _ModelCheck:
         self.lines = load_located(lesson.source)[1]
 
     def add(self, path: Path_, message: str) -> None:
-        while path not in self.lines and path:
-            path = path[:-1]
-        self.found.append(f"{self.filename}:{self.lines.get(path, 0)}: {message}")
+        self.found.append(f"{self.filename}:{line_of(self.lines, path)}: {message}")
 
     def problems(self) -> list[str]:
         try:

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from viz_transformer import settings
-from viz_transformer.analysis.lessons.located import LocatedError, Path_, load_located
+from viz_transformer.analysis.lessons.located import LocatedError, Path_, line_of, load_located
 from viz_transformer.analysis.lessons.records import (
     CHECK_KINDS,
     QUANTITIES,
@@ -148,9 +148,7 @@ class _Shape:
         self.pages = page_names()
 
     def line(self, path: Path_) -> int:
-        while path not in self.lines and path:
-            path = path[:-1]
-        return self.lines.get(path, 0)
+        return line_of(self.lines, path)
 
     def add(self, path: Path_, message: str) -> None:
         self.problems.append(f"{self.filename}:{self.line(path)}: {message}")

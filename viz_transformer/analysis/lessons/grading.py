@@ -79,6 +79,8 @@ def grade(check: Check, answer: str) -> Grade:
     """
     answer = str(answer).strip()
     if check.kind == "text":
+        if not answer:
+            return Grade(None, "", "Type an answer first.", readable=False)
         return Grade(None, "", "Saved. A free answer is not graded: compare it with your class.")
     if not answer:
         return Grade(False, _expected(check), "Type an answer first.", readable=False)

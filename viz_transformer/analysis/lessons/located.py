@@ -53,6 +53,13 @@ def load_located(text: str) -> tuple[Any, dict[Path_, int]]:
     return data, lines
 
 
+def line_of(lines: dict[Path_, int], path: Path_) -> int:
+    """The line of the value at ``path``, or of its nearest enclosing value (0: none)."""
+    while path not in lines and path:
+        path = path[:-1]
+    return lines.get(path, 0)
+
+
 def _build(loader: yaml.SafeLoader, node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> Any:
     lines[path] = node.start_mark.line + 1
     if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_TAGS:
