@@ -29,6 +29,9 @@ MAX_CHARS = _int("MAX_CHARS", 40_000)  # longer text is refused before tokenisin
 MAX_UPLOAD_BYTES = _int("MAX_UPLOAD_BYTES", 200_000)  # read from an uploaded file (rest cut)
 MAX_UPLOAD_LINES = _int("MAX_UPLOAD_LINES", 500)  # sentences offered from one file
 TRACE_CACHE_ENTRIES = _int("TRACE_CACHE_ENTRIES", 128)  # traces kept per server (st.cache_data)
+# torch threads per computation in the app: each session's work runs in its own thread, so the
+# cores go to the sessions (bench/bench_threads.py, docs/classroom.md); serve's replicas use 1
+TORCH_THREADS = _int("TORCH_THREADS", 1)
 # local Hugging Face folders must lie under this folder when it is set (a shared server)
 _root = os.environ.get("VT_MODEL_ROOT")
 MODEL_ROOT: Path | None = Path(_root).resolve() if _root else None

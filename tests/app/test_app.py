@@ -122,3 +122,22 @@ def test_every_chart_saves_as_svg_pdf_and_png(figures):
     ]  # keyed (and named) like the chart's PNG
     assert len({b.id for b in saves}) == len(saves)
     assert all(b.deferred_file_id and not b.url for b in saves)  # rendered only on a click
+
+
+def test_the_app_sets_torch_threads_per_computation_itself(monkeypatch):
+    import threading
+
+    import torch
+
+    from viz_transformer import settings
+
+    monkeypatch.setattr(settings, "TORCH_THREADS", 2)  # tests run with 1: a value to notice
+    try:
+        AppTest.from_file(APP, default_timeout=60).run()
+        seen: list[int] = []
+        reader = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+        reader.start()
+        reader.join()
+        assert seen == [2]  # a new thread (the next session's script) adopts it
+    finally:
+        torch.set_num_threads(1)

@@ -66,3 +66,29 @@ def test_an_id_the_offline_hub_cannot_give_fails_in_seconds_with_one_error_atop_
     assert top == ["Error", "Title"]  # first, above the page's title
     at.run()  # shown once: the next run of the page no longer carries it
     assert not at.error
+
+
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [("paper:/nope", "/nope is not a folder"), ("no-such-model", "unknown model 'no-such-model'")],
+)
+def test_a_link_to_a_model_that_does_not_load_says_so_atop_the_page(model, reason):
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["model"] = model
+    app.run()
+    assert not app.exception and not app.sidebar.error
+    errors = [e.value.replace("\\", "") for e in app.main.error]
+    assert len(errors) == 1 and reason in errors[0]
+    assert errors[0].endswith("Showing paper-en-pt instead.")
+    assert app.selectbox(key="model").value == "paper-en-pt"
+
+
+def test_a_link_to_a_paper_folder_offers_it_in_the_model_list():
+    from viz_transformer import settings
+
+    name = f"paper:{settings.WEIGHTS_DIR / 'paper-reverse'}"
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["model"] = name
+    app.run()
+    assert not app.exception and not app.error
+    assert app.selectbox(key="model").value == name

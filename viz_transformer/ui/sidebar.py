@@ -7,8 +7,10 @@ back on every run, so a shared link reproduces the page.
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
 import viz_transformer as vt
+from viz_transformer import settings
 from viz_transformer.settings import MAX_CHARS
 from viz_transformer.ui import caches, callbacks, first_load, state, widgets
 
@@ -29,11 +31,12 @@ def _model_picker() -> str:
         )
         st.stop()
     wanted = st.session_state.get(state.MODEL_KEY)
-    if isinstance(wanted, str) and wanted.startswith("hf:") and wanted not in names:
-        try:  # an hf: model from a shared link
+    extra = st.session_state.get(state.EXTRA_KEY, [])
+    if isinstance(wanted, str) and wanted not in names and wanted not in extra:
+        try:  # a model from a shared link: hf:<id>, paper:<folder>, or a name this server lacks
             callbacks.remember_model(caches.spec(wanted).name)
-        except (ValueError, OSError) as exc:
-            st.session_state[state.HF_ERROR_KEY] = str(exc)
+        except (ValueError, OSError) as exc:  # said at the top of the page, never silently
+            st.session_state[state.HF_ERROR_KEY] = f"{exc} Showing {names[0]} instead."
     names = names + st.session_state.get(state.EXTRA_KEY, [])
     state.keep_choice(state.MODEL_KEY, names)
     st.session_state.setdefault(state.SHOWN_KEY, st.session_state[state.MODEL_KEY])
@@ -85,8 +88,18 @@ def _hf_adder() -> None:
         st.button("Add model", on_click=callbacks.add_hf_model, key="add_hf")
 
 
+def _torch_threads() -> None:
+    """Run torch with ``VT_TORCH_THREADS`` threads (1 by default) per computation, whatever
+    ``streamlit run`` inherited: Streamlit runs each session's script in a thread of its own,
+    so one thread each lets the sessions share the cores without torch's thread pools fighting
+    over them (a new thread adopts the process-wide count this also sets)."""
+    if torch.get_num_threads() != settings.TORCH_THREADS:
+        torch.set_num_threads(settings.TORCH_THREADS)
+
+
 def draw() -> tuple[str, str]:
     """Model and sentence pickers shared by every page; returns (model name, sentence)."""
+    _torch_threads()
     state.keep()
     state.read_url()
     with st.sidebar:
