@@ -110,9 +110,11 @@ def has_chat_template(name: str) -> bool:
     return True
 
 
-@st.cache_data(max_entries=16, show_spinner="Capturing q, k and v…")
+@st.cache_resource(max_entries=8, show_spinner="Capturing q, k and v…")
 def capture(name: str, text: str, kind: AttentionKind) -> walkthrough.KindCapture:
-    """Inputs, q, k, v and weights of every layer of ``kind``, for the Q, K, V walkthrough."""
+    """Inputs, q, k, v and weights of every layer of ``kind``, for the Q, K, V walkthrough and
+    its why section: shared and read-only (smollm2 at 256 tokens holds 255 MB, which
+    ``st.cache_data`` pickled in 1 s and unpickled on every rerun in 0.2 s)."""
     return walkthrough.capture(model(name), text, kind)
 
 
