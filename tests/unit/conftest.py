@@ -3,13 +3,7 @@ model) and the class store's databases."""
 
 from __future__ import annotations
 
-import functools
 import os
-import pwd
-import shutil
-import socket
-import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +12,7 @@ import pytest
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.models.registry import forget_memory_models, offer_memory_model
 from viz_transformer.testing.paper import tiny_paper_model
+from viz_transformer.testing.postgres import postgres_bin, temporary_postgres
 
 LESSON_MODEL = "lesson-tiny"
 
@@ -33,54 +28,18 @@ def lesson_model() -> PaperModel:
     forget_memory_models(LESSON_MODEL)
 
 
-def _postgres_bin() -> Path | None:
-    """Debian's PostgreSQL programs (``/usr/lib/postgresql/N/bin``), or those on PATH."""
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    if found:
-        return found[-1].parent
-    initdb = shutil.which("initdb")
-    return Path(initdb).parent if initdb else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
-    """A PostgreSQL server of its own for the session: ``initdb`` and ``pg_ctl`` in a temporary
-    folder on a free port, run as the ``postgres`` user when the tests run as root (initdb
-    refuses root), stopped and removed at the end. Skipped where PostgreSQL is not installed,
-    except on CI (``CI=true``), where that fails: install Debian's ``postgresql``."""
-    bindir = _postgres_bin()
-    if bindir is None:
+    """A PostgreSQL server of its own for the session (``testing.postgres``). Skipped where
+    PostgreSQL is not installed, except on CI (``CI=true``), where that fails: install Debian's
+    ``postgresql``."""
+    if postgres_bin() is None:
         message = "PostgreSQL is not installed (apt-get install -y postgresql)"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
-    folder = Path(tempfile.mkdtemp(prefix="vt-postgres-"))
-    prefix: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: the server runs as the postgres user
-        owner = pwd.getpwnam("postgres")
-        os.chown(folder, owner.pw_uid, owner.pw_gid)
-        prefix = ["runuser", "-u", "postgres", "--"]
-    data, port = folder / "data", _free_port()
-    run = functools.partial(subprocess.run, check=True, capture_output=True, text=True)
-    run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-         "--no-sync"])  # fmt: skip
-    options = (
-        f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    )
-    run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
-         "-l", str(folder / "server.log"), "-w", "start"])  # fmt: skip
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                        "stop"], capture_output=True)  # fmt: skip
-        shutil.rmtree(folder, ignore_errors=True)
+    with temporary_postgres() as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
