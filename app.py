@@ -26,6 +26,8 @@ pages = [
     st.Page("pages/then_and_now.py", title="2017 vs today", icon=":material/history:"),
     st.Page("pages/watch_it_learn.py", title="Watch it learn", icon=":material/school:"),
     st.Page("pages/compare_models.py", title="Compare two models", icon=":material/compare:"),
+    st.Page("pages/lesson.py", title="Lesson", icon=":material/menu_book:"),
+    st.Page("pages/teacher.py", title="Teacher", icon=":material/co_present:"),
 ]
 page = st.navigation(pages)
 # the first visit after the server starts imports torch and loads the model (seconds): draw the

@@ -4,6 +4,7 @@ headless Chromium driven by Playwright, with no network beyond loopback."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -11,10 +12,13 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+
+from viz_transformer.serve.supervisor import replica_states
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -73,6 +77,60 @@ def serve_app() -> Callable[..., contextlib.AbstractContextManager[str]]:
     """``with serve_app(log_name, env) as url``: another server (``serve``), e.g. with its own
     ``VT_CACHE_DIR``."""
     return serve
+
+
+@dataclass
+class Replicas:
+    """``python -m viz_transformer serve`` running: its front URL, run folder and process."""
+
+    url: str
+    run_dir: Path
+    proc: subprocess.Popen[bytes]
+
+    def children(self) -> dict[str, int]:
+        """Each replica's name (``r1``, ``r2``) and pid, as ``serve`` records them."""
+        state = json.loads((self.run_dir / "replicas.json").read_text())
+        return {name: child["pid"] for name, child in state.items()}
+
+    def states(self) -> dict[str, str]:
+        """Each replica's state in HAProxy (``UP``, ``DOWN``, ...)."""
+        return replica_states(self.run_dir / "haproxy.sock")
+
+
+@contextlib.contextmanager
+def replicas(
+    log_name: str, run_dir: Path, env: dict[str, str] | None = None, count: int = 2
+) -> Iterator[Replicas]:
+    """``serve --replicas count`` behind HAProxy on a free port, with ``env`` added, until every
+    replica is healthy; output to ``artifacts/<log_name>.log``; killed afterwards if running."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = ROOT / "artifacts" / f"{log_name}.log"
+    log.parent.mkdir(exist_ok=True)
+    cmd = [sys.executable, "-m", "viz_transformer", "serve", "--replicas", str(count), "--port",
+           str(port), "--run-dir", str(run_dir)]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 240
+        while "healthy behind HAProxy" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
+        assert f"http://127.0.0.1:{port}" in log.read_text()  # the front URL, printed
+        yield Replicas(f"http://127.0.0.1:{port}", run_dir, proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def serve_replicas() -> Callable[..., contextlib.AbstractContextManager[Replicas]]:
+    """``with serve_replicas(log_name, run_dir, env) as room``: replicas behind HAProxy
+    (``room.url``, ``room.children()``, ``room.states()``)."""
+    return replicas
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,8 +18,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, WebSocket
-
-from viz_transformer.serve.supervisor import replica_states
 
 pytestmark = pytest.mark.slow
 
@@ -61,44 +58,11 @@ class Student:
         return cookies.get("VTREPLICA")
 
 
-@dataclass
-class Classroom:
-    url: str
-    run_dir: Path
-    proc: subprocess.Popen[bytes]
-
-    def children(self) -> dict[str, int]:
-        state = json.loads((self.run_dir / "replicas.json").read_text())
-        return {name: child["pid"] for name, child in state.items()}
-
-    def states(self) -> dict[str, str]:
-        return replica_states(self.run_dir / "haproxy.sock")
-
-
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Classroom]:
-    run_dir = tmp_path_factory.mktemp("serve")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = ROOT / "artifacts" / "serve-test.log"
-    log.parent.mkdir(exist_ok=True)
-    cmd = [sys.executable, "-m", "viz_transformer", "serve", "--replicas", "2", "--port",
-           str(port), "--run-dir", str(run_dir)]  # fmt: skip
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 240
-        while "healthy behind HAProxy" not in log.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.5)
-        assert f"http://127.0.0.1:{port}" in log.read_text()  # the front URL, printed
-        yield Classroom(f"http://127.0.0.1:{port}", run_dir, proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+def classroom(tmp_path_factory: pytest.TempPathFactory, serve_replicas) -> Iterator[object]:
+    """Two replicas of the app behind HAProxy for the module (``serve_replicas``)."""
+    with serve_replicas("serve-test", tmp_path_factory.mktemp("serve")) as room:
+        yield room
 
 
 def _student(browser: Browser, url: str, marker: str) -> Student:

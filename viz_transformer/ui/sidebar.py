@@ -12,7 +12,7 @@ import torch
 import viz_transformer as vt
 from viz_transformer import settings
 from viz_transformer.settings import MAX_CHARS
-from viz_transformer.ui import caches, callbacks, first_load, state, widgets
+from viz_transformer.ui import caches, callbacks, first_load, lesson_links, state, widgets
 
 PRESENTER_CSS = (
     "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
@@ -103,6 +103,7 @@ def draw() -> tuple[str, str]:
     state.keep()
     state.read_url()
     with st.sidebar:
+        lesson_links.back_button()
         name = _model_picker()
         first_load.prepare(name)  # the built-in LLM's one-time conversion, with a progress bar
         spec = caches.spec(name)
@@ -121,6 +122,20 @@ def draw() -> tuple[str, str]:
         widgets.show_error(st.session_state.pop(state.HF_ERROR_KEY))
     state.write_url()
     return name, text
+
+
+def frame() -> None:
+    """The sidebar of a page with no model of its own (Lesson, Teacher): presenter mode only
+    (also from the URL's ``presenter=True``); the other pages' view is kept for them."""
+    state.keep()
+    state.read_url()
+    with st.sidebar:
+        st.toggle("Presenter mode", key=state.PRESENTER_KEY, help="Larger text for a projector.")
+    if st.session_state.get(state.PRESENTER_KEY):
+        st.html(PRESENTER_CSS)
+        st.query_params[state.PRESENTER_KEY] = "True"
+    else:
+        st.query_params.pop(state.PRESENTER_KEY, None)
 
 
 def _device_caption() -> None:

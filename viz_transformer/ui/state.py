@@ -16,6 +16,7 @@ import streamlit as st
 
 MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
 PRESENTER_KEY, SHOWN_KEY, HF_ERROR_KEY = "presenter", "_model_shown", "_hf_error"
+URL_READ_KEY = "_url_read"  # set once the session's view was taken from the URL
 
 
 # session-state key -> how to read it from the URL; pages use these keys for their widgets
@@ -33,6 +34,7 @@ URL_KEYS: dict[str, Callable[[str], Any]] = {
     "heads_layer": int, "heads_head": int, "cmp_mode": str, "cmp_a": str, "cmp_b": str,
     "cmp_kind": str, "cmp_text": str, "cmp_pair": int, "cmp_sentence": int, "cmp_run": str,
     "cmp_head": int, "why_query": int, "why_key": int, "writes_position": int,
+    "lesson_back": str,
 }  # fmt: skip
 KEPT_KEYS = (*URL_KEYS, HF_KEY, SHOWN_KEY)
 URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)
@@ -58,9 +60,9 @@ def keep_or_set(defaults: dict[str, Any]) -> None:
 
 def read_url() -> None:
     """Once per session: take the view from the URL (a teacher's link), ignoring bad values."""
-    if st.session_state.get("_url_read"):
+    if st.session_state.get(URL_READ_KEY):
         return
-    st.session_state["_url_read"] = True
+    st.session_state[URL_READ_KEY] = True
     for key, cast in URL_KEYS.items():
         if key in st.query_params:
             try:

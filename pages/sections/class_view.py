@@ -1,0 +1,87 @@
+"""The Teacher page's live view of a class: the funnel, who is where, the most common wrong answers
+and the answers as CSV, redrawn every few seconds (a fragment: the rest of the page stays)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.classroom import links as class_links
+from viz_transformer.figures.classroom import funnel_figure, step_label
+from viz_transformer.ui import lesson_place, widgets
+
+REFRESH_S = 3  # seconds between redraws of the live view
+FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 620
+
+
+def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
+    """The roster as the teacher reads it: name, the step open (number and title), answered and
+    correct steps, last seen. Names stay plain text: a table cell never renders markup."""
+    titles = [step_label(i, s.title) for i, s in enumerate(lesson.steps)]
+    return pd.DataFrame({
+        "student": roster["student"],
+        "step": [titles[s] if 0 <= s < len(titles) else str(s + 1) for s in roster["step"]],
+        "answered": roster["answered"], "correct": roster["correct"],
+        "last seen (UTC)": roster["seen"].dt.strftime("%H:%M:%S"),
+    })  # fmt: skip
+
+
+def wrong_by_step(wrong: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
+    """The most common wrong answers, each with its step's number and title."""
+    steps = [step_label(i, s.title) for i, s in enumerate(lesson.steps)]
+    return pd.DataFrame({"step": [steps[s] for s in wrong["step"]], "wrong answer": wrong["answer"],
+                         "students": wrong["count"]})  # fmt: skip
+
+
+def summary(roster: pd.DataFrame, funnel: pd.DataFrame) -> None:
+    """Three numbers: students joined, steps answered, share of graded steps answered right."""
+    graded = funnel.dropna(subset=["correct"])
+    answered, right = int(graded["answered"].sum()), int(graded["correct"].sum())
+    numbers = {"students": len(roster), "answers (student x step)": int(funnel["answered"].sum()),
+               "graded answers right": f"{right / answered:.0%}" if answered else "-"}  # fmt: skip
+    for column, (label, value) in zip(st.columns(3), numbers.items(), strict=True):
+        column.metric(label, value)
+
+
+def csv_download(code: str, key: str) -> None:
+    """Every answer as CSV, read when the button is clicked (not on every redraw)."""
+    st.download_button("Answers as CSV", lambda: lesson_place.store().answers(code, key)
+                       .to_csv(index=False), f"class-{code}-answers.csv", "text/csv",
+                       key="class-csv", on_click="ignore", icon=":material/download:")  # fmt: skip
+
+
+def links(code: str, key: str) -> None:
+    """The students' link (and code) to give out, and the teacher's link to keep."""
+    base = st.context.url.split("/teacher")[0] if st.context.url else "http://localhost:8501"
+    students, teacher = class_links(base, code, key)
+    st.markdown(f"Students join with the code **{code}** or the link `{students}`.")
+    with st.expander("The teacher's link (keep it; it shows this page)"):
+        st.code(teacher, language=None)
+
+
+@st.fragment(run_every=REFRESH_S)
+def live(code: str, key: str, lesson: vt.Lesson) -> None:
+    """Class ``code`` as it is now; the teacher's ``key`` was checked by the page."""
+    store = lesson_place.store()
+    try:
+        roster, funnel = store.roster(code, key), store.funnel(code, key)
+        wrong = store.wrong_answers(code, key)
+    except (ValueError, PermissionError) as exc:
+        widgets.show_error(exc)
+        return
+    summary(roster, funnel)
+    height = PRESENTER_FUNNEL_HEIGHT if widgets.presenting() else FUNNEL_HEIGHT
+    widgets.chart(funnel_figure(funnel, len(roster), height), f"class-{code}-funnel")
+    # on a projector the names stay folded away
+    where = st.expander("Who is where") if widgets.presenting() else st.container()
+    with where:
+        st.subheader("Who is where", anchor=False)
+        st.dataframe(where_students_are(roster, lesson), hide_index=True, width="stretch")
+        st.subheader("Most common wrong answers", anchor=False)
+        if wrong.empty:
+            st.caption("No wrong answer yet.")
+        else:
+            st.dataframe(wrong_by_step(wrong, lesson), hide_index=True, width="stretch")
+    csv_download(code, key)
+    st.caption(f"Redrawn every {REFRESH_S} s.")

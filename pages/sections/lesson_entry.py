@@ -1,0 +1,62 @@
+"""The ways into a lesson on the Lesson page: the lessons to follow alone and a class code (no
+lesson in the URL), a student's name on the class link, and the place a student's token names."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.ui import lesson_place, widgets
+
+JOIN_ERROR = "_join_error"
+
+
+def chooser() -> None:
+    """No lesson in the URL: the lessons to follow alone, and a field for a class code."""
+    st.title("Lesson")
+    st.markdown("Follow a lesson on your own, or join your class with the code your teacher gives.")
+    with st.form("join-code", border=False):
+        st.text_input("Class code", max_chars=16, placeholder="K7QX2M", key="class-code")
+        st.form_submit_button("Join the class", type="primary", on_click=_to_class)
+    st.subheader("On your own", anchor=False)
+    for name in widgets.or_stop(vt.lessons):
+        found = widgets.or_none(lesson_place.lesson, name)
+        if found is not None:
+            st.button(f"{found.title} ({len(found.steps)} steps)", key=f"start-{name}",
+                      on_click=st.query_params.from_dict, args=({"lesson": name},))  # fmt: skip
+
+
+def _to_class() -> None:
+    code = st.session_state.get("class-code", "").strip().upper()
+    if code:
+        st.query_params.from_dict({"class": code})
+
+
+def join_form(code: str) -> None:
+    """A student's first visit with the class link: a display name, once."""
+    found = widgets.or_stop(lesson_place.store().lesson, code)
+    st.title(found.title)
+    st.markdown(f"Class **{widgets.literal(code)}**. Your teacher sees the name you type here.")
+    with st.form("join-name", border=False):
+        st.text_input("Your name", max_chars=40, placeholder="a name or a nickname", key="name")
+        st.form_submit_button("Join", type="primary", on_click=_join, args=(code,))
+    if JOIN_ERROR in st.session_state:
+        widgets.show_error(st.session_state.pop(JOIN_ERROR))
+
+
+def _join(code: str) -> None:
+    try:
+        lesson_place.join(code, st.session_state.get("name", ""))
+    except ValueError as exc:
+        st.session_state[JOIN_ERROR] = str(exc)
+
+
+def class_place(code: str, token: str) -> lesson_place.ClassPlace:
+    """The student's place in the class, or a message and a way to join again."""
+    try:
+        return lesson_place.in_class(code, token)
+    except ValueError as exc:
+        widgets.show_error(exc)
+        st.button("Join again with a name", on_click=st.query_params.pop, args=("student",))
+        st.stop()
+        raise  # unreachable: st.stop() raises

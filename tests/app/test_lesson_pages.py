@@ -1,0 +1,200 @@
+"""Issue 33's Lesson and Teacher pages in AppTest: a student alone and in a class (join, answer
+right and wrong, resume with the token), the teacher with and without the key, bad codes, names
+and tokens as messages, a name with markup shown as typed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import viz_transformer as vt
+from viz_transformer.ui import lesson_place
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+LESSON, TEACHER = "pages/lesson.py", "pages/teacher.py"
+TOUR = "paper_tour"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> vt.ClassStore:
+    """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
+    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    lesson_place.store.clear()
+    yield lesson_place.store()
+    lesson_place.store.clear()
+
+
+def _open(page: str, params: dict[str, str]) -> AppTest:
+    """``page`` through app.py's navigation (its step links need it) with ``params`` in the URL."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(params)
+    at.run()  # the default page first, which reads the URL once per session (presenter=True)
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    """Every text element's value (Markdown, messages, captions, titles) of the page."""
+    kinds = (
+        "markdown",
+        "caption",
+        "success",
+        "error",
+        "warning",
+        "info",
+        "title",
+        "header",
+        "subheader",
+    )
+    return "\n".join(str(e.value) for kind in kinds for e in at.get(kind))
+
+
+def _head_step(lesson: vt.Lesson) -> int:
+    return next(i for i, s in enumerate(lesson.steps) if s.check and s.check.kind == "head")
+
+
+def _go_to(at: AppTest, step: int) -> None:
+    """Click Next until ``step`` is open."""
+    while at.header[0].value != vt.load_lesson(TOUR).steps[step].title:
+        next(b for b in at.button if b.label == "Next").click().run()
+        assert not at.exception, at.exception
+
+
+def test_alone_a_choice_is_graded_right_and_wrong_and_next_moves_on():
+    lesson = vt.load_lesson(TOUR)
+    at = _open(LESSON, {"lesson": TOUR})
+    assert at.title[0].value == lesson.title and at.header[0].value == lesson.steps[0].title
+    check = lesson.steps[0].check
+    wrong = next(o for i, o in enumerate(check.options) if i != check.args["correct"])
+    at.radio(key="lesson-choice-0").set_value(wrong)
+    next(b for b in at.button if b.label == "Check").click().run()
+    assert at.error and not at.success and "Not this one" in at.error[0].value
+    at.radio(key="lesson-choice-0").set_value(check.options[check.args["correct"]])
+    next(b for b in at.button if b.label == "Check").click().run()
+    assert at.success and not at.error
+    assert at.header[0].value == lesson.steps[0].title  # answering does not move on
+    next(b for b in at.button if b.label == "Next").click().run()
+    assert at.header[0].value == lesson.steps[1].title
+
+
+def test_a_step_links_to_its_page_in_its_view_and_back():
+    lesson = vt.load_lesson(TOUR)
+    step = _head_step(lesson)
+    at = _open(LESSON, {"lesson": TOUR})
+    _go_to(at, step)
+    [link] = at.get("page_link")
+    query = {k: v[0] for k, v in parse_qs(link.proto.query_string).items()}
+    view = {k: str(v) for k, v in lesson.steps[step].view.items()}
+    assert query == {**view, "model": lesson.model, "lesson_back": f"lesson={TOUR}"}
+    # the link followed in the same session: the page takes the view from it, and its sidebar
+    # offers the way back
+    at.query_params.clear()
+    at.query_params.update(query)
+    at.switch_page(f"pages/{lesson.steps[step].page}.py").run()
+    assert not at.exception
+    for key, value in lesson.steps[step].view.items():
+        assert at.session_state[key] == value
+    [back] = at.sidebar.get("page_link")
+    assert back.proto.label == "Back to the lesson"
+    assert parse_qs(back.proto.query_string) == {"lesson": [TOUR]}
+
+
+def test_a_head_is_answered_by_clicking_it_in_the_grid(store):
+    lesson = vt.load_lesson(TOUR)
+    step = _head_step(lesson)
+    check = lesson.steps[step].check
+    code, key = store.create(TOUR)
+    at = _open(LESSON, {"class": code})
+    at.text_input(key="name").input("Ada")
+    next(b for b in at.button if b.label == "Join").click().run()
+    token = at.query_params["student"]
+    token = token[0] if isinstance(token, list) else token
+    assert store.student(code, token).name == "Ada"
+    _go_to(at, step)
+    assert store.place(code, token) == step
+    right = vt.grade(check, "L0 H0").expected  # what the model says now
+    layers = list(check.args.get("layers") or range(2))
+    wrong = next(f"L{la} H{h}" for la in layers for h in range(8) if f"L{la} H{h}" != right)
+    for answer, ok in ((wrong, False), (right, True)):
+        layer, head = (int(x[1:]) for x in answer.split())
+        at.button(key=f"lesson-head-{step}-{layer}-{head}").click().run()
+        assert bool(at.success) is ok and bool(at.error) is not ok
+        assert answer in _texts(at)
+    stored = store.answers(code, key)
+    assert list(stored["answer"]) == [wrong, right] and list(stored["correct"]) == [False, True]
+    assert store.place(code, token) == step  # answering did not move the student
+
+
+def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
+    lesson = vt.load_lesson(TOUR)
+    step = _head_step(lesson)
+    code, _ = store.create(TOUR)
+    token = store.join(code, "Grace")
+    store.move(code, token, step)
+    right = vt.grade(lesson.steps[step].check, "L0 H0").expected
+    store.submit(code, token, step, right)
+    at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
+    assert at.header[0].value == lesson.steps[step].title
+    assert at.text_input(key=f"lesson-typed-{step}").value == right
+    assert at.success and right in at.success[0].value
+    assert "Grace" in _texts(at)
+
+
+def test_bad_code_name_and_token_are_messages(store):
+    at = _open(LESSON, {"class": "NOPE42"})
+    assert "no class with code" in at.error[0].value
+    code, _ = store.create(TOUR)
+    at = _open(LESSON, {"class": code})
+    at.text_input(key="name").input("   ")
+    next(b for b in at.button if b.label == "Join").click().run()
+    assert not at.exception and "Type a name" in at.error[0].value
+    assert "student" not in at.query_params
+    at = _open(LESSON, {"class": code, "student": "forged"})
+    assert "unknown student token" in at.error[0].value
+    assert any(b.label == "Join again with a name" for b in at.button)
+
+
+def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_array):
+    lesson = vt.load_lesson(TOUR)
+    code, key = store.create(TOUR)
+    for name in ("Ada", XSS):
+        token = store.join(code, name)
+        store.move(code, token, 0)
+    store.submit(code, token, 0, "Encoder self-attention")  # a wrong answer, by the XSS name
+    for params in ({"class": code}, {"class": code, "key": "wrong"}):
+        at = _open(TEACHER, params)
+        assert at.error and not at.dataframe and not at.get("plotly_chart")
+        assert "Ada" not in _texts(at) and lesson.title not in _texts(at)
+    at = _open(TEACHER, {"class": code, "key": key})
+    assert not at.error
+    where, wrong = (df.value for df in at.dataframe)
+    assert list(where["student"]) == ["Ada", XSS]  # a table cell shows the text, never renders it
+    assert list(wrong["wrong answer"]) == ["Encoder self-attention"]
+    assert XSS not in _texts(at)
+    [funnel] = figures(at)
+    reached, answered, correct = (decode_array(bar["x"]) for bar in funnel["data"])
+    assert reached[0] == 2 and answered[0] == 1 and correct[0] == 0
+
+
+def test_presenter_mode_draws_the_funnel_large(store, figures):
+    code, key = store.create(TOUR)
+    small = figures(_open(TEACHER, {"class": code, "key": key}))[0]["layout"]["height"]
+    at = _open(TEACHER, {"class": code, "key": key, "presenter": "True"})
+    assert figures(at)[0]["layout"]["height"] > 1.5 * small
+    assert not any("key=" in str(c.value) for c in at.get("code"))  # no teacher link projected
+
+
+def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
+    at = _open(TEACHER, {})
+    at.selectbox(key="class-lesson").set_value(TOUR)
+    next(b for b in at.button if b.label == "Open a class").click().run()
+    code, key = (at.query_params[k] for k in ("class", "key"))
+    code, key = (v[0] if isinstance(v, list) else v for v in (code, key))
+    store.check_key(code, key)  # a real class, and this page holds its key
+    assert at.get("plotly_chart") and not at.error
