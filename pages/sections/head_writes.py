@@ -24,8 +24,10 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
             "through cross-attention; pick the decoder's or cross-attention heads to see tokens."
         )
         return
-    cap = widgets.or_none(caches.capture, name, text, kind)
-    if cap is None:
+    try:
+        cap = caches.capture(name, text, kind)
+    except ValueError as exc:  # a model whose heads' outputs are not read: say why
+        st.info(str(exc))
         return
     tokens = cap.query_tokens
     state.keep_choice("writes_position", range(len(tokens)), len(tokens) - 1)

@@ -76,6 +76,19 @@ def test_paper_scores_are_the_hook_scores_and_their_softmax_the_trace(paper, kin
     np.testing.assert_array_equal(direct, why.head_scores(cap, 1, 1))
 
 
+@pytest.mark.parametrize("kind", ["encoder", "cross"])
+def test_bergamot_scores_and_splits(kind):
+    model = vt.load_model("bergamot-en-pt")
+    text = model.spec.example
+    cap = wt.capture(model, text, kind)
+    check_scores(cap, vt.trace(model, text).get(kind))
+    n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
+    for layer, head in [(0, 3), (cap.n_layers - 1, 7)]:
+        scores = why.head_scores(cap, layer, head)
+        for by in splits_of(cap, layer):
+            sums_to_score(why.split_score(cap, layer, head, n_q - 1, n_k - 2, by), scores[-1, -2])
+
+
 def test_unscaled_model_scores_are_plain_dot_products():
     model = tiny_paper_model(seed=2, scale_scores=False)
     cap = wt.capture(model, PAPER_TEXT, "encoder")

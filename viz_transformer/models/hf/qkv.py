@@ -206,6 +206,29 @@ def _captured(
     return out
 
 
+def _run(
+    model: HFParts,
+    family: Family,
+    blocks: list[tuple[nn.Module, nn.Module]],
+    ids: list[int],
+    names: list[str],
+) -> tuple[dict[str, list[np.ndarray]], list[torch.Tensor], list[torch.Tensor]]:
+    """One pass over ``ids`` reading the hook points ``names``: their calls, each block's input
+    ``(T, d)`` and what its pre-attention norm (the model's own module) makes of it."""
+    batch = torch.tensor([ids], device=model.device)  # (1, T)
+    # the output layer's logits are not read: one row of them, where the model allows it
+    keep = {"logits_to_keep": 1} if accepts(model.module, "logits_to_keep") else {}
+    with torch.no_grad(), collect_calls(model.module, names) as calls:
+        out = model.module(
+            input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True,
+            **keep,
+        )  # fmt: skip
+        resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
+        norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
+        normed = [norm(r[None])[0] for norm, r in zip(norms, resid, strict=True)]
+    return calls, resid, normed
+
+
 def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) -> KindCapture:
     """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): the
     ``KindCapture`` of ``kind``, with ``x_q`` = ``x_kv`` what the attention reads (each block's
@@ -232,21 +255,8 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
     blocks = _blocks(model, family)
     patterns = model.names[kind]
     points = _point_names(model, kind)
-    batch = torch.tensor([ids], device=model.device)  # (1, T)
     names = [*patterns, *(n for ns in points.values() for n in ns)]
-    with torch.no_grad(), collect_calls(model.module, names) as calls:
-        # the output layer's logits are not read: one row of them, where the model allows it
-        keep = {"logits_to_keep": 1} if accepts(model.module, "logits_to_keep") else {}
-        out = model.module(
-            input_ids=batch,
-            attention_mask=torch.ones_like(batch),
-            output_hidden_states=True,
-            **keep,
-        )
-        resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
-        # what attention reads: the block input through the model's own pre-attention norm
-        norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
-        normed = [norm(r[None])[0] for norm, r in zip(norms, resid, strict=True)]
+    calls, resid, normed = _run(model, family, blocks, ids, names)
     x = _numpy(torch.stack(normed))  # (L, T, d)
     tokens = model.token_labels(ids)
     config = model.module.config
