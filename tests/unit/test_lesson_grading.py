@@ -13,7 +13,8 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis.lessons import parse_head
-from viz_transformer.analysis.lessons.grading import parse_number, pe_value
+from viz_transformer.analysis.lessons.grading import layer_weights, parse_number, pe_value
+from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.paper import tiny_paper_model
 
 NAME = "lesson-tiny"  # the conftest's lesson_model
@@ -153,3 +154,15 @@ def test_text_is_stored_not_graded():
 def test_empty_answers_are_not_read():
     c = check("choice", options=["a", "b"], correct=0)
     assert vt.grade(c, "   ").readable is False
+
+
+def test_a_lazy_traces_layer_reads_as_the_whole_array():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 3, 5, 4)), rng.normal(size=(2, 3, 5, 4))  # [layers, heads, n, d]
+    lazy = LazyPatterns(list(q.astype(np.float32)), list(k.astype(np.float32)), causal=True)
+    scores = np.einsum("hqd,hkd->hqk", q[1], k[1])
+    scores[:, np.triu(np.ones((5, 5), bool), 1)] = -np.inf
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    assert np.allclose(layer_weights(lazy, 1), weights, atol=1e-5)
+    assert np.array_equal(layer_weights(weights[None], 0), weights)

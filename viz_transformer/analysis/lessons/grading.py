@@ -18,7 +18,7 @@ from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.lessons.records import DEFAULT_TOLERANCE, Check, Grade
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.lazy import LazyPatterns
-from viz_transformer.records.trace import Trace
+from viz_transformer.records.trace import Patterns, Trace
 
 CACHE_ENTRIES = 64  # traces kept: a lesson has a few sentences, a server a few lessons
 HEAD_SHARE = 0.9  # a head is right when its weight is at least this share of the best head's
@@ -60,6 +60,11 @@ def head_weights(tr: Trace, kind: str, layer: int) -> np.ndarray:
     arr = tr.get(kind)  # type: ignore[arg-type]
     if arr is None:
         raise ValueError(f"{tr.model_name} has no {kind} attention ({tr.notes.get(kind, '')}).")
+    return layer_weights(arr, layer)
+
+
+def layer_weights(arr: Patterns, layer: int) -> np.ndarray:
+    """``[heads, q, k]`` of one layer of ``[layers, heads, q, k]`` patterns, lazy or not."""
     return arr.heads(layer) if isinstance(arr, LazyPatterns) else np.asarray(arr[layer])
 
 
