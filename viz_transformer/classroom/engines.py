@@ -5,6 +5,7 @@ psycopg for replicas on several machines."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ BUSY_MS = 30_000  # a SQLite writer waits this long for another's lock before fa
 RETRIES = 5  # a write that still finds the database busy is tried again, with a growing pause
 _ENGINES: dict[str, Engine] = {}
 _LOCK = threading.Lock()
+_WRITERS: dict[Engine, threading.Lock] = {}  # one writer at a time per SQLite engine
 T = TypeVar("T")
 
 
@@ -65,7 +67,7 @@ def _sqlite_events(engine: Engine) -> None:
 
 
 def engine_for(url: str) -> Engine:
-    """The process's engine for ``url`` (made once; the tables are created when missing).
+    """The process's engine for ``url`` (made once by ``make_engine``).
 
     Raises:
         ValueError: a bad URL (see ``normalise_url``).
@@ -73,20 +75,27 @@ def engine_for(url: str) -> Engine:
     """
     url = normalise_url(url)
     with _LOCK:
-        if url in _ENGINES:
-            return _ENGINES[url]
-        parsed = make_url(url)
-        if parsed.get_backend_name() == "sqlite":
-            if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
-            _sqlite_events(engine)
-        else:
-            engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60,
-                                   pool_pre_ping=True)  # fmt: skip
-        _create_tables(engine)
-        _ENGINES[url] = engine
-        return engine
+        if url not in _ENGINES:
+            _ENGINES[url] = make_engine(url)
+        return _ENGINES[url]
+
+
+def make_engine(url: str) -> Engine:
+    """A new engine for ``url`` with the settings above; the tables are created when missing.
+    Each engine stands for one replica: use ``engine_for`` to share one in a process."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
+        _sqlite_events(engine)
+        _WRITERS[engine] = threading.Lock()
+    else:
+        engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60,
+                               pool_pre_ping=True)  # fmt: skip
+    _create_tables(engine)
+    return engine
 
 
 def _create_tables(engine: Engine) -> None:
@@ -115,9 +124,12 @@ def run(engine: Engine, work: Callable[[Connection], T], write: bool = False) ->
     database busy after ``BUSY_MS`` is tried again (``RETRIES`` times), so a busy moment never
     reaches a student as an error.
     """
+    # SQLite's busy handler sleeps between polls (up to 100 ms), so writers of one process queue
+    # on a lock that wakes the next at once; only one per process waits on the file
+    queue = _WRITERS.get(engine) if write else None
     for attempt in range(RETRIES):
         try:
-            with engine.connect() as conn:
+            with queue or contextlib.nullcontext(), engine.connect() as conn:
                 conn.execution_options(vt_write=write)
                 with conn.begin():
                     return work(conn)
