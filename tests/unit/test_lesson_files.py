@@ -128,6 +128,13 @@ def test_a_teachers_folder_adds_lessons_and_replaces_a_builtin(tmp_path, monkeyp
     assert vt.load_lesson("paper_tour").title == "Mine"
     with pytest.raises(ValueError, match="unknown lesson 'nope'"):
         vt.load_lesson("nope")
+    (tmp_path / "sub").mkdir()
+    elsewhere = write(tmp_path / "sub", GOOD)
+    assert vt.load_lesson(str(elsewhere)).title == "Tiny"  # a path, from the command line
+    for name in (str(elsewhere), "../sub/tiny", "sub/tiny.yaml", "mine.yaml"):  # from a URL
+        with pytest.raises(ValueError, match="unknown lesson"):
+            vt.load_lesson(name, paths=False)
+    assert vt.load_lesson("mine", paths=False).title == "Tiny"
 
 
 @pytest.mark.parametrize("name", vt.lessons())

@@ -78,15 +78,16 @@ def page_names() -> set[str] | None:
     return {p.stem for p in settings.PAGES_DIR.glob("*.py") if not p.stem.startswith("_")}
 
 
-def find_lesson(name_or_path: str | Path) -> Path:
-    """The file of a lesson named ``name_or_path`` (see ``lessons()``), or that path itself when
-    it names a ``.yaml`` file or contains a folder.
+def find_lesson(name_or_path: str | Path, paths: bool = True) -> Path:
+    """The file of a lesson named ``name_or_path`` (see ``lessons()``), or, when ``paths``, that
+    path itself when it names a ``.yaml`` file or contains a folder.
 
     Raises:
-        ValueError: no such lesson or file.
+        ValueError: no such lesson or file (with ``paths=False``, anything but a listed name).
     """
     text = str(name_or_path)
-    if isinstance(name_or_path, Path) or text.endswith(SUFFIXES) or "/" in text or "\\" in text:
+    is_path = isinstance(name_or_path, Path) or text.endswith(SUFFIXES) or "/" in text
+    if paths and (is_path or "\\" in text):
         path = Path(text).expanduser()
         if not path.is_file():
             raise ValueError(f"{text}: no such lesson file.")
@@ -94,19 +95,24 @@ def find_lesson(name_or_path: str | Path) -> Path:
     files = _files()
     if text not in files:
         known = ", ".join(sorted(files)) or "none"
-        raise ValueError(f"unknown lesson {text!r}; lessons here: {known} (or give a .yaml path).")
+        raise ValueError(f"unknown lesson {text!r}; lessons here: {known}.")
     return files[text]
 
 
-def load_lesson(name_or_path: str | Path) -> Lesson:
+def load_lesson(name_or_path: str | Path, paths: bool = True) -> Lesson:
     """Read a lesson by name (``vt.lessons()``) or path and check its shape.
+
+    Args:
+        name_or_path: a name from ``vt.lessons()``, or a path to a ``.yaml`` file.
+        paths: False for a name that came from a user (a page's ``?lesson=``): then only the
+            names ``vt.lessons()`` lists are read, never a file elsewhere on the server.
 
     Raises:
         ValueError: an unknown name or missing file; bad YAML, a missing or unknown field, an
             unknown page, check kind, quantity or model (a ``LessonError`` whose lines each
             read ``FILE:LINE: what is wrong``).
     """
-    path = find_lesson(name_or_path)
+    path = find_lesson(name_or_path, paths)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
