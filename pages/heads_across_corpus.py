@@ -59,16 +59,12 @@ def live(name: str, sentences: Sequence[str], folder: Path) -> None:
         widgets.show_error(job.error)
     try:
         df = vt.read_corpus_stats(folder)
-    except ValueError:
-        st.info(f"Press Run to compute every head's statistics on {len(sentences):,} sentences.")
+    except ValueError:  # no run yet
+        df = None
+    done = 0 if df is None else df["sentence_id"].nunique()
+    corpus_view.progress_note(done, len(sentences), job)
+    if df is None or done == 0:
         return
-    done = df["sentence_id"].nunique()
-    if done == 0:
-        if job is None or not job.error:
-            st.info("No batch has finished yet.")
-        return
-    if done < len(sentences):
-        st.caption(f"Partial: {done:,} of {len(sentences):,} sentences. Run goes on from here.")
     kind, layer, head = corpus_view.results(name, df, sentences)
     st.subheader("Queries and keys of this head, together")
     corpus_view.qk_view(name, sentences, kind, layer, head)

@@ -16,9 +16,16 @@ from viz_transformer.analysis.corpus import tables
 from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.figures import corpus as figures
 from viz_transformer.figures.heads import head_grid
-from viz_transformer.records.kinds import KIND_SHORT, KIND_TITLES, AttentionKind
+from viz_transformer.records.kinds import (
+    KIND_SHORT,
+    KIND_TITLES,
+    AttentionKind,
+    KindHead,
+    kind_head_label,
+)
 from viz_transformer.text import corpora, uploads
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import caches, choice, state, widgets
+from viz_transformer.ui.corpus_jobs import BATCH, CorpusJob
 
 MEANING = {
     "entropy": "how spread a row is (0: one key; high: uniform)",
@@ -28,18 +35,24 @@ MEANING = {
     "diagonal": "weight on the same position",
 }
 TOP = 8  # sentences listed for a head
+SOURCES = ["built-in", "upload"]
 
 
 def corpus_picker() -> Sequence[str] | None:
-    """The built-in corpus or the sentences of an uploaded .txt file (today's upload limits)."""
-    source = st.radio("Corpus", ["built-in", "upload"], horizontal=True, key="corpus_source",
+    """The built-in corpus or the sentences of an uploaded .txt file (today's upload limits);
+    which of the two is in the URL (``corpus_source``), an upload's lines are not."""
+    state.keep_choice("corpus_source", SOURCES)
+    source = st.radio("Corpus", SOURCES, horizontal=True, key="corpus_source",
                       format_func={"built-in": corpora.BUILTIN["english-heldout-1000"],
                                    "upload": "an uploaded .txt file"}.get)  # fmt: skip
     if source == "built-in":
         return corpora.builtin_sentences()
-    file = st.file_uploader("One sentence per line", type=["txt"], key="corpus_upload")
+    limit = choice.upload_limit()
+    file = st.file_uploader(f"One sentence per line ({limit})", type=["txt"],
+                            key="corpus_upload", help=choice.UPLOAD_HELP)  # fmt: skip
     if file is None:
-        st.info("Upload a .txt file with one sentence per line.")
+        st.info(f"Upload a .txt file with one sentence per line, {limit}: the browser refuses a "
+                "larger file (a red “!” beside its name).")  # fmt: skip
         return None
     try:
         upload = uploads.read_lines(file.getvalue(), file.name)
@@ -51,37 +64,73 @@ def corpus_picker() -> Sequence[str] | None:
     return upload.lines
 
 
+def progress_note(done: int, total: int, job: CorpusJob | None) -> None:
+    """What the statistics below cover while a run goes on, after a Stop, or once complete:
+    every finished batch is a shard on disk, so a stopped run keeps them and Run resumes
+    (nothing when a run failed before any batch: its error says why)."""
+    running = job is not None and job.running
+    if job is not None and job.error and done == 0:
+        return
+    if running and done == 0:
+        st.info(f"The first batch ({BATCH} sentences) is being computed; its statistics appear "
+                "here as soon as it finishes.")  # fmt: skip
+    elif running:
+        st.caption(f"So far: the statistics of the {done:,} sentences finished (batches of "
+                   f"{BATCH}); they grow as each batch finishes.")  # fmt: skip
+    elif done == 0:
+        st.info(f"Press Run to compute every head's statistics on {total:,} sentences.")
+    elif done < total:
+        st.info(f"Stopped after {done:,} of {total:,} sentences: below are their statistics, "
+                f"kept on disk. Run goes on from sentence {done + 1:,}.")  # fmt: skip
+
+
 def results(
     name: str, df: pd.DataFrame, sentences: Sequence[str]
 ) -> tuple[AttentionKind, int, int]:
-    """Grids, table, and the selected head's distribution and top sentences.
+    """Grids (one kind per row, full width), table, and the chosen head's distribution and top
+    sentences; the statistic and the head are in the URL (``corpus_stat``, ``corpus_head``).
 
     Returns:
         The selected head (kind, layer, head).
     """
     summary = vt.head_summary(df)
     kinds = tables.kinds_in(summary)
+    state.keep_choice("corpus_stat", list(STATS))
     stat = st.selectbox("Statistic", STATS, key="corpus_stat",
                         format_func=lambda s: f"{s}: {MEANING[s]}")  # fmt: skip
-    cols = st.columns(len(kinds))
-    for col, kind in zip(cols, kinds, strict=True):
+    for kind in kinds:  # full width each: every head labelled, numbers legible
         grid = tables.stat_grid(summary, kind, stat)
-        with col:
-            widgets.chart(head_grid(grid, KIND_TITLES[kind], stat), f"corpus-{kind}-{stat}")
+        widgets.chart(head_grid(grid, KIND_TITLES[kind], stat), f"corpus-{kind}-{stat}")
     st.subheader("Heads sorted by " + stat)
     ranked = tables.ranked_heads(summary, stat)
     table = ranked.assign(kind=ranked["kind"].map(KIND_SHORT))
-    picked = st.dataframe(table, key="corpus_table", on_select="rerun",
-                          selection_mode="single-row", hide_index=True,
-                          column_config={s: st.column_config.NumberColumn(format="%.3f")
-                                         for s in STATS})  # fmt: skip
-    rows = picked.selection.rows if picked is not None else []
-    row = ranked.iloc[rows[0] if rows else 0]
-    kind: AttentionKind = row["kind"]
-    st.caption("Click a row to pick a head; the first row is picked until then.")
-    layer, head = int(row["layer"]), int(row["head"])
+    key = f"corpus_table_{stat}"  # a new sort starts with no row picked
+    st.dataframe(table, key=key, on_select=lambda: _pick(ranked, key),
+                 selection_mode="single-row", hide_index=True,
+                 column_config={s: st.column_config.NumberColumn(format="%.3f")
+                                for s in STATS})  # fmt: skip
+    kind, layer, head = _chosen(ranked)
+    st.caption(f"Showing {kind_head_label((kind, layer, head))}: click a row to pick another.")
     one_head(name, df, sentences, kind, layer, head, stat)
     return kind, layer, head
+
+
+def _pick(ranked: pd.DataFrame, key: str) -> None:
+    """Callback of the table: the clicked row's head becomes ``corpus_head``."""
+    rows = st.session_state[key].selection.rows
+    if rows:
+        row = ranked.iloc[rows[0]]
+        st.session_state["corpus_head"] = f"{row['kind']}/{row['layer']}/{row['head']}"
+
+
+def _chosen(ranked: pd.DataFrame) -> KindHead:
+    """The head in ``corpus_head`` (a click or a link) when the table has it, else its first."""
+    heads = [(str(k), int(la), int(h)) for k, la, h in
+             ranked[["kind", "layer", "head"]].itertuples(index=False)]  # fmt: skip
+    wanted = str(st.session_state.get("corpus_head", "")).split("/")
+    picked = next((h for h in heads if [h[0], str(h[1]), str(h[2])] == wanted), heads[0])
+    st.session_state["corpus_head"] = "/".join(map(str, picked))
+    return picked  # type: ignore[return-value]
 
 
 def one_head(name: str, df: pd.DataFrame, sentences: Sequence[str], kind: AttentionKind,

@@ -77,11 +77,12 @@ def test_a_corpus_the_model_cannot_read_gets_a_message_not_a_traceback(
     assert len(app.error) == 1 and "does not know" in app.error[0].value and not app.info
 
 
-def test_stop_ends_the_run_after_its_batch_and_run_starts_it_again(
-    open_page, small_corpus, monkeypatch
+def test_stop_keeps_every_finished_batch_shows_them_and_run_resumes_from_them(
+    open_page, figures, small_corpus, monkeypatch
 ) -> None:
-    """Stop sets the job's token: the batch in flight finishes and the thread ends (the shard it
-    was filling is dropped); the bar showed sentences, rate and progress; Run computes it all."""
+    """Stop sets the job's token: the batch in flight finishes and is kept (a shard per batch),
+    the thread ends; the page draws the finished sentences' statistics and says so; Run computes
+    only the rest."""
     monkeypatch.setattr(corpus_jobs, "BATCH", 1)
     model, gate, batches = load_model("paper-en-pt"), threading.Semaphore(0), []
     real = model.batch_patterns
@@ -97,20 +98,37 @@ def test_stop_ends_the_run_after_its_batch_and_run_starts_it_again(
     job = corpus_jobs.job(small_corpus)
     gate.release()  # one batch, then the run waits in the second
     for _ in range(600):
-        if job.progress.done >= 1:
+        if job.progress.done >= 1 and list(small_corpus.glob("shard-*")):
             break
         threading.Event().wait(0.05)
     app.run()
     bar = app.get("progress")[0].proto
     assert "1/5 sentences" in bar.text and bar.value == 20  # percent
+    assert any("1 sentences finished" in c.value for c in app.caption)  # drawn while running
+    assert len(figures(app)) >= 3  # the grids of the first batch already
     app.button(key="corpus_stop").click().run()
     assert job.stop.is_set() and job.running
     gate.release()  # the batch in flight ends; the run stops there
     job.thread.join(5)
     assert not job.running and batches == [1, 1] and not job.error
     app.run()
-    assert not app.exception and not list(small_corpus.glob("shard-*"))
+    assert not app.exception and len(list(small_corpus.glob("shard-*"))) == 2
+    note = " ".join(i.value for i in app.info)
+    assert "Stopped after 2 of 5 sentences" in note and "from sentence 3" in note
     gate.release(5)
     app.button(key="corpus_run").click().run()
     corpus_jobs.job(small_corpus).thread.join(60)
-    assert len(batches) == 7 and len(list(small_corpus.glob("shard-*"))) == 1
+    assert len(batches) == 5 and len(list(small_corpus.glob("shard-*"))) == 5  # 3 more only
+
+
+def test_the_statistic_and_head_come_back_from_a_link(open_page, small_corpus) -> None:
+    corpus_jobs.start(load_model("paper-en-pt"), SENTENCES, small_corpus).thread.join(60)
+    params = {"corpus_stat": "prev_token", "corpus_head": "cross/1/3", "corpus_source": "built-in"}
+    app = open_page(PAGE, params=params)
+    assert not app.exception and not app.error
+    assert app.selectbox(key="corpus_stat").value == "prev_token"
+    assert any("Showing cross attention L1 H3" in c.value for c in app.caption)
+    assert any("cross attention L1 H3: prev_token" in h.value for h in app.subheader)
+    assert app.query_params["corpus_head"] in ("cross/1/3", ["cross/1/3"])
+    app = open_page(PAGE, params={"corpus_head": "cross/9/9"})  # no such head: the first row
+    assert not app.exception and app.session_state["corpus_head"] != "cross/9/9"

@@ -81,3 +81,28 @@ def test_an_unknown_engine_is_refused_by_name() -> None:
     assert isinstance(engine_for("local"), LocalEngine)
     with pytest.raises(ValueError, match="'gpu' is unknown"):
         engine_for("gpu")
+
+
+def test_a_stop_as_a_shards_last_batch_ends_keeps_that_shard(tmp_path, monkeypatch) -> None:
+    def rows(model, texts, ids, batch_size, on_batch=None):
+        for start in range(0, len(ids), batch_size):
+            on_batch(len(ids[start : start + batch_size]))
+        return pd.DataFrame({"sentence_id": ids})
+
+    monkeypatch.setattr(engines, "shard_rows", rows)
+    store, stop = ShardStore(tmp_path), StopToken()
+    store.open(Manifest("fake", "h", "c", 10, 2))  # one batch per shard, as the app runs it
+    seen: list[int] = []
+
+    def report(done: int, total: int) -> None:
+        seen.append(done)
+        if done >= 4:
+            stop.set()  # as shard 1's only batch ends
+
+    sentences = [f"s{i}" for i in range(10)]
+    plan = ShardPlan(10, 2, (0, 1, 2, 3, 4))
+    LocalEngine().run(ShardWork(FakeModel(), sentences, plan, store, 2, report, stop))
+    assert [len(f) for f in store.read()] == [2, 2]  # both finished batches kept, no third
+    assert seen == [0, 2, 4]
+    again = ShardPlan.of(store, store.manifest())
+    assert again.kept == 4 and again.todo == (2, 3, 4)  # Run goes on from sentence 5

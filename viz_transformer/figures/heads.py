@@ -19,6 +19,8 @@ from viz_transformer.figures.heatmap import (
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
 from viz_transformer.records.trace import Trace
 
+NUMBERS_UP_TO = 8  # heads per row whose values fit in their cells on a projector
+
 
 def head_grid(
     scores: np.ndarray,
@@ -27,20 +29,19 @@ def head_grid(
     diverging: bool = False,
     subtitle: str | None = None,
 ) -> go.Figure:
-    """One cell per head: ``scores`` ``[layers, heads]``, layer 0 on top, value in each cell.
+    """One cell per head: ``scores`` ``[layers, heads]``, layer 0 on top, every layer and head
+    labelled, the value in each cell (two decimals) while at most ``NUMBERS_UP_TO`` heads share
+    a row, in the hover always: more numbers than that run into each other on a projector.
 
     ``diverging`` centres a red-blue scale on 0 (importance and patching can be negative).
     """
     layers, heads = scores.shape
     bound = float(np.nanmax(np.abs(scores))) if diverging and scores.size else None
-    text = [[f"{v:.3f}" for v in row] for row in scores]
+    numbers = {"text": [[f"{v:.2f}" for v in row] for row in scores], "texttemplate": "%{text}"}
     fig = go.Figure(
         go.Heatmap(
             z=scores,
-            x=[f"H{h}" for h in range(heads)],
-            y=[f"L{layer}" for layer in range(layers)],
-            text=text,
-            texttemplate="%{text}",
+            **(numbers if heads <= NUMBERS_UP_TO else {}),
             colorscale="RdBu_r" if diverging else "Viridis",
             zmid=0 if diverging else None,
             zmin=-bound if bound else None,
@@ -49,11 +50,15 @@ def head_grid(
             hovertemplate="layer %{y}, head %{x}<br>" + colorbar + " %{z:.4f}<extra></extra>",
         )
     )
+    if heads > NUMBERS_UP_TO:
+        subtitle = ", ".join(filter(None, [subtitle, "values in the hover"]))
+    # numeric axes with every tick named: a category axis skips labels when it is crowded
+    fig.update_xaxes(title="head", tickmode="array", tickvals=list(range(heads)),
+                     ticktext=[f"H{h}" for h in range(heads)])  # fmt: skip
+    fig.update_yaxes(title="layer", tickmode="array", tickvals=list(range(layers)),
+                     ticktext=[f"L{i}" for i in range(layers)], autorange="reversed")  # fmt: skip
     fig.update_layout(
         title=with_subtitle(title, subtitle) if subtitle else title,
-        xaxis_title="head",
-        yaxis_title="layer",
-        yaxis={"autorange": "reversed"},
         height=max(220, 48 * layers + 140),
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
     )

@@ -21,9 +21,18 @@ def kind_picker(trace: vt.Trace) -> AttentionKind:
                     key="kind")  # fmt: skip
 
 
+UPLOAD_HELP = "A larger file is refused by the browser, which marks it with a red “!”."
+
+
+def upload_limit() -> str:
+    """This server's upload limit, as every uploader states it: ``at most 1 MB``."""
+    return f"at most {st.get_option('server.maxUploadSize')} MB"
+
+
 def upload_picker(key: str = "upload_line") -> None:
     """A .txt file of sentences, one per line; picking a line puts it in the sidebar."""
-    file = st.file_uploader("Text file, one sentence per line", type=["txt", "csv"], key="upload")
+    file = st.file_uploader(f"Text file, one sentence per line ({upload_limit()})",
+                            type=["txt", "csv"], key="upload", help=UPLOAD_HELP)  # fmt: skip
     if file is None:
         return
     try:

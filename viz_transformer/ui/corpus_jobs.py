@@ -3,8 +3,9 @@
 A job runs ``vt.corpus_stats``'s computation (``analysis.corpus.api.compute``) in a thread and
 records its progress (``records.progress``); every session that asks for the same folder (same
 model weights, same corpus) gets the same job, so two sessions computing one corpus compute it
-once and both watch it. Stop sets the job's ``StopToken``: the thread ends after its batch and
-the shards written stay, so Run goes on from there.
+once and both watch it. Each batch is one shard on disk, so the page shows every finished batch
+while the job runs; Stop sets the job's ``StopToken``: the thread ends after its batch, the
+shards written stay, and Run goes on from there.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def start(model: vt.LoadedModel, sentences: Sequence[str], folder: Path) -> Corp
 
 def _run(job: CorpusJob, model: vt.LoadedModel, sentences: list[str]) -> None:
     try:
+        # a shard per batch: a Stop keeps every finished batch on disk, and the page shows them
         compute(model, sentences, job.folder, batch_size=BATCH, progress=job.meter.update,
-                stop=job.stop)  # fmt: skip
+                shard_size=BATCH, stop=job.stop)  # fmt: skip
     except (ValueError, RuntimeError, OSError) as exc:  # shown by the page, never raised there
         job.error = str(exc)

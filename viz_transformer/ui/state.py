@@ -34,7 +34,7 @@ URL_KEYS: dict[str, Callable[[str], Any]] = {
     "heads_layer": int, "heads_head": int, "cmp_mode": str, "cmp_a": str, "cmp_b": str,
     "cmp_kind": str, "cmp_text": str, "cmp_pair": int, "cmp_sentence": int, "cmp_run": str,
     "cmp_head": int, "why_query": int, "why_key": int, "writes_position": int,
-    "lesson_back": str,
+    "lesson_back": str, "corpus_source": str, "corpus_stat": str, "corpus_head": str,
 }  # fmt: skip
 KEPT_KEYS = (*URL_KEYS, HF_KEY, SHOWN_KEY)
 URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)

@@ -28,23 +28,30 @@ class Engine(Protocol):
 
 
 class LocalEngine:
-    """One batch after another in this thread; a Stop is seen after every batch."""
+    """One batch after another in this thread. A Stop is seen after every batch: a shard left
+    unfinished is dropped, a shard its batch has just finished is written first (with one
+    batch per shard, every finished batch is kept)."""
 
     def run(self, work: ShardWork) -> None:
         add = work.plan.tally(work.report)
-
-        def on_batch(n: int) -> None:
-            add(n)
-            if work.stop is not None:
-                work.stop.check()  # the shard in progress is dropped; the written ones stay
-
         for shard in work.plan.todo:
+            texts = work.texts(shard)
+            left = [len(texts)]  # sentences of this shard not computed yet
+
+            def on_batch(n: int, left: list[int] = left) -> None:
+                add(n)
+                left[0] -= n
+                if work.stop is not None and left[0] > 0:
+                    work.stop.check()  # the shard in progress is dropped; the written ones stay
+
             try:
-                rows = shard_rows(work.model, work.texts(shard), work.plan.ids(shard),
-                                  work.batch_size, on_batch)  # fmt: skip
+                rows = shard_rows(work.model, texts, work.plan.ids(shard), work.batch_size,
+                                  on_batch)  # fmt: skip
             except Cancelled:
                 return
             work.store.write(shard, rows)
+            if work.stopped():
+                return
 
 
 def engine_for(name: str) -> Engine:
