@@ -3,7 +3,12 @@ that query and key (the selectboxes and the view's URL follow) and the splits re
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+import pytest
 from playwright.sync_api import Page
+
+from viz_transformer.testing.hf import BUILDERS
 
 TITLE = "scores before the softmax"
 
@@ -34,3 +39,25 @@ def test_clicking_a_score_cell_picks_its_query_and_key(server: str, page: Page):
     page.wait_for_url(lambda url: f"why_query={query}" in url and f"why_key={key}" in url)
     _drawn(page)
     page.get_by_text("By input: token content and position").first.wait_for()
+
+
+@pytest.mark.parametrize("family", ["paper", "gpt2"])
+def test_the_why_charts_are_readable(server: str, browser, chart_problems, tmp_path, family):
+    """At 1366x768: paper-en-pt's encoder (map, dimensions, input split) and a tiny GPT-2 (map,
+    dimensions, input split, both component marginals and the top pairs)."""
+    model, layer, charts = "paper-en-pt", 0, 5 + 3
+    if family == "gpt2":
+        model, layer, charts = f"hf:{BUILDERS['gpt2'](tmp_path / 'gpt2')}", 1, 5 + 5
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{server}/qkv_walkthrough?model={quote(model)}&layer={layer}")
+    _drawn(page)
+    page.wait_for_function(
+        "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n", arg=charts
+    )
+    page.wait_for_timeout(500)  # plotly's last relayout (automargin)
+    # the why section's charts: after the walkthrough's five steps
+    problems = [p for p in chart_problems(page) if int(p.split()[1]) >= 5]
+    context.close()
+    assert not problems, "\n".join(problems)
