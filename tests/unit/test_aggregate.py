@@ -1,4 +1,5 @@
-"""Head mean / max, attention rollout and per-head statistics against hand-computed examples."""
+"""Head mean / max, attention rollout and per-head statistics against hand-computed examples
+and their definitions written row by row."""
 
 from __future__ import annotations
 
@@ -120,3 +121,23 @@ def test_head_stats_of_cross_attention_have_no_diagonal_and_check_tokens():
     assert (stats["entropy"] <= np.log(5) + 1e-6).all()
     with pytest.raises(ValueError, match="key tokens"):
         aggregate.head_stats(cross, ["x"] * 4, self_attention=False)
+
+
+def test_head_stats_equal_the_definitions_row_by_row():
+    rng = np.random.default_rng(3)
+    arr = random_attention(rng, (2, 3, 5, 5))
+    tokens = ("<s>", "a", "b", "a", "</s>")  # two special keys: their weights add up
+    stats = aggregate.head_stats(arr, tokens, self_attention=True)
+    for row, (layer, head) in enumerate(np.ndindex(2, 3)):
+        A = arr[layer, head].astype(np.float64)
+        rows = range(A.shape[0])
+        want = {
+            "layer": layer,
+            "head": head,
+            "entropy": np.mean([-sum(p * np.log(p) for p in A[i] if p > 0) for i in rows]),
+            "max_weight": np.mean([max(A[i]) for i in rows]),
+            "special_share": np.mean([A[i, 0] + A[i, 4] for i in rows]),
+            "diagonal_distance": np.mean([sum(A[i, j] * abs(i - j) for j in rows) for i in rows]),
+        }
+        for name, value in want.items():
+            assert stats[name][row] == pytest.approx(value, abs=1e-6), (name, layer, head)

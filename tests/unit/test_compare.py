@@ -160,3 +160,15 @@ def test_peak_agreement_counts_rows_whose_strongest_key_is_the_same():
     assert peak_agreement(a, b, pair) == pytest.approx(sum(same) / len(same))
     sharper = [np.where(x == x.max(-1, keepdims=True), 0.97, 0.03 / (x.shape[-1] - 1)) for x in a]
     assert peak_agreement(a, sharper, HeadMatch((1, 2), (1, 2), 0.2)) == 1.0  # same focus
+
+
+def test_matching_names_each_models_heads_in_its_own_layout() -> None:
+    # A: 1 layer x 2 heads; B: 2 layers x 3 heads (flat index 4 of B is layer 1, head 1)
+    a = _patterns(np.random.default_rng(7), (1, 2, 5, 5))
+    b = _patterns(np.random.default_rng(8), (2, 3, 5, 5))
+    b[1, 1], b[0, 2] = a[0, 0], a[0, 1]
+    matching = match_heads(head_distances([a], [b]))
+    assert [(m.a, m.b, m.distance) for m in matching] == [
+        ((0, 0), (1, 1), 0.0),
+        ((0, 1), (0, 2), 0.0),
+    ]

@@ -1,13 +1,16 @@
-"""Figures of long maps: block maxima, causal blocks blank, zoom windows at full resolution."""
+"""Figures of long maps: block maxima placed at their positions, causal blocks blank, zoom windows
+at full resolution; the overview tiles non-square (cross-attention) heads where its hover says."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import viz_transformer as vt
 from viz_transformer.figures import attention
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Trace
+from viz_transformer.testing.paper import tiny_paper_model
 
 N = 20
 
@@ -55,3 +58,27 @@ def test_the_overview_tiles_every_head_reduced(trace):
     assert tiled.shape == (2 * 7 + gap, 2 * 7 + gap)
     first = attention.head_figure(trace, "decoder", 0, 0).data[0].z
     np.testing.assert_array_equal(tiled[:7, :7], np.asarray(first, dtype=float))
+
+
+def test_each_block_sits_at_the_centre_of_the_positions_it_holds(trace):
+    heat = attention.head_figure(trace, "decoder", 1, 1).data[0]
+    for j in range(6):  # the full blocks of 3 (the seventh holds positions 18 and 19)
+        centre = np.mean([3 * j, 3 * j + 1, 3 * j + 2])
+        assert heat.x0 + j * heat.dx == pytest.approx(centre)
+        assert heat.y0 + j * heat.dy == pytest.approx(centre)
+
+
+def test_the_overview_of_cross_attention_tiles_each_head_where_its_hover_says():
+    model = tiny_paper_model(0, max_len=10, n_encoder_layers=1, n_heads=4, d_model=16)
+    tr = vt.trace(model, "alpha beta")
+    fig = attention.overview_figure(tr, "cross")
+    cross = np.asarray(tr.cross)
+    n_layers, n_heads, q, k = cross.shape
+    assert q != k  # 10 output rows, 3 source keys
+    tiled, where = np.asarray(fig.data[0].z, dtype=float), np.asarray(fig.data[0].customdata)
+    gap = max(1, round(0.15 * max(q, k)))
+    assert tiled.shape == (n_layers * (q + gap) - gap, n_heads * (k + gap) - gap)
+    for layer, head in np.ndindex(n_layers, n_heads):
+        r, c = layer * (q + gap), head * (k + gap)  # a tile of q rows by k columns
+        np.testing.assert_allclose(tiled[r : r + q, c : c + k], cross[layer, head], atol=1e-6)
+        assert (where[r : r + q, c : c + k] == (layer, head)).all()

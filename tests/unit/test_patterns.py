@@ -109,3 +109,19 @@ def test_block_reduce_keeps_block_maxima_and_means():
     assert odd[0, 2] == pytest.approx(np.mean([4, 9, 14]))
     same, bq, bk = block_reduce(z, 6)
     assert same is z and bq == bk == 1
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fewer_queries_than_keys_are_the_last_positions(causal):
+    # the newest 3 positions querying a 7-token prefix, 4 query heads sharing 2 key heads
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=(2, 4, 3, 8)).astype(np.float32)
+    k = rng.normal(size=(2, 2, 7, 8)).astype(np.float32)
+    lazy = LazyPatterns(list(q), list(k), causal)
+    for layer, head in np.ndindex(2, 4):
+        scores = q[layer, head].astype(np.float64) @ k[layer, head // 2].T.astype(np.float64)
+        for i in range(3):  # query i is position i + 4: it sees keys 0 .. i + 4 when causal
+            seen = i + 5 if causal else 7
+            row = np.exp(scores[i, :seen] - scores[i, :seen].max())
+            want = np.concatenate([row / row.sum(), np.zeros(7 - seen)])
+            np.testing.assert_allclose(lazy[layer, head][i], want, atol=1e-6)

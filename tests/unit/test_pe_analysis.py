@@ -15,6 +15,17 @@ from viz_transformer.networks.positional import sinusoidal_table
 from viz_transformer.testing.hf import BUILDERS
 
 
+@pytest.mark.parametrize("layout", ["interleaved", "split"])
+def test_the_table_is_section_3_5s_formula_entry_by_entry(layout):
+    d, table = 6, sinusoidal_table(40, 6, layout)
+    for pos in range(40):
+        for i in range(d // 2):  # PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos
+            angle = pos / 10000 ** (2 * i / d)
+            sin_col, cos_col = (2 * i, 2 * i + 1) if layout == "interleaved" else (i, i + d // 2)
+            assert table[pos, sin_col] == pytest.approx(math.sin(angle), abs=1e-6)
+            assert table[pos, cos_col] == pytest.approx(math.cos(angle), abs=1e-6)
+
+
 def test_marian_table_uses_its_own_frequencies_in_split_layout():
     d = 16
     t = marian_positions(0, 50, d, torch.device("cpu")).numpy()
