@@ -1,16 +1,17 @@
 """What the "Heads across a corpus" page draws from a table of corpus statistics: a layers x
-heads grid per kind, a sortable table of heads, one head's distribution and top sentences (links
-to the Attention maps page), and the joint query/key view of that head."""
+heads grid per kind, a sortable table of heads, one head's distribution and its page
+(``corpus_head``: sentences across levels, linked to Attention maps; the head among all; its token
+pairs and distances), and the joint query/key view of that head."""
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
+from pages.sections import corpus_head
 from viz_transformer.analysis.corpus import qk as corpus_qk
 from viz_transformer.analysis.corpus import tables
 from viz_transformer.analysis.corpus.stats import STATS
@@ -34,7 +35,6 @@ MEANING = {
     "prev_token": "weight on the previous position",
     "diagonal": "weight on the same position",
 }
-TOP = 8  # sentences listed for a head
 SOURCES = ["built-in", "upload"]
 
 
@@ -111,7 +111,8 @@ def results(
                                 for s in STATS})  # fmt: skip
     kind, layer, head = _chosen(ranked)
     st.caption(f"Showing {kind_head_label((kind, layer, head))}: click a row to pick another.")
-    one_head(name, df, sentences, kind, layer, head, stat)
+    one_head(df, kind, layer, head, stat)
+    corpus_head.draw(name, df, sentences, (kind, layer, head), stat, move_to)
     return kind, layer, head
 
 
@@ -120,7 +121,7 @@ def _pick(ranked: pd.DataFrame, key: str) -> None:
     rows = st.session_state[key].selection.rows
     if rows:
         row = ranked.iloc[rows[0]]
-        st.session_state["corpus_head"] = f"{row['kind']}/{row['layer']}/{row['head']}"
+        move_to((row["kind"], int(row["layer"]), int(row["head"])))
 
 
 def _chosen(ranked: pd.DataFrame) -> KindHead:
@@ -133,23 +134,17 @@ def _chosen(ranked: pd.DataFrame) -> KindHead:
     return picked  # type: ignore[return-value]
 
 
-def one_head(name: str, df: pd.DataFrame, sentences: Sequence[str], kind: AttentionKind,
-             layer: int, head: int, stat: str) -> None:  # fmt: skip
-    """The head's distribution over sentences and its top sentences, each a link."""
-    label = f"{KIND_SHORT[kind]} L{layer} H{head}"
+def one_head(df: pd.DataFrame, kind: AttentionKind, layer: int, head: int, stat: str) -> None:
+    """The head's distribution of ``stat`` over the sentences (its page follows it)."""
+    label = kind_head_label((kind, layer, head))
     st.subheader(f"{label}: {stat} per sentence")
     rows = tables.head_rows(df, kind, layer, head)
     widgets.chart(figures.stat_distribution(rows[stat].to_numpy(), stat, label), "corpus-dist")
-    top = tables.top_sentences(rows, stat, TOP)
-    st.markdown(f"**Highest {stat}** (each opens the Attention maps page on that head):")
-    lines = []
-    for sid, value in zip(top["sentence_id"], top["value"], strict=True):
-        text = sentences[int(sid)]
-        query = urllib.parse.urlencode({"model": name, "sentence": text, "kind": kind,
-                                        "layer": layer, "head": head})  # fmt: skip
-        shown = widgets.literal(text[:120])
-        lines.append(f"1. `{value:.3f}` [{shown}](attention_maps?{query})")
-    st.markdown("\n".join(lines) if lines else "No sentence has a value for this statistic.")
+
+
+def move_to(picked: KindHead) -> None:
+    """Make ``picked`` the chosen head (a click on its point in the head page's strips)."""
+    st.session_state["corpus_head"] = "/".join(map(str, picked))
 
 
 def qk_view(name: str, sentences: Sequence[str], kind: AttentionKind, layer: int,

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
+import viz_transformer as vt
+from viz_transformer.analysis.corpus import head_page
 from viz_transformer.analysis.corpus.api import cache_folder
 from viz_transformer.models.registry import load_model
 from viz_transformer.text import corpora
@@ -132,3 +135,27 @@ def test_the_statistic_and_head_come_back_from_a_link(open_page, small_corpus) -
     assert app.query_params["corpus_head"] in ("cross/1/3", ["cross/1/3"])
     app = open_page(PAGE, params={"corpus_head": "cross/9/9"})  # no such head: the first row
     assert not app.exception and app.session_state["corpus_head"] != "cross/9/9"
+
+
+def test_the_heads_page_draws_levels_the_head_among_all_and_its_pass(
+    open_page, figures, decode_array, small_corpus
+) -> None:
+    corpus_jobs.start(load_model("paper-en-pt"), SENTENCES, small_corpus).thread.join(60)
+    app = open_page(PAGE, params={"corpus_stat": "entropy", "corpus_head": "cross/1/3"})
+    assert not app.exception and not app.error
+    text = " ".join(m.value for m in app.markdown)
+    for level in ("Strongest entropy", "Middle entropy", "Weakest entropy"):
+        assert level in text
+    assert text.count("](attention_maps?model=paper-en-pt") == 5  # each sentence once, linked
+    by_title = {f["layout"]["title"]["text"]: f for f in figures(app)}
+    strip = by_title["cross attention L1 H3 (red) and every head"]
+    marked = [t for t in strip["data"] if t["name"] == "this head"]
+    assert len(marked) == 5 and all(t["customdata"] == [["cross", 1, 3]] for t in marked)
+    traces = [vt.trace(load_model("paper-en-pt"), s) for s in SENTENCES]
+    want = head_page.head_pass(traces, "cross", 1, 3)
+    pairs = next(f for t, f in by_title.items() if t.startswith("Most attended token pairs"))
+    np.testing.assert_allclose(
+        decode_array(pairs["data"][0]["x"]), want.pairs["share"].head(15).to_numpy()[::-1]
+    )
+    distances = next(f for t, f in by_title.items() if t.startswith("Distances"))
+    np.testing.assert_allclose(decode_array(distances["data"][0]["y"]), want.mass, rtol=1e-6)

@@ -44,6 +44,11 @@ def test_examples_span_strongest_middle_and_weakest():
     assert list(got["sentence_id"]) == [1, 7, 4, 9, 0, 8, 6, 3, 10]  # NaN (sentence 2) left out
 
 
+def test_ties_keep_the_lower_sentence_first():
+    got = head_page.examples_by_level(_rows([0.5, 0.9, 0.5, 0.5]), "encoder", 1, 0, "entropy", 1)
+    assert list(got["sentence_id"]) == [1, 0, 3] and list(got["value"]) == [0.9, 0.5, 0.5]
+
+
 def test_a_small_corpus_shows_each_sentence_once():
     got = head_page.examples_by_level(_rows([0.3, 0.1, 0.2]), "encoder", 1, 0, "entropy")
     assert sorted(got["sentence_id"]) == [0, 1, 2] and list(got["value"]) == [0.3, 0.2, 0.1]

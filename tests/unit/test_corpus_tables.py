@@ -58,19 +58,3 @@ def test_heads_rank_highest_first_with_nan_last(per_sentence) -> None:
     assert numbers == sorted(numbers, reverse=True)
     assert all(v != v for v in values[len(numbers) :]) and len(values) == len(summary)
     assert ranked.index.tolist() == list(range(len(summary)))
-
-
-def test_top_sentences_are_the_highest_values_of_that_head_only(per_sentence) -> None:
-    rows = tables.head_rows(per_sentence, "cross", 1, 2)
-    assert set(rows["sentence_id"]) <= set(range(5)) and len(rows) == 5
-    top = tables.top_sentences(rows, "entropy", 3)
-    mine = [(r.entropy, r.sentence_id) for r in per_sentence.itertuples()
-            if (r.kind, r.layer, r.head) == ("cross", 1, 2) and r.entropy == r.entropy]  # fmt: skip
-    want = sorted(mine, key=lambda p: (-p[0], p[1]))[:3]
-    assert list(zip(top["value"], top["sentence_id"], strict=True)) == want
-
-
-def test_ties_keep_the_lower_sentence_first() -> None:
-    rows = pd.DataFrame({"sentence_id": [4, 1, 7, 2], "entropy": [0.5, 0.5, math.nan, 0.9]})
-    top = tables.top_sentences(rows, "entropy", 3)
-    assert top["sentence_id"].tolist() == [2, 1, 4] and top["value"].tolist() == [0.9, 0.5, 0.5]

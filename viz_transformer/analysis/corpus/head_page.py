@@ -22,6 +22,7 @@ import pandas as pd
 
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.corpus.stats import STATS
+from viz_transformer.analysis.corpus.tables import head_rows
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.progress import OnCount
@@ -36,7 +37,7 @@ def examples_by_level(
 ) -> pd.DataFrame:
     """Sentences of one head sampled across its levels of ``stat``, not only the top: the
     ``per_level`` highest, the ``per_level`` around the median and the ``per_level`` lowest
-    (each sentence once; fewer when the corpus is small).
+    (each sentence once; fewer when the corpus is small; ties: the lower ``sentence_id`` first).
 
     Args:
         rows: the per-sentence table of ``vt.corpus_stats``.
@@ -47,8 +48,11 @@ def examples_by_level(
     """
     if stat not in STATS:
         raise ValueError(f"Unknown statistic {stat!r}: use one of {', '.join(STATS)}.")
-    mine = rows[(rows["kind"] == kind) & (rows["layer"] == layer) & (rows["head"] == head)]
-    ranked = mine.dropna(subset=[stat]).sort_values([stat, "sentence_id"], ascending=[False, True])
+    ranked = (
+        head_rows(rows, kind, layer, head)
+        .dropna(subset=[stat])
+        .sort_values([stat, "sentence_id"], ascending=[False, True])
+    )
     n = len(ranked)
     mid = max(0, min(n - per_level, (n - per_level) // 2))
     picks = {

@@ -43,16 +43,3 @@ def ranked_heads(summary: pd.DataFrame, stat: str) -> pd.DataFrame:
 def head_rows(df: pd.DataFrame, kind: AttentionKind, layer: int, head: int) -> pd.DataFrame:
     """One head's rows of the per-sentence table (one per sentence computed)."""
     return df[(df["kind"] == kind) & (df["layer"] == layer) & (df["head"] == head)]
-
-
-def top_sentences(rows: pd.DataFrame, stat: str, n: int) -> pd.DataFrame:
-    """The ``n`` sentences of one head's ``rows`` with the highest ``stat`` (NaN left out; ties:
-    the lower ``sentence_id`` first).
-
-    Returns:
-        Columns ``sentence_id, value``, highest first.
-    """
-    ok = rows.dropna(subset=[stat]).sort_values("sentence_id", kind="stable")
-    top = ok.nlargest(n, stat, keep="first")
-    return pd.DataFrame({"sentence_id": top["sentence_id"].to_numpy(np.int64),
-                         "value": top[stat].to_numpy(np.float64)})  # fmt: skip
