@@ -110,6 +110,7 @@ def results(
                  column_config={s: st.column_config.NumberColumn(format="%.3f")
                                 for s in STATS})  # fmt: skip
     kind, layer, head = _chosen(ranked)
+    state.write_url()  # the statistic and head chosen in this run go into the link too
     st.caption(f"Showing {kind_head_label((kind, layer, head))}: click a row to pick another.")
     one_head(df, kind, layer, head, stat)
     corpus_head.draw(name, df, sentences, (kind, layer, head), stat, move_to)
