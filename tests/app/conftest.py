@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest, app_test
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,8 +50,24 @@ def figures() -> Callable[[AppTest], list[dict]]:
     return _figures
 
 
+class _ServerLayout(PagesManager):
+    """AppTest sets ``uses_pages_directory = None`` on its ``PagesManager`` before every run, so
+    every run of app.py after the first ran the page file alone in the old page-folder layout
+    (pages/ beside app.py) and never reached app.py's ``finally``; a server keeps what
+    ``st.navigation`` set once. Through this subclass the reset lands on the subclass and the
+    class Streamlit reads keeps the server's value."""
+
+
 @pytest.fixture
-def open_page() -> Callable[..., AppTest]:
+def server_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AppTest runs of app.py go through app.py every time, as on a server (``_ServerLayout``);
+    the layout flag is restored afterwards."""
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", PagesManager.uses_pages_directory)
+    monkeypatch.setattr(app_test, "PagesManager", _ServerLayout)
+
+
+@pytest.fixture
+def open_page(server_layout: None) -> Callable[..., AppTest]:
     """``open_page(path, model=None, params=None)``: the app's file ``path`` (``app.py``,
     ``pages/<name>.py``) in AppTest, with the URL's ``params`` and the sidebar's ``model`` set,
     run once without an exception."""
