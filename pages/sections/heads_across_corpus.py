@@ -25,7 +25,7 @@ from viz_transformer.records.kinds import (
     kind_head_label,
 )
 from viz_transformer.text import corpora, uploads
-from viz_transformer.ui import caches, choice, state, widgets
+from viz_transformer.ui import caches, choice, head_caches, jobs, state, widgets
 from viz_transformer.ui.corpus_jobs import BATCH, CorpusJob
 
 MEANING = {
@@ -36,6 +36,13 @@ MEANING = {
     "diagonal": "weight on the same position",
 }
 SOURCES = ["built-in", "upload"]
+QK_SENTENCES = 400  # sentences the query/key view traces, at most (and 3,000 points)
+QK_JOB = jobs.JobText(
+    "Tracing queries and keys…",
+    "The queries and keys view stopped; start it again?",
+    "Trace queries and keys",
+    "qk",
+)
 
 
 def corpus_picker() -> Sequence[str] | None:
@@ -157,14 +164,16 @@ def qk_view(name: str, sentences: Sequence[str], kind: AttentionKind, layer: int
     color = mid.radio("Colour by", ["role", "position", "token"], horizontal=True, key="qk_color")
     if not right.toggle("Show", key="qk_show", help="Traces up to 3,000 query and key vectors."):
         return
-    points = widgets.or_none(_qk_points, name, tuple(sentences[:400]), kind, layer, head, method)
+    first = tuple(sentences[:QK_SENTENCES])
+    points = jobs.stoppable(
+        QK_JOB,
+        head_caches.qk_store(),
+        (name, first, kind, layer, head, method),
+        lambda progress: corpus_qk.qk_points(
+            caches.model(name), first, kind, layer, head, method, progress=progress
+        ),
+    )
     if points is None:
         return
     title = f"Queries and keys of {KIND_SHORT[kind]} L{layer} H{head} ({method})"
     widgets.chart(figures.qk_scatter(points, color, title), "corpus-qk")
-
-
-@st.cache_data(max_entries=8, show_spinner="Tracing queries and keys…")
-def _qk_points(name: str, sentences: tuple[str, ...], kind: AttentionKind, layer: int, head: int,
-               method: corpus_qk.Projection) -> pd.DataFrame:  # fmt: skip
-    return corpus_qk.qk_points(caches.model(name), sentences, kind, layer, head, method)

@@ -69,3 +69,10 @@ def capped_text(name: str, text: str) -> tuple[str, int]:
 def demo(name: str) -> effects.Demo | None:
     """The searched input where one head changes ``name``'s output (bench/ablation_demo.py)."""
     return effects.demo_for(model(name))
+
+
+@st.cache_resource(show_spinner=False)
+def qk_store() -> BoundedStore:
+    """The corpus page's query/key projections keyed by (model, sentences, kind, layer, head,
+    projection), shared by every session; computed under a progress bar and a Stop."""
+    return BoundedStore(8)

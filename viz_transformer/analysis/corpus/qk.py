@@ -18,6 +18,7 @@ import torch
 
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.progress import OnFraction
 
 Projection = Literal["PCA", "UMAP"]
 MAX_POINTS = 3000  # queries plus keys: a scatter stays readable and the projection quick
@@ -64,8 +65,10 @@ def qk_points(
     head: int,
     method: Projection = "PCA",
     max_points: int = MAX_POINTS,
+    progress: OnFraction | None = None,
 ) -> pd.DataFrame:
-    """Queries and keys of one head over the first sentences, up to ``max_points`` in all.
+    """Queries and keys of one head over the first sentences, up to ``max_points`` in all;
+    ``progress`` is called with the fraction done after each sentence (a Stop raises there).
 
     Returns:
         One row per vector: ``x, y`` (the projection), ``role`` (query or key), ``position``,
@@ -88,6 +91,8 @@ def qk_points(
             for pos, (vec, tok) in enumerate(zip(vecs, toks, strict=True)):
                 vectors.append(vec * d_k**-0.25)
                 rows.append((role, pos, tok, sid, text))
+        if progress is not None:  # the sentences run out, or the points fill up, first
+            progress(min(1.0, max((sid + 1) / len(sentences), len(vectors) / max_points)))
     if not rows:
         raise ValueError("No sentence to project; pick a corpus with at least one.")
     df = pd.DataFrame(rows, columns=["role", "position", "token", "sentence_id", "sentence"])
