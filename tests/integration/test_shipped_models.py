@@ -1,4 +1,5 @@
-"""Shipped paper models: recorded accuracy holds on fresh held-out data; attention is right."""
+"""Shipped models: recorded accuracy holds on fresh held-out data; attention is right; every
+model can patch its pair; the committed ablation demonstration still changes the output."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
+from viz_transformer.analysis import effects
 from viz_transformer.training.tasks.catalog import TASKS, pairs
 from viz_transformer.training.tasks.train import exact_match
 
@@ -74,3 +76,29 @@ def test_reversal_model_has_an_anti_diagonal_cross_attention_head():
         total += n
     best = hits.max() / total
     assert best >= 0.9, f"best head mirrors the source for only {best:.1%} of target positions"
+
+
+PATCHABLE = [n for n in vt.available_models() if vt.model_info(n).family != "hf"]
+
+
+@pytest.mark.parametrize("name", PATCHABLE)
+def test_every_shipped_model_brings_a_patching_pair_that_it_can_patch(name):
+    """Equal token counts (``patch_heads`` refuses others) and outputs that differ (else
+    patching has no logit difference to restore)."""
+    model = vt.load_model(name)
+    clean, corrupted = model.facts.patch_pair
+    assert clean != corrupted
+    assert len(model.source_ids(clean)[0]) == len(model.source_ids(corrupted)[0])
+    assert vt.trace(model, clean).output_text != vt.trace(model, corrupted).output_text
+
+
+def test_the_committed_demo_changes_the_default_models_output():
+    """bench/ablation_demo.py's find: one head, one click, another output (rechecked here)."""
+    model = vt.load_model(vt.default_model())
+    demo = effects.demo_for(model)
+    assert demo is not None and demo.model == model.name
+    heads_ = [(demo.kind, *demo.heads[0])]
+    assert effects.changes_output(model, demo.text, heads_, demo.mode) == (
+        demo.normal,
+        demo.ablated,
+    )

@@ -1,5 +1,6 @@
 """Issue 28: what an ablation does to each output token, the top-k heads, the bounded batches
-of importance, the input cap, and the committed one-click demonstration (checked true)."""
+of importance and the input cap (the committed one-click demonstration is checked on the
+shipped model in tests/integration/test_shipped_models.py)."""
 
 from __future__ import annotations
 
@@ -99,15 +100,3 @@ def test_a_long_input_is_capped_at_whole_words():
     assert total == len(model.source_ids(text)[0]) > 9
     assert len(model.source_ids(short)[0]) <= 9 and text.startswith(short)
     assert effects.capped_text(model, TEXT, 9) == (TEXT, len(model.source_ids(TEXT)[0]))
-
-
-def test_the_committed_demo_changes_the_default_models_output():
-    """bench/ablation_demo.py's find: one head, one click, another output (rechecked here)."""
-    model = vt.load_model(vt.default_model())
-    demo = effects.demo_for(model)
-    assert demo is not None and demo.model == model.name
-    heads_ = [(demo.kind, *demo.heads[0])]
-    assert effects.changes_output(model, demo.text, heads_, demo.mode) == (
-        demo.normal,
-        demo.ablated,
-    )

@@ -1,5 +1,6 @@
 """The facts of a model in one place: what its attention kinds say about its architecture, the
-layers and heads of each kind (equal to what it traces), and example inputs that suit it."""
+layers and heads of each kind (equal to what it traces), and example inputs that suit it (that
+every shipped model can patch its pair: tests/integration/test_shipped_models.py)."""
 
 from __future__ import annotations
 
@@ -38,17 +39,6 @@ def test_facts_of_a_loaded_model_agree_with_its_trace():
     for kind in facts.kinds:
         assert facts.shape(kind) == model.attention_shape(kind) == trace.get(kind).shape[:2]
     assert facts.stacks == {"encoder": 2, "decoder": 2}
-
-
-@pytest.mark.parametrize("name", SHIPPED)
-def test_every_shipped_model_brings_a_patching_pair_that_it_can_patch(name):
-    """Equal token counts (``patch_heads`` refuses others) and outputs that differ (else
-    patching has no logit difference to restore)."""
-    model = vt.load_model(name)
-    clean, corrupted = model.facts.patch_pair
-    assert clean != corrupted
-    assert len(model.source_ids(clean)[0]) == len(model.source_ids(corrupted)[0])
-    assert vt.trace(model, clean).output_text != vt.trace(model, corrupted).output_text
 
 
 @pytest.mark.parametrize("task", sorted(TASKS))

@@ -50,10 +50,12 @@ def test_jacobian_norm_closed_form_equals_frobenius_norm():
     assert sm.jacobian_norm(np.eye(4)[1]) == pytest.approx(0.0, abs=1e-12)  # saturated: no grad
 
 
-@pytest.mark.parametrize("d_k", [1, 16, 512])
-def test_dot_product_variance_is_d_k(d_k):
-    x = sm.dot_products(d_k, 100_000, seed=0)
-    assert x.shape == (100_000,)
+# samples: the variance estimate's relative error is about sqrt(2 / n) for large d_k, and up to
+# sqrt(8 / n) for d_k = 1 (a product of two normals has kurtosis 9): 3 % is 3 sigma or more
+@pytest.mark.parametrize(("d_k", "n"), [(1, 100_000), (16, 100_000), (512, 20_000)])
+def test_dot_product_variance_is_d_k(d_k, n):
+    x = sm.dot_products(d_k, n, seed=0)
+    assert x.shape == (n,)
     assert abs(x.mean()) < 0.02 * math.sqrt(d_k)
     assert x.var() == pytest.approx(d_k, rel=0.03)
     assert (x / math.sqrt(d_k)).var() == pytest.approx(1.0, rel=0.03)
