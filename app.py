@@ -26,10 +26,12 @@ pages = [
     st.Page("pages/then_and_now.py", title="2017 vs today", icon=":material/history:"),
     st.Page("pages/watch_it_learn.py", title="Watch it learn", icon=":material/school:"),
     st.Page("pages/compare_models.py", title="Compare two models", icon=":material/compare:"),
+]
+lab = [  # a lesson's steps open the pages above
     st.Page("pages/lesson.py", title="Lesson", icon=":material/menu_book:"),
     st.Page("pages/teacher.py", title="Teacher", icon=":material/co_present:"),
 ]
-page = st.navigation(pages)
+page = st.navigation({"": pages, "Class": lab}, expanded=True)  # every page listed, none hidden
 # the first visit after the server starts imports torch and loads the model (seconds): draw the
 # page's title at once, not a blank page, and remove it once the page has drawn its own
 skeleton = st.empty()

@@ -59,6 +59,11 @@ def _head_step(lesson: vt.Lesson) -> int:
     return next(i for i, s in enumerate(lesson.steps) if s.check and s.check.kind == "head")
 
 
+def _row(at: AppTest, step: int, layer: int):  # -> ButtonGroup
+    """The grid's row of heads of ``layer`` on ``step``."""
+    return next(g for g in at.get("button_group") if g.key == f"lesson-head-{step}-{layer}")
+
+
 def _go_to(at: AppTest, step: int) -> None:
     """Click Next until ``step`` is open."""
     while at.header[0].value != vt.load_lesson(TOUR).steps[step].title:
@@ -123,9 +128,12 @@ def test_a_head_is_answered_by_clicking_it_in_the_grid(store):
     wrong = next(f"L{la} H{h}" for la in layers for h in range(8) if f"L{la} H{h}" != right)
     for answer, ok in ((wrong, False), (right, True)):
         layer, head = (int(x[1:]) for x in answer.split())
-        at.button(key=f"lesson-head-{step}-{layer}-{head}").click().run()
+        _row(at, step, layer).set_value(head).run()
         assert bool(at.success) is ok and bool(at.error) is not ok
         assert answer in _texts(at)
+    marked = {g.key: g.value for g in at.get("button_group") if g.key.startswith("lesson-head")}
+    layer, head = (int(x[1:]) for x in right.split())
+    assert marked == {f"lesson-head-{step}-{la}": head if la == layer else None for la in layers}
     stored = store.answers(code, key)
     assert list(stored["answer"]) == [wrong, right] and list(stored["correct"]) == [False, True]
     assert store.place(code, token) == step  # answering did not move the student
@@ -142,6 +150,8 @@ def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
     at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title
     assert at.text_input(key=f"lesson-typed-{step}").value == right
+    layer, head = (int(x[1:]) for x in right.split())
+    assert _row(at, step, layer).value == head  # the head answered is marked in the grid
     assert at.success and right in at.success[0].value
     assert "Grace" in _texts(at)
 

@@ -75,7 +75,7 @@ def test_a_student_answers_by_clicking_a_head_and_survives_a_killed_replica(room
     token = _join(page, room.url, room.code, XSS)
     expect(page.get_by_text(XSS)).to_be_visible()  # the name shown as typed
     _open_step(page, lesson, step)
-    page.get_by_role("button", name=right, exact=True).click()
+    page.get_by_role("radio", name=right, exact=True).click()  # a head of the grid
     expect(page.get_by_text(f"Right: {right}")).to_be_visible()
     assert room.store.place(room.code, token) == step
     [stored] = room.store.answers_of(room.code, token)

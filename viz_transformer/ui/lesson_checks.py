@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 import viz_transformer as vt
+from viz_transformer.analysis.lessons import parse_head
 from viz_transformer.ui import caches, widgets
 
 Answer = Callable[[str], None]
@@ -33,7 +34,7 @@ def answer_box(check: vt.Check, step: int, given: str | None, on_answer: Answer)
         _choice(check.options, step, given, on_answer)
         return
     if check.kind == "head":
-        _head_grid(check, step, on_answer)
+        _head_grid(check, step, given, on_answer)
     key = f"lesson-typed-{step}"
     if given is not None and key not in st.session_state:
         st.session_state[key] = given  # a resumed session shows the last answer
@@ -72,16 +73,31 @@ def head_grid_shape(check: vt.Check) -> tuple[list[int], int]:
     return list(check.args.get("layers") or range(n_layers)), n_heads
 
 
-def _head_grid(check: vt.Check, step: int, on_answer: Answer) -> None:
-    """A button per head, a row per layer; a click answers with its "L1 H3"."""
+def _head_grid(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
+    """A row of heads per layer (one element per row: a class's many clicks at once stay cheap
+    to draw); a click answers with its "L1 H3" and stays marked."""
     try:
         layers, n_heads = head_grid_shape(check)
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
     st.caption("Click a head, or type it below.")
-    for layer in layers:
-        for head, column in enumerate(st.columns(n_heads, gap="small")):
-            label = f"L{layer} H{head}"
-            column.button(label, key=f"lesson-head-{step}-{layer}-{head}", width="stretch",
-                          on_click=on_answer, args=(label,))  # fmt: skip
+    keys = [f"lesson-head-{step}-{layer}" for layer in layers]
+    picked = parse_head(given or "")
+    for layer, key in zip(layers, keys, strict=True):
+        if key not in st.session_state:  # a resumed session marks the last answer
+            st.session_state[key] = picked[1] if picked and picked[0] == layer else None
+        st.pills(f"Layer {layer}", range(n_heads), format_func=lambda h, la=layer: f"L{la} H{h}",
+                 key=key, on_change=_head_picked, args=(key, layer, keys, on_answer),
+                 label_visibility="collapsed")  # fmt: skip
+
+
+def _head_picked(key: str, layer: int, keys: list[str], on_answer: Answer) -> None:
+    """Callback of a layer's row: answer with the head picked, unmark the other rows."""
+    head = st.session_state.get(key)
+    if head is None:  # the marked head clicked again
+        return
+    for other in keys:
+        if other != key:
+            st.session_state[other] = None
+    on_answer(f"L{layer} H{head}")
