@@ -2,10 +2,13 @@
 
 Run: ``OMP_NUM_THREADS=1 python -m bench.classroom_ws --url URL --sessions N [--json PATH]``, or
 ``--serve 1,2`` to start ``python -m viz_transformer serve --replicas N`` itself for each count
-and record them side by side in ``docs/benchmarks.md``. Each session is a real client of
-Streamlit's protocol (``/_stcore/stream``: a ``BackMsg`` asks for a run of the Attention maps page
-with the session's own sentence in the query string; ``ForwardMsg``s bring the page back). All
-sessions start at once, as a class opening the teacher's link. A session's time runs from its
+and record them side by side in ``docs/benchmarks.md``. ``--lesson NAME --db sqlite,postgres``:
+the lesson mode (``bench/lesson_ws.py``), students of one class answering a step at once.
+
+Each session is a real client of Streamlit's protocol (``/_stcore/stream``: a ``BackMsg`` asks for
+a run of the Attention maps page with the session's own sentence in the query string;
+``ForwardMsg``s bring the page back). All sessions start at once, as a class opening the
+teacher's link. A session's time runs from its
 connection to the end of the run that drew a chart holding a token of its own sentence. Errors: a
 timeout, an exception shown by the app, a run without its own sentence, and a chart holding
 another session's marker word. Prints p50, p95, errors and the server's CPU seconds per run (all
@@ -39,6 +42,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import lesson_ws
 from bench.common import CLASSROOM_MARKERS, classroom_sentences, table, write_section
 from bench.server_cpu import cpu_seconds, server_processes
 
@@ -234,7 +238,17 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10, help=f"1 to {len(CLASSROOM_MARKERS)}")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per session")
     parser.add_argument("--json", type=Path, help="write the outcome here")
+    parser.add_argument("--lesson", help="lesson mode: students of a class of this lesson answer "
+                        "a step at once (bench/lesson_ws.py)")  # fmt: skip
+    parser.add_argument(
+        "--db",
+        default="sqlite",
+        help="lesson mode: sqlite, postgres (each a "
+        "fresh temporary one) or the URL the app at --url uses; comma-separated",
+    )
     args = parser.parse_args()
+    if args.lesson:
+        sys.exit(lesson_ws.run_lessons(args, serving, write_section))
     try:
         sentences(args.sessions)
         counts = [int(c) for c in args.serve.split(",")] if args.serve else []

@@ -136,13 +136,17 @@ def table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(name: str, title: str, body: str, device: str = "cpu") -> None:
+def write_section(
+    name: str, title: str, body: str, device: str = "cpu", script: str | None = None
+) -> None:
     """Replace (or append) section ``name`` of ``docs/benchmarks.md`` and print it.
 
-    The section records the command, the date and ``environment()`` above ``body``.
+    The section records the command (``bench/<script or name>.py`` and its arguments), the date
+    and ``environment()`` above ``body``.
     """
     command = "OMP_NUM_THREADS={} python {}".format(
-        os.environ.get("OMP_NUM_THREADS", "unset"), " ".join([f"bench/{name}.py", *sys.argv[1:]])
+        os.environ.get("OMP_NUM_THREADS", "unset"),
+        " ".join([f"bench/{script or name}.py", *sys.argv[1:]]),
     )
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     section = (
