@@ -127,6 +127,7 @@ def draw() -> tuple[str, str]:
 def frame() -> None:
     """The sidebar of a page with no model of its own (Lesson, Teacher): presenter mode only
     (also from the URL's ``presenter=True``); the other pages' view is kept for them."""
+    _torch_threads()  # a lesson's answers are graded on its model
     state.keep()
     state.read_url()
     with st.sidebar:
