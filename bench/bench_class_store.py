@@ -4,16 +4,19 @@ moment; each submit is timed from the call to its returned ``Grade`` (graded on 
 model, then stored).
 
 Run: ``OMP_NUM_THREADS=1 python bench/bench_class_store.py [--students 60] [--replicas 3]
-[--db URL ...]``; without ``--db``: a fresh SQLite file in a temporary folder. Reports p50, p95
-and max per engine, warm (each replica has graded the step once, so the trace is cached) and
-cold (the model loaded, but each replica's first submit traces the sentence), rows stored
-against submitted and errors, into its section of ``docs/benchmarks.md``. The app's own path
-(Streamlit, websockets, HAProxy) is ``bench/classroom_ws.py``'s lesson mode.
+[--db URL ...] [--postgres]``; without ``--db``: a fresh SQLite file in a temporary folder;
+``--postgres`` adds a PostgreSQL server of its own (``viz_transformer.testing.postgres``).
+Reports p50, p95 and max per engine, rows stored against submitted and errors, into its section
+of ``docs/benchmarks.md``, twice: cold (the model loaded; the replica's traces of the lesson are
+made by the store's warm-up thread while its students join, or by the first submits) and warm
+(each replica graded the step once before). The app's own path (Streamlit, websockets,
+HAProxy) is ``bench/classroom_ws.py``'s lesson mode.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -29,13 +32,15 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
 from bench.common import table, write_section  # noqa: E402
+from viz_transformer.testing.postgres import temporary_postgres  # noqa: E402
 
 STEP, ANSWER = 4, "L0 H5"  # paper_tour's multi-head step: a head check on "I am a student."
 
 
 def replica(url: str, code: str, students: int, warm: bool) -> None:
-    """One replica process: join ``students``, open the step, say ``ready``, wait for ``go`` on
-    stdin, submit all at once from threads, print the seconds per submit and errors as JSON."""
+    """One replica process: its ``students`` join and open the step at once (threads), then it
+    says ``ready``, waits for ``go`` on stdin, and they submit at once; prints the seconds per
+    submit and the errors as JSON."""
     import viz_transformer as vt
 
     store = vt.classroom(url)
@@ -43,23 +48,28 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
     vt.load_model(check.model)  # as a replica of serve, which loads the model before it listens
     if warm:
         vt.grade(check, ANSWER)
-    tokens = [store.join(code, f"student {os.getpid()}-{i}") for i in range(students)]
-    for token in tokens:
-        store.move(code, token, STEP)
-    go, times, errors = threading.Event(), [], []
+    go, times, errors, joined = threading.Event(), [], [], threading.Barrier(students + 1)
 
-    def submit(token: str) -> None:
+    def student(i: int) -> None:
+        token = None
+        try:  # all at once, as a class joins
+            token = store.join(code, f"student {os.getpid()}-{i}")
+            store.move(code, token, STEP)
+        except Exception as exc:  # every failure counted, none hidden
+            errors.append(repr(exc))
+        joined.wait()
         go.wait()
         start = time.perf_counter()
         try:
             store.submit(code, token, STEP, ANSWER)
             times.append(time.perf_counter() - start)
-        except Exception as exc:  # every failure counted, none hidden
+        except Exception as exc:
             errors.append(repr(exc))
 
-    threads = [threading.Thread(target=submit, args=(t,)) for t in tokens]
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(students)]
     for t in threads:
         t.start()
+    joined.wait()
     print("ready", flush=True)
     sys.stdin.readline()
     go.set()
@@ -110,11 +120,19 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--db", action="append", help="database URL (repeat for several)")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="also a PostgreSQL server of its own (testing.postgres, fsync on)",
+    )
     args = parser.parse_args()
     urls = args.db or [f"sqlite:///{tempfile.mkdtemp(prefix='vt-bench-')}/classes.sqlite3"]
     load = os.getloadavg()[0]
-    rows = [run_class(url, args.students, args.replicas, warm)
-            for url in urls for warm in (False, True)]  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        if args.postgres:
+            urls.append(stack.enter_context(temporary_postgres(fsync=True)))
+        rows = [run_class(url, args.students, args.replicas, warm)
+                for url in urls for warm in (False, True)]  # fmt: skip
     header = ["engine", "trace", "students", "replicas", "p50 ms", "p95 ms", "max ms",
               "stored", "errors"]  # fmt: skip
     body = (

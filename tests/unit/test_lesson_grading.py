@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import parse_head
+from viz_transformer.analysis.lessons import grading, parse_head, read_lesson
 from viz_transformer.analysis.lessons.grading import layer_weights, parse_number, pe_value
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.paper import tiny_paper_model
@@ -166,3 +166,23 @@ def test_a_lazy_traces_layer_reads_as_the_whole_array():
     weights /= weights.sum(-1, keepdims=True)
     assert np.allclose(layer_weights(lazy, 1), weights, atol=1e-5)
     assert np.array_equal(layer_weights(weights[None], 0), weights)
+
+
+def test_warm_traces_caches_every_sentence_a_check_is_graded_on(model):
+    text = f"""\
+title: warm
+model: {NAME}
+steps:
+  - title: a
+    check: {{kind: head, attention: cross, sentence: "{SENTENCE}", query: 1, key: 0}}
+  - title: b
+    check: {{kind: token, sentence: "kappa iota", step: 1}}
+  - title: c
+    check: {{kind: number, quantity: pe_value, args: {{position: 1, dim: 0, d_model: 8}}}}
+  - title: d
+    check: {{kind: token, sentence: "zebra", step: 1}}
+"""
+    grading._CACHE.clear()
+    grading.warm_traces(read_lesson(text, "warm"))
+    assert {(name, sentence) for name, _, sentence in grading._CACHE} == {
+        (NAME, SENTENCE), (NAME, "kappa iota")}  # fmt: skip

@@ -19,6 +19,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from viz_transformer.classroom.schema import metadata
 
 BUSY_MS = 30_000  # a SQLite writer waits this long for another's lock before failing
+PG_POOL = 20  # PostgreSQL connections a replica keeps open
 RETRIES = 5  # a write that still finds the database busy is tried again, with a growing pause
 _ENGINES: dict[str, Engine] = {}
 _LOCK = threading.Lock()
@@ -92,7 +93,10 @@ def make_engine(url: str) -> Engine:
         _sqlite_events(engine)
         _WRITERS[engine] = threading.Lock()
     else:
-        engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60,
+        # a PostgreSQL connection is a server process, slow to open: keep as many as a class
+        # answering at once uses (PG_POOL per replica; its default max_connections of 100 serves
+        # four replicas at their peak)
+        engine = create_engine(url, pool_size=PG_POOL, max_overflow=5, pool_timeout=60,
                                pool_pre_ping=True)  # fmt: skip
     _create_tables(engine)
     return engine

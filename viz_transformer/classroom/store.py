@@ -25,6 +25,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from viz_transformer.analysis.lessons import Grade, Lesson, grade, load_lesson, read_lesson
+from viz_transformer.analysis.lessons.grading import warm_traces
 from viz_transformer.classroom import reports
 from viz_transformer.classroom.engines import run
 from viz_transformer.classroom.schema import (
@@ -139,6 +140,7 @@ class ClassStore:
                 continue
             with self._lock:
                 self._lessons[code] = lesson
+            threading.Thread(target=warm_traces, args=(lesson,), daemon=True).start()
             return code, key
         raise RuntimeError("could not draw a free class code; try again.")
 
@@ -202,7 +204,10 @@ class ClassStore:
             raise ValueError(f"no class with code {code!r}; check the code.")
         lesson = read_lesson(row.lesson_source, row.lesson_name, f"class {code}")
         with self._lock:
+            fresh = code not in self._lessons
             self._lessons[code] = lesson
+        if fresh:  # this replica's first look at the class: trace its sentences meanwhile
+            threading.Thread(target=warm_traces, args=(lesson,), daemon=True).start()
         return lesson
 
     def join(self, code: str, name: str) -> str:

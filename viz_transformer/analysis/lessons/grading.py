@@ -15,7 +15,7 @@ from collections import OrderedDict
 import numpy as np
 
 from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.lessons.records import DEFAULT_TOLERANCE, Check, Grade
+from viz_transformer.analysis.lessons.records import DEFAULT_TOLERANCE, Check, Grade, Lesson
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns, Trace
@@ -53,6 +53,25 @@ def lesson_trace(model_name: str, sentence: str) -> Trace:
             while len(_CACHE) > CACHE_ENTRIES:
                 _CACHE.popitem(last=False)
     return tr
+
+
+def check_sentence(check: Check) -> str | None:
+    """The sentence a check is graded on (None for ``choice``, ``text`` and ``pe_value``)."""
+    if check.kind in ("head", "token"):
+        return check.args["sentence"]
+    return check.args["args"].get("sentence") if check.kind == "number" else None
+
+
+def warm_traces(lesson: Lesson) -> None:
+    """Trace every sentence the lesson's checks are graded on, so the first answers to each
+    step wait for no forward pass (a server calls it in the background when it opens a class);
+    a sentence the model cannot read is left for ``check_lesson`` to report."""
+    sentences = {check_sentence(s.check) for s in lesson.steps if s.check is not None}
+    for sentence in sorted(s for s in sentences if s is not None):
+        try:
+            lesson_trace(lesson.model, sentence)
+        except (ValueError, RuntimeError):
+            continue
 
 
 def head_weights(tr: Trace, kind: str, layer: int) -> np.ndarray:
