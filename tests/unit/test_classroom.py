@@ -226,6 +226,8 @@ def test_class_commands_create_a_class_and_export_its_answers(database_url, less
     assert main(argv) == 0
     out = capsys.readouterr().out
     code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"key=([\w-]+)", out)[1]
+    keys = [key] + [vt.classroom(database_url).create(lesson)[1] for _ in range(100)]
+    assert not [k for k in keys if k.startswith("-")]  # `--key KEY` would read an option
     assert f"students:   http://h:1/lesson?class={code}\n" in out
     assert f"teacher:    http://h:1/teacher?class={code}&key={key}\n" in out
     store = vt.classroom(database_url)

@@ -129,7 +129,7 @@ class ClassStore:
             page and ``answers`` need (only its hash is stored: keep it).
         """
         lesson = lesson if isinstance(lesson, Lesson) else load_lesson(lesson)
-        key = secrets.token_urlsafe(16)
+        key = secrets.token_hex(16)  # never starts with "-" (a command line would read an option)
         for _ in range(20):  # a code already taken: draw another
             code = "".join(secrets.choice(CODE_LETTERS) for _ in range(CODE_LENGTH))
             row = {"code": code, "lesson_name": lesson.name, "lesson_source": lesson.source,
