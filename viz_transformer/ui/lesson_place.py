@@ -23,8 +23,9 @@ def store() -> vt.ClassStore:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def lesson(name: str) -> vt.Lesson:
-    """A lesson by name or path, read once per server (``vt.load_lesson``)."""
-    return vt.load_lesson(name)
+    """A lesson by name, read once per server (``vt.load_lesson``): only the names
+    ``vt.lessons()`` lists, never a path, since the name comes from the URL."""
+    return vt.load_lesson(name, paths=False)
 
 
 @dataclass
