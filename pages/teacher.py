@@ -32,8 +32,8 @@ def creator() -> None:
 def _create() -> None:
     try:
         code, key = lesson_place.store().create(st.session_state["class-lesson"])
-    except (ValueError, OSError) as exc:
-        st.session_state[CREATE_ERROR] = str(exc)
+    except lesson_place.STORE_ERRORS as exc:
+        st.session_state[CREATE_ERROR] = lesson_place.message(exc)
     else:
         st.query_params.from_dict({"class": code, "key": key})
 
@@ -55,8 +55,8 @@ def allowed(code: str, key: str) -> bool:
         st.error("The key in this link is not this class's teacher key. Nothing of the class is "
                  "shown; open the teacher's link printed when the class was created.")  # fmt: skip
         return False
-    except ValueError as exc:
-        widgets.show_error(exc)
+    except lesson_place.STORE_ERRORS as exc:
+        widgets.show_error(lesson_place.message(exc))
         return False
     return True
 
@@ -72,7 +72,7 @@ def teacher_page() -> None:
         return
     if not allowed(code, key):
         return
-    lesson = lesson_place.store().lesson(code)
+    lesson = lesson_place.or_stop(lambda: lesson_place.store().lesson(code))
     st.subheader(lesson.title, anchor=False)
     if not widgets.presenting():
         class_view.links(code, key)

@@ -63,12 +63,12 @@ def links(code: str, key: str) -> None:
 @st.fragment(run_every=REFRESH_S)
 def live(code: str, key: str, lesson: vt.Lesson) -> None:
     """Class ``code`` as it is now; the teacher's ``key`` was checked by the page."""
-    store = lesson_place.store()
     try:
+        store = lesson_place.store()
         roster, funnel = store.roster(code, key), store.funnel(code, key)
         wrong = store.wrong_answers(code, key)
-    except (ValueError, PermissionError) as exc:
-        widgets.show_error(exc)
+    except lesson_place.STORE_ERRORS as exc:  # the next redraw tries again
+        widgets.show_error(lesson_place.message(exc))
         return
     summary(roster, funnel)
     height = PRESENTER_FUNNEL_HEIGHT if widgets.presenting() else FUNNEL_HEIGHT

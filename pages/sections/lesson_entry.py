@@ -34,7 +34,7 @@ def _to_class() -> None:
 
 def join_form(code: str) -> None:
     """A student's first visit with the class link: a display name, once."""
-    found = widgets.or_stop(lesson_place.store().lesson, code)
+    found = lesson_place.or_stop(lambda: lesson_place.store().lesson(code))
     st.title(found.title)
     st.markdown(f"Class **{widgets.literal(code)}**. Your teacher sees the name you type here.")
     with st.form("join-name", border=False):
@@ -47,16 +47,16 @@ def join_form(code: str) -> None:
 def _join(code: str) -> None:
     try:
         lesson_place.join(code, st.session_state.get("name", ""))
-    except ValueError as exc:
-        st.session_state[JOIN_ERROR] = str(exc)
+    except lesson_place.STORE_ERRORS as exc:
+        st.session_state[JOIN_ERROR] = lesson_place.message(exc)
 
 
 def class_place(code: str, token: str) -> lesson_place.ClassPlace:
     """The student's place in the class, or a message and a way to join again."""
     try:
         return lesson_place.in_class(code, token)
-    except ValueError as exc:
-        widgets.show_error(exc)
+    except lesson_place.STORE_ERRORS as exc:
+        widgets.show_error(lesson_place.message(exc))
         st.button("Join again with a name", on_click=st.query_params.pop, args=("student",))
         st.stop()
         raise  # unreachable: st.stop() raises

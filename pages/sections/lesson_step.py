@@ -46,16 +46,16 @@ def _move(place: lesson_place.Place, step: int) -> None:
     """Callback: open ``step`` (its failure, e.g. a database down, is shown by the next run)."""
     try:
         place.move(step)
-    except widgets.LOAD_ERRORS as exc:
-        st.session_state[ERROR_KEY] = str(exc)
+    except lesson_place.STORE_ERRORS as exc:
+        st.session_state[ERROR_KEY] = lesson_place.message(exc)
 
 
 def _answer(place: lesson_place.Place, step: int, answer: str) -> None:
     """Callback: grade and keep ``answer`` to ``step``."""
     try:
         place.submit(step, answer)
-    except widgets.LOAD_ERRORS as exc:
-        st.session_state[ERROR_KEY] = str(exc)
+    except lesson_place.STORE_ERRORS as exc:
+        st.session_state[ERROR_KEY] = lesson_place.message(exc)
 
 
 def navigation(place: lesson_place.Place) -> None:
@@ -88,5 +88,5 @@ def draw(place: lesson_place.Place) -> None:
         if ERROR_KEY in st.session_state:
             widgets.show_error(st.session_state.pop(ERROR_KEY))
         elif i in place.answers:
-            lesson_place.show_grade(*place.answers[i])
+            lesson_checks.show_grade(*place.answers[i])
     navigation(place)

@@ -208,3 +208,13 @@ def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
     code, key = (v[0] if isinstance(v, list) else v for v in (code, key))
     store.check_key(code, key)  # a real class, and this page holds its key
     assert at.get("plotly_chart") and not at.error
+
+
+def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch):
+    monkeypatch.setenv("VT_DATABASE_URL", "postgresql://postgres@127.0.0.1:9/none")  # refused
+    lesson_place.store.clear()
+    for page, params in ((LESSON, {"class": "K7QX2M"}), (LESSON, {"class": "K7QX2M",
+                         "student": "t"}), (TEACHER, {"class": "K7QX2M", "key": "k"})):  # fmt: skip
+        at = _open(page, params)
+        assert "class database cannot be reached" in at.error[0].value, (page, params)
+    lesson_place.store.clear()

@@ -1,6 +1,6 @@
 """The answer box of a lesson step's check, one per check kind: a head typed ("L1 H3") or clicked
-in a grid of the kind's heads, a token, a number, an option, free text. Answers are strings as
-the student gives them; ``vt.grade`` reads them."""
+in a grid of the kind's heads, a token, a number, an option, free text; and the feedback on an
+answer. Answers are strings as the student gives them; ``vt.grade`` reads them."""
 
 from __future__ import annotations
 
@@ -101,3 +101,16 @@ def _head_picked(key: str, layer: int, keys: list[str], on_answer: Answer) -> No
         if other != key:
             st.session_state[other] = None
     on_answer(f"L{layer} H{head}")
+
+
+def show_grade(answer: str, grade: vt.Grade) -> None:
+    """The feedback on ``answer`` (shown literally): green when right, red when wrong, yellow
+    when it could not be read, blue for free text."""
+    said = f"Your answer: **{widgets.literal(answer)}**"
+    if grade.correct is None:
+        st.info(f"{said}  \n{widgets.literal(grade.feedback)}")
+    elif grade.correct:
+        st.success(f"{said}  \n{widgets.literal(grade.feedback)}", icon=":material/check:")
+    else:
+        show = st.error if grade.readable else st.warning
+        show(f"{said}  \n{widgets.literal(grade.feedback)}", icon=":material/close:")

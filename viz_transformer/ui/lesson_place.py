@@ -5,20 +5,45 @@ or another replica resumes at the same step with the same answers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 import viz_transformer as vt
 from viz_transformer.ui import widgets
 
+T = TypeVar("T")
 SOLO_KEY = "_lesson_solo"  # lesson name -> {"step": int, "answers": {step: (answer, Grade)}}
+# what a store call may raise: bad input (an unknown code or token), a wrong key (OSError's
+# PermissionError), a lesson that cannot be graded, a database that cannot be reached
+STORE_ERRORS = (*widgets.LOAD_ERRORS, SQLAlchemyError)
 
 
 @st.cache_resource(show_spinner=False)
 def store() -> vt.ClassStore:
     """The class store of this server (``VT_DATABASE_URL``, else SQLite in the cache folder)."""
     return vt.classroom()
+
+
+def message(exc: BaseException) -> str:
+    """What a store error says to a student or teacher (a database's error: its first line)."""
+    if isinstance(exc, SQLAlchemyError):
+        first = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        return f"The class database cannot be reached right now ({first}). Try again in a moment."
+    return str(exc)
+
+
+def or_stop(func: Callable[..., T], *args: Any) -> T:
+    """``func(*args)`` (a store call), or its error as a message in the page and stop."""
+    try:
+        return func(*args)
+    except STORE_ERRORS as exc:
+        widgets.show_error(message(exc))
+        st.stop()
+        raise  # unreachable: st.stop() raises
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -122,16 +147,3 @@ def join(code: str, name: str) -> str:
     store().move(code, token, 0)  # the first step is opened: the funnel counts it reached
     st.query_params["student"] = token
     return token
-
-
-def show_grade(answer: str, grade: vt.Grade) -> None:
-    """The feedback on ``answer`` (shown literally): green when right, red when wrong, yellow
-    when it could not be read, blue for free text."""
-    said = f"Your answer: **{widgets.literal(answer)}**"
-    if grade.correct is None:
-        st.info(f"{said}  \n{widgets.literal(grade.feedback)}")
-    elif grade.correct:
-        st.success(f"{said}  \n{widgets.literal(grade.feedback)}", icon=":material/check:")
-    else:
-        show = st.error if grade.readable else st.warning
-        show(f"{said}  \n{widgets.literal(grade.feedback)}", icon=":material/close:")
