@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from pages.sections import sinks
+from viz_transformer import settings
 from viz_transformer.analysis import aggregate, flow
 from viz_transformer.figures import attention
 from viz_transformer.figures.heatmap import heatmap
@@ -119,9 +121,23 @@ def maps(view: MapView) -> None:
     elif (fig := value_weighted_figure(view, head)) is None:
         return
     widgets.chart(fig, f"attention-{kind}-L{layer}-H{head}")  # the downloads' name, as PNG
-    shown = {f"{kind}_layer{layer}_head{head}": arr[layer, head]} if is_lazy(arr) else {kind: arr}
-    widgets.downloads(f"attention-{kind}-L{layer}-H{head}", shown, view.meta(head=head))
+    widgets.downloads(
+        f"attention-{kind}-L{layer}-H{head}", _data(view, head, fig), view.meta(head=head)
+    )
     sinks.section(view.name, view.text, view.trace, kind, layer, head)
+
+
+def _data(view: MapView, head: int, fig: Any) -> dict[str, Any]:
+    """The downloads of the maps tab: every head of a short input; one head of a long one; what
+    the figure draws (block maxima or the zoom window) when one head is too large to hold, so a
+    32k-token head (4 GB) is never brought to the host whole."""
+    kind, layer, arr = view.kind, view.layer, view.arr
+    name = f"{kind}_layer{layer}_head{head}"
+    if not is_lazy(arr):
+        return {kind: arr}
+    if arr.shape[2] * arr.shape[3] <= settings.MAX_MATERIALISE:
+        return {name: arr[layer, head]}
+    return {f"{name}_as_drawn": np.asarray(fig.data[0].z, dtype=np.float32)}
 
 
 def value_weighted_figure(view: MapView, head: int) -> Any:

@@ -100,3 +100,19 @@ def test_summaries_of_a_lazy_trace_that_fits_are_computed(
     assert not at.exception
     z = decode_array(figures(at)[0]["data"][0]["z"])
     np.testing.assert_allclose(z, eager[0].mean(0), atol=1e-5)  # layer 0, head mean
+
+
+def test_the_download_of_a_head_too_large_to_hold_is_what_the_figure_draws(
+    bert, eager, monkeypatch
+):
+    from pages.sections.attention_maps import MapView, _data
+
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
+    monkeypatch.setattr(attention, "HEAD_MAX", 8)
+    trace = HFModel.load(hf_spec(bert), default_device()).trace(TEXT)
+    view = MapView(bert, TEXT, trace, "encoder", 1, False)
+    fig = attention.head_figure(trace, "encoder", 1, 0)
+    np.testing.assert_allclose(_data(view, 0, fig)["encoder_layer1_head0"], eager[1, 0], atol=1e-5)
+    monkeypatch.setattr(settings, "MAX_MATERIALISE", eager[1, 0].size - 1)  # one head too many
+    (drawn,) = _data(view, 0, fig).values()
+    np.testing.assert_allclose(drawn, block_reduce(eager[1, 0], 8, "max")[0], atol=1e-5)
