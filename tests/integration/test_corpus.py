@@ -176,6 +176,7 @@ def test_the_command_refuses_bad_input_in_one_line(tmp_path, capsys) -> None:
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "unknown model" in done.stderr
 
 
+@pytest.mark.needs("ray")
 @pytest.mark.slow
 def test_ray_computes_the_same_table_as_the_local_engine(tmp_path) -> None:
     import ray  # requirements-cluster.txt: CI installs it; the app never imports it

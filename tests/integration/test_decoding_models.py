@@ -27,6 +27,7 @@ def _check_rows(dec, trace, first: int = 0) -> None:
             np.testing.assert_allclose(step.cross_row, trace.cross[:, :, q, :], atol=1e-5)
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_greedy_steps_are_the_trace(bergamot):
     text = bergamot.spec.example
     trace = vt.trace(bergamot, text)
@@ -39,6 +40,7 @@ def test_bergamot_greedy_steps_are_the_trace(bergamot):
     _check_rows(dec, trace)
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_beam_equals_the_models_own_beam_search(bergamot):
     text = "Where is the nearest train station?"
     hyps = bergamot.beam(text, 4)
@@ -86,6 +88,7 @@ def test_hf_decoder_only_steps_continue_the_prompt(load_tiny, family):
         np.testing.assert_allclose(step.self_row, arrays["decoder"][:, :, q, : q + 1], atol=1e-5)
 
 
+@pytest.mark.needs("minilm")
 def test_an_encoder_only_model_has_no_steps():
     with pytest.raises(ValueError, match="no decoder"):
         decode_steps(vt.load_model("minilm"), "The cat sat on the mat.")

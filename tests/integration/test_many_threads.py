@@ -88,6 +88,7 @@ def test_sixteen_threads_of_fifty_sentences_equal_the_sequential_results(
     assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.module.modules())
 
 
+@pytest.mark.needs("bergamot")
 def test_the_bergamot_translator_shared_by_four_threads_equals_the_sequential_results(same_trace):
     model = vt.load_model("bergamot-en-pt")
     # each thread gets 4 sentences

@@ -79,12 +79,14 @@ def test_weights_fit_the_budget_and_the_docs_state_the_training_time(model):
     assert f"{model.meta['data']['held_out']:,} sentences are held out" in doc
 
 
+@pytest.mark.needs("bergamot")
 def test_it_is_the_default_and_its_teacher_is_one_click_away(model):
     assert vt.default_model() == NAME == vt.available_models()[0]
     assert model.spec.teacher == "bergamot-en-pt" in vt.available_models()
     assert "production" in vt.model_info("bergamot-en-pt").description
 
 
+@pytest.mark.needs("bergamot")
 def test_20_everyday_sentences_keep_the_teachers_content_words(model):
     """Issue 18: school, weather, family, travel and food sentences, translated by the student
     and by the teacher's native engine; none drops a listed content word that the teacher keeps
@@ -97,6 +99,7 @@ def test_20_everyday_sentences_keep_the_teachers_content_words(model):
     assert sum(not r.dropped for r in rows) >= MIN_STRICT, [r for r in rows if r.dropped]
 
 
+@pytest.mark.needs("bergamot")
 def test_chrf_against_the_teacher_recomputed_on_a_fixed_held_out_sample(model):
     """chrF of the student's greedy translations against the teacher's, both run now, on the
     first ``SAMPLE`` sentences of ``held_out_sample.json`` (a fixed draw from the split training

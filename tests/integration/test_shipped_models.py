@@ -16,6 +16,7 @@ from viz_transformer.training.tasks.train import exact_match
 SHIPPED = ["paper-reverse", "paper-dates", "paper-sov"]
 
 
+@pytest.mark.needs("bergamot")
 def test_registry_offers_the_shipped_models_default_first():
     names = vt.available_models()
     assert set(SHIPPED) <= set(names)

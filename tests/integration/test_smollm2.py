@@ -126,6 +126,7 @@ print(s.ensure())
 """
 
 
+@pytest.mark.needs("smollm2")
 @pytest.mark.slow
 def test_two_processes_converting_at_once_convert_once(tmp_path):
     env = {**os.environ, "VT_CACHE_DIR": str(tmp_path)}
@@ -143,6 +144,7 @@ def test_two_processes_converting_at_once_convert_once(tmp_path):
     smollm2.check(Path(outs[0]))
 
 
+@pytest.mark.needs("smollm2")
 def test_without_a_lock_the_first_rename_wins(tmp_path, monkeypatch):
     monkeypatch.setenv("VT_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(smollm2, "_file_lock", lambda path: _no_lock())
@@ -159,6 +161,7 @@ def test_without_a_lock_the_first_rename_wins(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".smollm2")] == []
 
 
+@pytest.mark.needs("smollm2")
 def test_a_killed_conversion_leaves_nothing_and_the_next_one_cleans_up(tmp_path, monkeypatch):
     monkeypatch.setenv("VT_CACHE_DIR", str(tmp_path))
     (tmp_path / f".{smollm2.FOLDER}-dead").mkdir()  # debris of a process killed mid-way
@@ -174,6 +177,7 @@ def test_a_killed_conversion_leaves_nothing_and_the_next_one_cleans_up(tmp_path,
     assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == []
 
 
+@pytest.mark.needs("smollm2")
 def test_a_damaged_cache_gets_one_message_with_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("VT_CACHE_DIR", str(tmp_path))
     folder = smollm2.folder()

@@ -23,6 +23,8 @@ from viz_transformer.training.en_pt import student_init as si
 from viz_transformer.training.en_pt.distill import DistillSettings, train_and_ship
 from viz_transformer.training.en_pt.distill_unscaled import record_unscaled
 
+pytestmark = pytest.mark.needs("bergamot")  # the teacher is the Bergamot model
+
 SENTENCES = (
     "I am a student.",
     "The weather will be cold and rainy tomorrow morning.",

@@ -9,6 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from viz_transformer.serve.config import Replica, find_haproxy, render
@@ -55,6 +56,7 @@ def test_kubernetes_probes_readiness_and_keeps_a_browser_on_its_pod():
     assert backend["name"] == service["metadata"]["name"]
 
 
+@pytest.mark.needs("haproxy")
 def test_compose_runs_the_replicas_behind_haproxy_with_the_packages_config(tmp_path):
     services = _yaml(DEPLOY / "compose.yaml")[0]["services"]
     apps = _apps(services)

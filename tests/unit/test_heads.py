@@ -175,7 +175,7 @@ def test_value_weighted_matches_a_direct_computation(tiny, kind):
         attn = (tiny.module.encoder if kind == "encoder" else tiny.module.decoder).layers
         sub = attn[layer].cross_attn if kind == "cross" else attn[layer].self_attn
         v = run.captured["v"][layer]  # (h, k, d_k)
-        w_o = sub.W_o.weight.detach().numpy()  # (d, h * d_k)
+        w_o = sub.W_o.weight.detach().cpu().numpy()  # (d, h * d_k); the model may run on a GPU
         for h in range(2):
             f = v[h] @ w_o[:, h * 8 : (h + 1) * 8].T  # (k, d)
             want = tr.get(kind)[layer, h] * np.linalg.norm(f, axis=-1)[None, :]

@@ -26,7 +26,8 @@ def hf(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def bergamot():
+def bergamot(need):
+    need("bergamot")
     return vt.load_model("bergamot-en-pt")
 
 

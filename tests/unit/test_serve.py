@@ -50,6 +50,7 @@ def test_the_config_sends_each_replica_its_sessions_and_checks_its_health(tmp_pa
     assert "timeout check 3s" in text and "shutdown-sessions" not in text
 
 
+@pytest.mark.needs("haproxy")
 def test_haproxy_accepts_the_rendered_config(tmp_path):
     config = tmp_path / "haproxy.cfg"
     config.write_text(render(REPLICAS, "0.0.0.0", 8080, tmp_path / "haproxy.sock"))
@@ -84,6 +85,7 @@ def test_the_command_reports_one_line_and_exits_non_zero(flags, capsys, tmp_path
     assert code == 2 and err.startswith("serve: error: ") and err.count("\n") == 1
 
 
+@pytest.mark.needs("haproxy")
 def test_the_command_refuses_a_busy_port(capsys, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -136,6 +138,7 @@ def haproxy_passes(config: str, status: int, body: str) -> bool:
     return checks[how]()
 
 
+@pytest.mark.needs("streamlit")
 def test_the_health_check_expects_what_streamlit_answers(tmp_path):
     text = render(REPLICAS, "127.0.0.1", 8501, tmp_path / "haproxy.sock")
     path, status, body = streamlit_health(ready=True)
@@ -145,6 +148,7 @@ def test_the_health_check_expects_what_streamlit_answers(tmp_path):
     assert status == 503 and not haproxy_passes(text, status, body), (status, body)
 
 
+@pytest.mark.needs("streamlit")
 @pytest.mark.parametrize("ready", [True, False])
 def test_serve_reads_a_replica_healthy_when_streamlit_says_so(ready):
     _, status, body = streamlit_health(ready)

@@ -15,6 +15,7 @@ from viz_transformer.models.registry import nearest_model
 from viz_transformer.text.language import guess_language, split_sentences, stops_early
 
 
+@pytest.mark.needs("bergamot", "minilm")
 def test_each_spec_says_architecture_kinds_positions_and_data():
     assert vt.model_info("paper-en-pt").summary() == (
         "encoder-decoder: encoder self, decoder masked self, cross attention; sinusoidal "
@@ -25,6 +26,7 @@ def test_each_spec_says_architecture_kinds_positions_and_data():
     assert vt.model_info("bergamot-pt-en").data == "Portuguese -> English"
 
 
+@pytest.mark.needs("bergamot", "minilm")
 def test_the_nearest_model_with_a_missing_kind_reads_the_same_language():
     has_decoder = lambda s: "decoder" in s.shows  # noqa: E731
     assert nearest_model("bergamot-en-pt", has_decoder) == "paper-en-pt"

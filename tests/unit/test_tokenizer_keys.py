@@ -27,6 +27,7 @@ def _spm(name: str) -> spm.SentencePieceProcessor:
     return spm.SentencePieceProcessor(model_file=str(file))
 
 
+@pytest.mark.needs("bergamot")
 def test_a_student_with_its_teachers_pieces_has_its_key_and_its_tokens():
     # paper-en-pt's vocabulary is bergamot-en-pt's with <pad> and <s> added and renumbered
     keys = {n: tokenizer_key(vt.model_info(n)) for n in ("paper-en-pt", "bergamot-en-pt")}
@@ -37,6 +38,7 @@ def test_a_student_with_its_teachers_pieces_has_its_key_and_its_tokens():
         assert student.encode(text, out_type=str) == teacher.encode(text, out_type=str)
 
 
+@pytest.mark.needs("bergamot")
 def test_models_that_split_text_differently_have_different_keys():
     en_pt, pt_en = _spm("bergamot-en-pt"), _spm("bergamot-pt-en")
     assert any(en_pt.encode(t, out_type=str) != pt_en.encode(t, out_type=str) for t in SENTENCES)

@@ -133,6 +133,7 @@ def test_every_step_equals_the_paper_model(name, kind):
     check_every_step(model_named(name), kind)
 
 
+@pytest.mark.needs("bergamot")
 @pytest.mark.parametrize(("name", "kind"), BERGAMOT)
 def test_every_step_equals_bergamot(name, kind):
     check_every_step(model_named(name), kind)
@@ -156,6 +157,7 @@ def test_layer_zero_input_is_scaled_embedding_plus_sinusoid(kind):
     assert deeper.embed is None and deeper.pos is None
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_layer_zero_uses_marian_positions():
     from viz_transformer.networks.marian import marian_positions
 
@@ -216,6 +218,7 @@ def test_models_and_inputs_it_cannot_walk_through_say_why(tmp_path):
         wt.explain(cap, 0, 0, 5)
 
 
+@pytest.mark.needs("bergamot")
 def test_bergamot_decoder_self_attention_is_explained_as_recurrent():
     with pytest.raises(ValueError, match="recurrent"):
         wt.capture(model_named("bergamot-en-pt"), "Hello.", "decoder")

@@ -229,7 +229,7 @@ def test_head_writes_ranks_the_heads_own_logits(hf_models, paper):
     cross = writes.head_writes(paper, PAPER_TEXT, "cross", 1, 0, 1, k=3)
     assert not cross.exact and "Post-norm" in cross.note
     out = writes.head_output(wt.capture(paper, PAPER_TEXT, "cross"), 1, 0, 1)
-    generator = paper.module.generator.weight.detach().double().numpy()
+    generator = paper.module.generator.weight.detach().cpu().double().numpy()
     np.testing.assert_allclose(cross.promoted["logit"].iloc[0], (generator @ out).max(), rtol=1e-5)
     with pytest.raises(ValueError, match="encoder head"):
         writes.head_writes(paper, PAPER_TEXT, "encoder", 0, 0, 1)
