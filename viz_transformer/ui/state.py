@@ -9,33 +9,19 @@ pages use the same keys for their widgets, so a link reproduces the view.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
 
-MODEL_KEY, TEXT_KEY, HF_KEY, EXTRA_KEY = "model", "sentence", "hf_id", "_extra_models"
-PRESENTER_KEY, SHOWN_KEY, HF_ERROR_KEY = "presenter", "_model_shown", "_hf_error"
+# the URL keys and their readers live below the UI, so lesson files are checked against them
+from viz_transformer.records.view_keys import MODEL_KEY as MODEL_KEY
+from viz_transformer.records.view_keys import PRESENTER_KEY as PRESENTER_KEY
+from viz_transformer.records.view_keys import TEXT_KEY, URL_KEYS
+
+HF_KEY, EXTRA_KEY = "hf_id", "_extra_models"
+SHOWN_KEY, HF_ERROR_KEY = "_model_shown", "_hf_error"
 URL_READ_KEY = "_url_read"  # set once the session's view was taken from the URL
-
-
-# session-state key -> how to read it from the URL; pages use these keys for their widgets
-def _flag(value: str) -> bool:
-    if value not in ("True", "False"):
-        raise ValueError(value)
-    return value == "True"
-
-
-URL_KEYS: dict[str, Callable[[str], Any]] = {
-    MODEL_KEY: str, TEXT_KEY: str, "kind": str, "layer": int, "head": int, "step": int,
-    PRESENTER_KEY: _flag, "attn_tab": str, "hide_special": _flag, "agg": str, "token": int,
-    "beam": int, "top_k": int, "max_steps": int, "dec_layer": int, "target": str,
-    "sentence_part": int, "weighting": str, "heads_kind": str, "heads_mode": str,
-    "heads_layer": int, "heads_head": int, "cmp_mode": str, "cmp_a": str, "cmp_b": str,
-    "cmp_kind": str, "cmp_text": str, "cmp_pair": int, "cmp_sentence": int, "cmp_run": str,
-    "cmp_head": int, "why_query": int, "why_key": int, "writes_position": int,
-    "lesson_back": str, "corpus_source": str, "corpus_stat": str, "corpus_head": str,
-}  # fmt: skip
 KEPT_KEYS = (*URL_KEYS, HF_KEY, SHOWN_KEY)
 URL_TEXT_LIMIT = 2000  # longer text stays out of the URL (servers refuse very long request lines)
 LONG_TEXT_KEYS = (TEXT_KEY, "cmp_text")

@@ -23,6 +23,7 @@ from viz_transformer.analysis.lessons.records import (
 )
 from viz_transformer.models.registry import model_info
 from viz_transformer.records.kinds import KINDS
+from viz_transformer.records.view_keys import MODEL_KEY, URL_KEYS
 
 SUFFIXES = (".yaml", ".yml")
 TOP_KEYS = {"title": True, "model": True, "steps": True, "description": False}  # key: required
@@ -40,6 +41,8 @@ NUMBER_FIELDS: dict[str, tuple[str, ...]] = {  # a number check's quantity -> it
     "row_entropy": ("sentence", "attention", "layer", "head", "query"),
     "pe_value": ("position", "dim", "d_model"),
 }
+# a step's view: the app's URL keys, but the model (the lesson's) and the way back (the link's)
+VIEW_KEYS = set(URL_KEYS) - {MODEL_KEY, "lesson_back"}
 INDEX_FIELDS = ("query", "key", "layer", "head", "step", "position", "dim", "correct")
 TEXT_FIELDS = ("sentence", "attention", "quantity", "question")
 
@@ -218,10 +221,23 @@ class _Shape:
             view = {}
         elif view and page is None:
             self.add((*path, "view"), "a 'view' needs the 'page' it applies to")
+        self.view_keys(view, (*path, "view"))
         check = self.check(data["check"], (*path, "check"), model) if "check" in data else None
         if title is None:
             return None
         return Step(title, body, page, MappingProxyType(dict(view)), check)
+
+    def view_keys(self, view: dict, path: Path_) -> None:
+        """Each key one the app reads from its URL, with a value it can read."""
+        for key, value in view.items():
+            if key not in VIEW_KEYS:
+                self.add((*path, key), f"unknown view key {key!r}; the app's URL keys: "
+                         f"{', '.join(sorted(VIEW_KEYS))}")  # fmt: skip
+                continue
+            try:
+                URL_KEYS[key](str(value))
+            except ValueError:
+                self.add((*path, key), f"view key {key!r} cannot be {value!r}")
 
     def check(self, data: Any, path: Path_, model: str) -> Check | None:
         if not isinstance(data, dict) or data.get("kind") not in CHECK_KINDS:
