@@ -24,6 +24,10 @@ PASS = jobs.JobText(
     "corpus_head_pass",
 )
 STRIP_KEY = "corpus_head_strip"
+NO_DISTANCE = (
+    "No query-key distances for cross-attention: its queries are positions of the output and its "
+    "keys positions of the source, two different sentences."
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -61,6 +65,9 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
     where = f"{label}, {result.sentences} sentences sampled evenly ({result.rows:,} query rows)"
     widgets.chart(figures.pairs_figure(result.pairs, f"Most attended token pairs: {where}"),
                   "corpus-head-pairs")  # fmt: skip
+    if kind == "cross":  # query and key positions of two different sentences
+        st.info(NO_DISTANCE)
+        return
     widgets.chart(figures.distance_figure(result.offsets, result.mass, f"Distances: {where}"),
                   "corpus-head-distances")  # fmt: skip
 

@@ -157,5 +157,12 @@ def test_the_heads_page_draws_levels_the_head_among_all_and_its_pass(
     np.testing.assert_allclose(
         decode_array(pairs["data"][0]["x"]), want.pairs["share"].head(15).to_numpy()[::-1]
     )
+    # a cross head's queries and keys are positions of two sentences: no distances, a reason
+    assert not any(t.startswith("Distances") for t in by_title)
+    assert any("No query-key distances for cross-attention" in i.value for i in app.info)
+    app = open_page(PAGE, params={"corpus_stat": "entropy", "corpus_head": "decoder/1/3"})
+    assert not app.exception and not app.error  # the sample's traces are kept: no second pass
+    by_title = {f["layout"]["title"]["text"]: f for f in figures(app)}
     distances = next(f for t, f in by_title.items() if t.startswith("Distances"))
+    want = head_page.head_pass(traces, "decoder", 1, 3)
     np.testing.assert_allclose(decode_array(distances["data"][0]["y"]), want.mass, rtol=1e-6)
