@@ -30,17 +30,27 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
         st.info(str(exc))
         return
     tokens = cap.query_tokens
+    named = _named_positions(tokens, caches.trace(name, text).pred_tokens)
     state.keep_choice("writes_position", range(len(tokens)), len(tokens) - 1)
     position = st.selectbox(
-        "At position", range(len(tokens)), format_func=lambda i: f"{i}: {tokens[i]}",
+        "At position", range(len(tokens)), format_func=named.__getitem__,
         key="writes_position", help="The head's output z_h W^O_h at this position, read through "
-        "the output layer: which next tokens it makes more (blue) or less (red) likely.",
+        "the output layer: which next tokens it makes more (blue) or less (red) likely. The "
+        "arrow names the token the model predicts there, as the maps label their rows.",
     )  # fmt: skip
     layer, head = st.session_state["heads_layer"], st.session_state["heads_head"]
     found = widgets.or_none(writes.writes_of, caches.model(name), cap, layer, head, position, TOP)
     if found is None:
         return
-    title = f"L{layer} H{head} at {tokens[position]!r}: tokens it promotes and suppresses"
+    title = f"L{layer} H{head} at {named[position]}: tokens it promotes and suppresses"
     fig = figures.writes_bars(found.promoted, found.suppressed, title)
     widgets.chart(fig, f"writes-{kind}-L{layer}-H{head}-t{position}", key="writes_chart")
     st.caption(found.note)
+
+
+def _named_positions(tokens: tuple[str, ...], predicted: tuple[str, ...]) -> list[str]:
+    """``3: um → estudante``: each position's input token and the token predicted there (the
+    logits this section splits predict the next token, and the maps label rows by it)."""
+    if len(predicted) != len(tokens):
+        return [f"{i}: {t}" for i, t in enumerate(tokens)]
+    return [f"{i}: {t} → {p}" for i, (t, p) in enumerate(zip(tokens, predicted, strict=True))]

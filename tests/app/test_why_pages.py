@@ -57,6 +57,23 @@ def test_what_heads_do_shows_the_tokens_a_head_writes(
     assert any("Pre-norm" in c.value for c in at.caption)
 
 
+def test_what_a_head_writes_names_each_position_by_the_token_predicted_there(
+    open_page: Callable[..., AppTest], figures: Callable
+) -> None:
+    """The logits split at a position predict the next token, and the maps above label a cross
+    row by it: position 3 of "I am a student." reads "um" and predicts "estudante"."""
+    params = {"heads_kind": "cross", "heads_layer": "1", "heads_head": "3"}
+    at = open_page("pages/what_heads_do.py", params=params)
+    trace = vt.trace(vt.load_model("paper-en-pt"), at.text_area(key="sentence").value)
+    assert trace.pred_tokens[3] == "estudante" and trace.tgt_tokens[3] == "um"
+    picker = at.selectbox(key="writes_position")
+    assert picker.options[3] == "3: um → estudante"
+    picker.set_value(3).run()
+    assert not at.exception, at.exception
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert "L1 H3 at 3: um → estudante: tokens it promotes and suppresses" in titles
+
+
 def test_attention_flow_is_a_job_with_a_token_limit(
     open_page: Callable[..., AppTest], figures: Callable, decode_array: Callable
 ) -> None:
