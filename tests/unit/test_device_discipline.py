@@ -90,17 +90,25 @@ def _placed(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
 
 def offenders(source: str, path: str = "<snippet>") -> list[str]:
     """``path:line torch.<factory>(...)`` for every factory call that names no device."""
+    if "torch" not in source:  # no torch import, no torch factory
+        return []
     tree = ast.parse(source)
     modules, functions = _torch_names(tree)
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (name := _factory(node, modules, functions)) is not None
+        and (path, name) not in ALLOWED
+    ]
+    if not calls:  # most files: no parent map to build
+        return []
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = _factory(node, modules, functions)
-        if name is None or (path, name) in ALLOWED or _placed(node, parents):
-            continue
-        found.append((node.lineno, f"{path}:{node.lineno} {ast.unparse(node)[:80]}"))
+    found = [
+        (node.lineno, f"{path}:{node.lineno} {ast.unparse(node)[:80]}")
+        for node in calls
+        if not _placed(node, parents)
+    ]
     return [line for _, line in sorted(found)]
 
 
