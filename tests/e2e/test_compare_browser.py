@@ -3,9 +3,13 @@ picks that head (the view's URL follows), and the default pair draws its heatmap
 
 from __future__ import annotations
 
-from playwright.sync_api import Page
+import urllib.parse
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
 
 from viz_transformer import settings
+from viz_transformer.testing.hf import BUILDERS
 from viz_transformer.training.checkpoints import new_run_folder
 from viz_transformer.training.live.train import train_live
 
@@ -33,3 +37,21 @@ def test_the_default_pair_draws_distances_and_a_pairs_maps(server: str, page: Pa
     page.get_by_text("JS distance of every head pair").wait_for()
     assert page.locator(".js-plotly-plot").count() == 2
     assert "cmp_a=paper-en-pt" in page.url and "cmp_b=bergamot-en-pt" in page.url
+
+
+def test_a_links_models_come_back_hugging_face_ones_included(
+    server: str, page: Page, tmp_path: Path
+):
+    bert = f"hf:{BUILDERS['bert'](tmp_path / 'bert')}"  # a session's own model, by folder
+    query = urllib.parse.urlencode({"cmp_a": bert, "cmp_b": bert, "cmp_text": "the cat sat"})
+    page.goto(f"{server}/compare_models?{query}")
+    _drawn(page)
+    page.get_by_text("JS distance of every head pair").wait_for()
+    for label in ("Model A", "Model B"):  # the link's model is the one picked
+        expect(page.get_by_role("combobox", name=label)).to_have_value(bert)
+    assert page.locator(".js-plotly-plot").count() == 2
+    reverse = "cmp_a=paper-reverse&cmp_b=paper-reverse&cmp_kind=cross&cmp_text=red+ship"
+    page.goto(f"{server}/compare_models?{reverse}")
+    _drawn(page)
+    expect(page.get_by_role("combobox", name="Model B")).to_have_value("paper-reverse")
+    expect(page.get_by_text("(cross) attention: matched pair at distance 0.0000")).to_have_count(1)
