@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ import sqlalchemy as sa
 
 import viz_transformer as vt
 from viz_transformer.__main__ import main
+from viz_transformer.analysis.lessons import grading
 from viz_transformer.classroom.engines import make_engine
 from viz_transformer.classroom.store import class_code
 
@@ -92,8 +94,15 @@ def test_a_class_from_create_to_the_teachers_tables(store, lesson, lesson_model)
 
 def test_another_replica_grades_the_same_lesson_from_the_database(store, lesson):
     code, _ = store.create(lesson)
+    grading._CACHE.clear()
     other = vt.ClassStore(store.engine)  # a fresh process's store: no lesson in memory
     assert other.lesson(code).source == LESSON and other.lesson(code).steps[2].check.kind == "token"
+    for _ in range(200):  # its first read of the class traced the lesson's sentence meanwhile
+        if (lesson.model, SENTENCE) in {(name, text) for name, _, text in grading._CACHE}:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the class's sentence was not traced in the background")
     token = other.join(code, "Cy")
     assert other.submit(code, token, 2, "<s>").correct
 

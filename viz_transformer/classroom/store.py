@@ -138,9 +138,8 @@ class ClassStore:
                 run(self.engine, lambda conn, row=row: conn.execute(classes.insert(), row), True)
             except IntegrityError:
                 continue
-            with self._lock:
+            with self._lock:  # no warm-up here: the creator may be a command about to exit
                 self._lessons[code] = lesson
-            threading.Thread(target=warm_traces, args=(lesson,), daemon=True).start()
             return code, key
         raise RuntimeError("could not draw a free class code; try again.")
 
