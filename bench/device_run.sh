@@ -46,8 +46,11 @@ log() { echo "[$(( $(date +%s) - START )) s] $*" | tee -a "$OUT/summary.txt"; }
 # 1. the carried wheels go first on the path (any Python: a venv, conda or the system's)
 if compgen -G "$WHEELS/*.whl" >/dev/null; then
   SITE=${TMPDIR:-/tmp}/vt-device-site
-  "$PY" -m pip install -q --no-index --no-deps --target "$SITE" --upgrade "$WHEELS"/*.whl \
-    > "$OUT/pip.log" 2>&1 || log "pip install of $WHEELS failed: see pip.log"
+  if ! "$PY" -m pip install -q --no-index --no-deps --target "$SITE" --upgrade "$WHEELS"/*.whl \
+      > "$OUT/pip.log" 2>&1; then  # no pip: a pure wheel is a zip of what goes on the path
+    log "pip install of $WHEELS failed (pip.log): unzipping the wheels instead"
+    for wheel in "$WHEELS"/*.whl; do "$PY" -m zipfile -e "$wheel" "$SITE"; done
+  fi
   export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
