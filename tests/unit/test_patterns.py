@@ -125,3 +125,15 @@ def test_fewer_queries_than_keys_are_the_last_positions(causal):
             row = np.exp(scores[i, :seen] - scores[i, :seen].max())
             want = np.concatenate([row / row.sum(), np.zeros(7 - seen)])
             np.testing.assert_allclose(lazy[layer, head][i], want, atol=1e-6)
+
+
+def test_a_nan_query_outside_the_sampled_rows_is_still_refused():
+    """validate() reads 64 rows of a long lazy map, and checks every query and key is finite."""
+    rng = np.random.default_rng(2)
+    q = rng.normal(size=(1, 2, 200, 8)).astype(np.float32)
+    k = rng.normal(size=(1, 2, 200, 8)).astype(np.float32)
+    tokens = tuple(f"t{i}" for i in range(200))
+    Trace("m", tokens, (), (), LazyPatterns(list(q), list(k), False), None, None).validate()
+    q[0, 1, 5, 3] = np.nan  # row 5: not one of the 64 rows sampled (0, 3, 6, ...)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        Trace("m", tokens, (), (), LazyPatterns(list(q), list(k), False), None, None).validate()

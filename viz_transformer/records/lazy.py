@@ -127,6 +127,11 @@ class LazyPatterns:
         """Layers whose queries and keys are already computed."""
         return [i for i, q in enumerate(self._q) if q is not None]
 
+    def finite(self) -> bool:
+        """Whether every query and key computed so far is finite (checked where they are)."""
+        kept = [t for t in (*self._q, *self._k) if t is not None]
+        return all(bool(torch.isfinite(t).all()) for t in kept)
+
     @property
     def device(self) -> torch.device:
         """Where the queries and keys are kept and heads computed (fetches layer 0 if need be)."""

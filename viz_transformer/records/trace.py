@@ -86,16 +86,19 @@ class Trace:
             if isinstance(arr, np.ndarray):
                 arr.flags.writeable = False  # records are shared between sessions: read-only
             at = np.arange(arr.shape[2])  # the rows checked: all, or a sample of a lazy map
+            finite = True
             if isinstance(arr, LazyPatterns):  # layer 0 and the deepest layer computed
                 at = (
                     np.linspace(0, arr.shape[2] - 1, min(arr.shape[2], 64)).round().astype(np.int64)
                 )
                 first = arr.cells(0, 0, at)  # fetches layer 0 of a deferred encoder
-                arr = np.stack([first, arr.cells(max(arr.fetched_layers()), -1, at)])[None]
+                deepest = arr.cells(max(arr.fetched_layers()), -1, at)
+                finite = arr.finite()  # every row's queries and keys, not only the sampled rows
+                arr = np.stack([first, deepest])[None]
             if arr.dtype != np.float32:
                 raise ValueError(f"{where} is {arr.dtype}; convert with .astype(np.float32).")
             sums = arr.sum(-1)  # one pass: a NaN or inf anywhere makes its row's sum non-finite
-            if not np.isfinite(sums).all():
+            if not (finite and np.isfinite(sums).all()):
                 raise ValueError(
                     f"{where} holds NaN or inf: a row was masked entirely; check the masks."
                 )
