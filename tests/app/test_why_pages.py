@@ -57,6 +57,24 @@ def test_what_heads_do_shows_the_tokens_a_head_writes(
     assert any("Pre-norm" in c.value for c in at.caption)
 
 
+def test_an_exact_split_draws_no_rest_bar_beside_its_last_part(
+    open_page: Callable[..., AppTest], figures: Callable, decode_array: Callable
+) -> None:
+    """paper-en-pt's cross L1 H3 at query 4, key 4: d31 is the largest part (6.76 of 41.70) and
+    the rest is rounding; a rest bar drawn beside d31 left d31 unlabelled and read as "rest"."""
+    params = {"kind": "cross", "layer": "1", "head": "3", "token": "4"}
+    at = open_page(QKV, params=params)
+    at.selectbox(key="why_key").set_value(4).run()
+    assert not at.exception, at.exception
+    model, text = vt.load_model("paper-en-pt"), at.text_area(key="sentence").value
+    parts = why.score_parts(model, text, "cross", 1, 3, 4, 4, by="dimension")
+    assert abs(parts.set_index("part").loc["rest", "value"]) < 1e-9
+    bars = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("By dimension"))
+    assert list(bars["data"][0]["x"]) == [f"d{i}" for i in range(32)]
+    total = decode_array(bars["data"][0]["y"]).sum()
+    assert np.isclose(total, why.attention_scores(model, text, "cross", 1, 3)[4, 4], rtol=1e-6)
+
+
 def test_what_a_head_writes_names_each_position_by_the_token_predicted_there(
     open_page: Callable[..., AppTest], figures: Callable
 ) -> None:

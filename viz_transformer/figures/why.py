@@ -11,6 +11,7 @@ from viz_transformer.figures.common import labels
 from viz_transformer.figures.heatmap import MASKED_GREY, label_axes, with_subtitle
 
 CLICKABLE = 4096  # cells up to which the map carries a clickable point per cell
+EXACT = 1e-4  # a rest within this share of the score is rounding (the splits are exact to 1e-4)
 PROMOTE, SUPPRESS = "#2166ac", "#b2182b"  # blue up, red down: the diverging scale's ends
 
 
@@ -55,9 +56,13 @@ def score_map(
 
 
 def parts_bars(parts: pd.DataFrame, title: str, top: int | None = None) -> go.Figure:
-    """One bar per part (``rest`` last), value on hover; ``top``: only the largest in magnitude
-    (the others summed into one bar, so the bars still add up to the score)."""
+    """One bar per part (``rest`` last, left out where the split is exact: an empty category
+    beside the last part reads as the last part's label), value on hover; ``top``: only the
+    largest in magnitude (the others summed into one bar, so the bars still add up to the
+    score)."""
+    total = float(parts["value"].sum())
     rest = parts[parts["part"] == "rest"]
+    rest = rest[rest["value"].abs() > EXACT * max(1.0, abs(total))]
     rows = parts[parts["part"] != "rest"]
     if top is not None and len(rows) > top:
         order = rows["value"].abs().sort_values(ascending=False).index
@@ -73,7 +78,6 @@ def parts_bars(parts: pd.DataFrame, title: str, top: int | None = None) -> go.Fi
                customdata=shown.get("wavelength"),
                marker_color=np.where(shown["value"] >= 0, PROMOTE, SUPPRESS))
     )  # fmt: skip
-    total = float(parts["value"].sum())
     fig.update_layout(
         title=with_subtitle(title, f"the bars add up to the score {total:.4f}"),
         yaxis_title="share of the score",
