@@ -199,7 +199,9 @@ def roles(name: str, text: str, kind: AttentionKind) -> None:
     for i, (role, grid) in enumerate(scores.items()):
         meaning, formula, source = ROLE_TEXTS[role]
         with cols[i % len(cols)]:
-            fig = figures.head_grid(grid, f"{role}", "score")
+            fig = figures.head_grid(
+                grid, f"{role}", "score", numbers=None if len(cols) == 1 else False
+            )
             widgets.chart(fig, f"role-{role}", share=1 / len(cols))
             st.caption(f"**{role}**: {meaning}. Score = {formula}. Source: {source}.")
 

@@ -28,20 +28,25 @@ def head_grid(
     colorbar: str,
     diverging: bool = False,
     subtitle: str | None = None,
+    numbers: bool | None = None,
 ) -> go.Figure:
     """One cell per head: ``scores`` ``[layers, heads]``, layer 0 on top, every layer and head
-    labelled, the value in each cell (two decimals) while at most ``NUMBERS_UP_TO`` heads share
-    a row, in the hover always: more numbers than that run into each other on a projector.
+    labelled, the value in the hover and, when ``numbers`` (by default: while at most
+    ``NUMBERS_UP_TO`` heads share a row), in each cell at a fixed readable size (two decimals;
+    plotly would otherwise shrink them to fit small cells). A grid in a narrow column passes
+    ``numbers=False``.
 
     ``diverging`` centres a red-blue scale on 0 (importance and patching can be negative).
     """
     layers, heads = scores.shape
     bound = float(np.nanmax(np.abs(scores))) if diverging and scores.size else None
-    numbers = {"text": [[f"{v:.2f}" for v in row] for row in scores], "texttemplate": "%{text}"}
+    numbers = heads <= NUMBERS_UP_TO if numbers is None else numbers
+    cells = {"text": [[f"{v:.2f}" for v in row] for row in scores], "texttemplate": "%{text}",
+             "textfont": {"size": 12}}  # fmt: skip
     fig = go.Figure(
         go.Heatmap(
             z=scores,
-            **(numbers if heads <= NUMBERS_UP_TO else {}),
+            **(cells if numbers else {}),
             colorscale="RdBu_r" if diverging else "Viridis",
             zmid=0 if diverging else None,
             zmin=-bound if bound else None,
@@ -50,7 +55,7 @@ def head_grid(
             hovertemplate="layer %{y}, head %{x}<br>" + colorbar + " %{z:.4f}<extra></extra>",
         )
     )
-    if heads > NUMBERS_UP_TO:
+    if not numbers:
         subtitle = ", ".join(filter(None, [subtitle, "values in the hover"]))
     # numeric axes with every tick named: a category axis skips labels when it is crowded
     fig.update_xaxes(title="head", tickmode="array", tickvals=list(range(heads)),

@@ -58,7 +58,7 @@ def curves_figure(curves: Mapping[str, np.ndarray], n_keys: int) -> go.Figure:
                 1,
                 col,
             )
-    fig.update_xaxes(type="log", title="d_k")
+    fig.update_xaxes(type="log", title="d_k", dtick=1)  # 1, 10, 100: no 2 and 5 between
     fig.update_layout(
         title=f"Softmax over {n_keys} random keys, averaged over seeded queries",
         height=380,
