@@ -49,15 +49,17 @@ class FakeModel:
     name = "fake"
 
 
+def _counted_rows(model, texts, ids, batch_size, on_batch=None) -> pd.DataFrame:
+    """``shard_rows`` without a model: reports each batch, returns the shard's ids."""
+    for start in range(0, len(ids), batch_size):
+        on_batch(len(ids[start : start + batch_size]))
+    return pd.DataFrame({"sentence_id": ids})
+
+
 def test_the_local_engine_stops_between_batches_and_keeps_whole_shards(
     tmp_path, monkeypatch
 ) -> None:
-    def rows(model, texts, ids, batch_size, on_batch=None):
-        for start in range(0, len(ids), batch_size):
-            on_batch(len(ids[start : start + batch_size]))
-        return pd.DataFrame({"sentence_id": ids})
-
-    monkeypatch.setattr(engines, "shard_rows", rows)
+    monkeypatch.setattr(engines, "shard_rows", _counted_rows)
     store, stop = ShardStore(tmp_path), StopToken()
     store.open(Manifest("fake", "h", "c", 10, 4))
     seen: list[int] = []
@@ -84,12 +86,7 @@ def test_an_unknown_engine_is_refused_by_name() -> None:
 
 
 def test_a_stop_as_a_shards_last_batch_ends_keeps_that_shard(tmp_path, monkeypatch) -> None:
-    def rows(model, texts, ids, batch_size, on_batch=None):
-        for start in range(0, len(ids), batch_size):
-            on_batch(len(ids[start : start + batch_size]))
-        return pd.DataFrame({"sentence_id": ids})
-
-    monkeypatch.setattr(engines, "shard_rows", rows)
+    monkeypatch.setattr(engines, "shard_rows", _counted_rows)
     store, stop = ShardStore(tmp_path), StopToken()
     store.open(Manifest("fake", "h", "c", 10, 2))  # one batch per shard, as the app runs it
     seen: list[int] = []
