@@ -15,7 +15,7 @@ from viz_transformer.analysis.corpus import head_page
 from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.figures import corpus_head as figures
 from viz_transformer.records.kinds import AttentionKind, KindHead, kind_head_label
-from viz_transformer.ui import caches, jobs, widgets
+from viz_transformer.ui import caches, jobs, state, widgets
 
 PASS = jobs.JobText(
     "Tracing sampled sentences (once for every head) for token pairs and distances…",
@@ -89,8 +89,10 @@ def _levels(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindH
 
 
 def _link(name: str, text: str, kind: AttentionKind, layer: int, head: int) -> str:
-    query = urllib.parse.urlencode({"model": name, "sentence": text, "kind": kind,
-                                    "layer": layer, "head": head})  # fmt: skip
+    view = {"model": name, "sentence": text, "kind": kind, "layer": layer, "head": head}
+    if widgets.presenting():  # the link opens a new tab, a new session: keep presenter mode
+        view[state.PRESENTER_KEY] = "True"
+    query = urllib.parse.urlencode(view)
     return f"[{widgets.literal(text[:90])}](attention_maps?{query})"
 
 

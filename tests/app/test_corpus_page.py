@@ -166,3 +166,16 @@ def test_the_heads_page_draws_levels_the_head_among_all_and_its_pass(
     distances = next(f for t, f in by_title.items() if t.startswith("Distances"))
     want = head_page.head_pass(traces, "decoder", 1, 3)
     np.testing.assert_allclose(decode_array(distances["data"][0]["y"]), want.mass, rtol=1e-6)
+
+
+def test_a_level_link_keeps_presenter_mode(open_page, small_corpus) -> None:
+    """The sentences' links open Attention maps in a new tab, a new session: presenter mode must
+    travel in the link or the projector's view falls back to small text."""
+    corpus_jobs.start(load_model("paper-en-pt"), SENTENCES, small_corpus).thread.join(60)
+    params = {"corpus_stat": "entropy", "corpus_head": "encoder/1/3"}
+    app = open_page(PAGE, params={**params, "presenter": "True"})
+    links = [m.value for m in app.markdown if "](attention_maps?" in m.value]
+    assert links and all("&presenter=True)" in line for m in links for line in m.splitlines()
+                         if "](attention_maps?" in line)  # fmt: skip
+    app = open_page(PAGE, params=params)
+    assert not any("presenter=" in m.value for m in app.markdown if "](attention_maps?" in m.value)
