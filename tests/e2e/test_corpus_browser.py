@@ -87,12 +87,14 @@ def test_the_view_comes_back_from_a_link_and_run_goes_on(
     expect(fresh.get_by_text("Showing cross attention L1 H3")).to_be_visible()
     expect(fresh.get_by_text("cross attention L1 H3: prev_token per sentence")).to_be_visible()
     kept = {p.name: p.stat().st_mtime_ns for p in folder.glob("shard-*")}
-    fresh.get_by_role("button", name="Run").click()
+    fresh.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Run").click()
     # one more batch finished: 192 sentences or more
     more = re.compile(r"(19\d|[2-9]\d\d|1,000)/1,000 sentences")
     expect(fresh.get_by_text(more)).to_be_visible(timeout=120_000)
-    fresh.get_by_role("button", name="Stop").click()
-    expect(fresh.get_by_text(re.compile(r"Stopped after [\d,]+ of 1,000"))).to_be_visible()
+    main = fresh.get_by_test_id("stMainBlockContainer")  # not the toolbar's Stop of a run
+    main.get_by_role("button", name="Stop").click()
+    stopped = fresh.get_by_text(re.compile(r"Stopped after [\d,]+ of 1,000"))
+    expect(stopped).to_be_visible(timeout=60_000)  # after the batch in flight
     fresh.context.close()
     now = {p.name: p.stat().st_mtime_ns for p in folder.glob("shard-*")}
     assert len(now) > len(kept) and all(now[n] == t for n, t in kept.items())  # not redone
