@@ -4,9 +4,12 @@ map labels a row by the token predicted there, not by the token the decoder read
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import viz_transformer as vt
+from pages.sections.attention_maps import TABS
 from viz_transformer.figures.heatmap import axes
 
 MAP_PAGE = "attention_maps"
@@ -36,3 +39,12 @@ def test_a_head_question_names_its_row_and_column_as_the_map_labels_them(
     where = f"{name} step {index}: the map labels"
     assert f'"{row}"' in question, f"{where} row {args['query']} {row!r}"
     assert f'"{col}"' in question, f"{where} column {args['key']} {col!r}"
+
+
+def test_a_view_a_step_names_is_one_attention_maps_has() -> None:
+    """A step that says 'the "X" view' on the Attention maps page names one of its views."""
+    for name in vt.lessons():
+        for i, step in enumerate(vt.load_lesson(name).steps):
+            if step.page == MAP_PAGE:
+                for view in re.findall(r'"([^"]+)" view', step.text):
+                    assert view in TABS, f"{name} step {i}: no view {view!r}; there are {TABS}"
