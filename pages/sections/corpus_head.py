@@ -49,6 +49,9 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
     beside = head_page.heads_beside(vt.head_summary(df), kind, layer, head)
     widgets.chart(figures.heads_strip_figure(beside, STATS, f"{label} (red) and every head"),
                   "corpus-head-strip", key=STRIP_KEY, on_select=lambda: _clicked(move))  # fmt: skip
+    if (beside["kind"] == "cross").any():
+        st.caption(f"{' and '.join(figures.SELF_ONLY)} compare positions of one sentence: "
+                   "cross-attention heads are not in those strips.")  # fmt: skip
     ids = head_page.sample_ids(len(sentences))
     sample = tuple(sentences[i] for i in ids)
     traces = jobs.stoppable(

@@ -150,7 +150,11 @@ def test_the_heads_page_draws_levels_the_head_among_all_and_its_pass(
     by_title = {f["layout"]["title"]["text"]: f for f in figures(app)}
     strip = by_title["cross attention L1 H3 (red) and every head"]
     marked = [t for t in strip["data"] if t["name"] == "this head"]
-    assert len(marked) == 5 and all(t["customdata"] == [["cross", 1, 3]] for t in marked)
+    assert len(marked) == 5  # one per statistic; prev_token and diagonal: self-attention only
+    assert [t.get("customdata") or [] for t in marked] == [[["cross", 1, 3]]] * 3 + [[]] * 2
+    for others in [t for t in strip["data"] if t["name"] == "other heads"][3:]:
+        assert all(kind != "cross" for kind, _, _ in others["customdata"])
+    assert any("cross-attention heads are not in those strips" in c.value for c in app.caption)
     traces = [vt.trace(load_model("paper-en-pt"), s) for s in SENTENCES]
     want = head_page.head_pass(traces, "cross", 1, 3)
     pairs = next(f for t, f in by_title.items() if t.startswith("Most attended token pairs"))

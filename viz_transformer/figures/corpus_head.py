@@ -13,6 +13,7 @@ from viz_transformer.figures.common import labels
 PAIRS_SHOWN = 15  # bars of the token-pair chart
 MARGIN = {"l": 10, "r": 10, "t": 50, "b": 10}
 PICKED, OTHERS = "#d62728", "#9db4cf"
+SELF_ONLY = ("prev_token", "diagonal")  # positions of one sequence: no cross-attention heads
 
 
 def pairs_figure(pairs: pd.DataFrame, title: str, top: int = PAIRS_SHOWN) -> go.Figure:
@@ -54,16 +55,20 @@ def heads_strip_figure(beside: pd.DataFrame, stats: tuple[str, ...], title: str)
     Args:
         beside: ``heads_beside`` (columns kind, layer, head, the statistics, ``picked``).
 
-    A point's ``customdata`` is (kind, layer, head), so a click can move to that head.
+    A point's ``customdata`` is (kind, layer, head), so a click can move to that head. The
+    strips of ``SELF_ONLY`` statistics leave out cross-attention heads: their queries and keys
+    are positions of two different sentences, so ``P[q, q - 1]`` and ``P[q, q]`` mean nothing.
     """
     fig = make_subplots(rows=1, cols=len(stats), subplot_titles=stats, horizontal_spacing=0.04)
     rng = np.random.default_rng(0)  # the same jitter on every draw
     jitter = rng.uniform(-0.3, 0.3, len(beside))
     custom = np.stack([beside["kind"], beside["layer"], beside["head"]], axis=-1)
     picked = beside["picked"].to_numpy(bool)
+    cross = (beside["kind"] == "cross").to_numpy(bool)
     for col, stat in enumerate(stats, start=1):
-        for mask, color, size, name in ((~picked, OTHERS, 7, "other heads"),
-                                        (picked, PICKED, 14, "this head")):  # fmt: skip
+        shown = ~cross if stat in SELF_ONLY else np.ones(len(beside), bool)
+        for mask, color, size, name in ((~picked & shown, OTHERS, 7, "other heads"),
+                                        (picked & shown, PICKED, 14, "this head")):  # fmt: skip
             hover = ("%{customdata[0]} L%{customdata[1]} H%{customdata[2]}<br>" + stat
                      + " %{y:.3f}<extra></extra>")  # fmt: skip
             fig.add_trace(go.Scatter(x=jitter[mask], y=beside[stat].to_numpy()[mask],
