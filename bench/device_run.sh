@@ -84,7 +84,7 @@ log "missing here: $(grep MISSING "$OUT/env.txt" | cut -d' ' -f1 | tr '\n' ' ')"
 TESTS=(tests/unit tests/integration)
 BENCH=()
 if [ "$SHORT" = 1 ]; then
-  TESTS=(tests/unit/test_tiles.py tests/unit/test_optional_parts.py tests/integration/test_device.py
+  TESTS=(tests/unit/test_tiles.py tests/integration/test_optional_parts.py tests/integration/test_device.py
          tests/integration/test_lazy_capture.py)
   BENCH=(--lengths 1024 --train-steps 2 --no-write)
 fi

@@ -1,5 +1,6 @@
 """``need`` (tests/conftest.py): a test of a missing optional part skips and names its install
-line; under CI (``CI=true`` or ``--require-optional``) it fails, since CI installs every part."""
+line; under CI (``CI=true`` or ``--require-optional``) it fails, since CI installs every part.
+Each case runs pytest in a subprocess (3 s each on a quiet machine), hence this tier, not unit."""
 
 from __future__ import annotations
 
