@@ -45,6 +45,7 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
 
     store = vt.classroom(url)
     check = store.lesson(code).steps[STEP].check
+    store.warm(code)  # as the class's first page on a replica of serve does
     vt.load_model(check.model)  # as a replica of serve, which loads the model before it listens
     if warm:
         vt.grade(check, ANSWER)

@@ -72,7 +72,7 @@ def teacher_page() -> None:
         return
     if not allowed(code, key):
         return
-    lesson = lesson_place.or_stop(lambda: lesson_place.store().lesson(code))
+    lesson = lesson_place.or_stop(lambda: lesson_place.class_lesson(code))
     st.subheader(lesson.title, anchor=False)
     if not widgets.presenting():
         class_view.links(code, key)

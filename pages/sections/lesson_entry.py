@@ -34,7 +34,7 @@ def _to_class() -> None:
 
 def join_form(code: str) -> None:
     """A student's first visit with the class link: a display name, once."""
-    found = lesson_place.or_stop(lambda: lesson_place.store().lesson(code))
+    found = lesson_place.or_stop(lambda: lesson_place.class_lesson(code))
     st.title(found.title)
     st.markdown(f"Class **{widgets.literal(code)}**. Your teacher sees the name you type here.")
     with st.form("join-name", border=False):

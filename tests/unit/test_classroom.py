@@ -97,7 +97,8 @@ def test_another_replica_grades_the_same_lesson_from_the_database(store, lesson)
     grading._CACHE.clear()
     other = vt.ClassStore(store.engine)  # a fresh process's store: no lesson in memory
     assert other.lesson(code).source == LESSON and other.lesson(code).steps[2].check.kind == "token"
-    for _ in range(200):  # its first read of the class traced the lesson's sentence meanwhile
+    other.warm(code)  # as the class's first page on that replica does
+    for _ in range(200):  # the warm-up traces the lesson's sentence meanwhile
         if (lesson.model, SENTENCE) in {(name, text) for name, _, text in grading._CACHE}:
             break
         time.sleep(0.05)
@@ -247,3 +248,46 @@ def test_class_commands_create_a_class_and_export_its_answers(database_url, less
     assert (df["student"][0], df["step"][0], df["answer"][0]) == ('Ana, "Jr"', 3, "a, b\nc")
     assert main(["class", "export", code, "--key", "wrong", "--db", database_url]) == 1
     assert capsys.readouterr().err == "error: wrong teacher key for this class.\n"
+
+
+READER = """
+import sys, dataclasses, threading, viz_transformer as vt
+from viz_transformer.models.registry import offer_memory_model
+from viz_transformer.testing.paper import tiny_paper_model
+tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
+spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
+offer_memory_model(dataclasses.replace(tiny, spec=spec))
+store = vt.classroom(sys.argv[1])
+store.lesson(sys.argv[2])
+print(threading.active_count(), flush=True)
+if sys.argv[3] == "warm":
+    store.warm(sys.argv[2])  # the process exits while the warm-up thread may be tracing
+"""
+
+
+@pytest.mark.parametrize("warm", ["read", "warm"])
+def test_a_script_reading_a_class_leaves_no_torch_thread_and_exits_cleanly(
+    store, lesson, database_url, warm
+):
+    code, _ = store.create(lesson)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", READER, database_url, code, warm],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]  # reading a class started no thread
+
+
+def test_warm_traces_a_class_s_sentences_once_per_store(store, lesson, database_url):
+    code, _ = store.create(lesson)
+    grading._CACHE.clear()
+    reader = vt.classroom(database_url)  # another replica
+    before = set(threading.enumerate())
+    reader.lesson(code)
+    assert set(threading.enumerate()) == before  # reading starts nothing
+    reader.warm(code)
+    reader.warm(code)
+    started = [t for t in threading.enumerate() if t not in before]
+    assert len(started) <= 1 and not any(t.daemon for t in started)
+    for t in started:
+        t.join(60)
+    assert {(name, sentence) for name, _, sentence in grading._CACHE} == {("lesson-tiny", SENTENCE)}

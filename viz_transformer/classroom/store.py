@@ -116,6 +116,7 @@ class ClassStore:
         self.engine = engine
         self._lessons: dict[str, Lesson] = {}  # code -> its lesson (a class's never changes)
         self._lock = threading.Lock()
+        self._warmed: set[str] = set()  # the classes warm() has started tracing
 
     def __repr__(self) -> str:
         return f"ClassStore({self.engine.url.render_as_string(hide_password=True)})"
@@ -203,11 +204,23 @@ class ClassStore:
             raise ValueError(f"no class with code {code!r}; check the code.")
         lesson = read_lesson(row.lesson_source, row.lesson_name, f"class {code}")
         with self._lock:
-            fresh = code not in self._lessons
             self._lessons[code] = lesson
-        if fresh:  # this replica's first look at the class: trace its sentences meanwhile
-            threading.Thread(target=warm_traces, args=(lesson,), daemon=True).start()
         return lesson
+
+    def warm(self, code: str) -> None:
+        """Trace the sentences class ``code`` is graded on in a background thread, once per
+        store, so its first answers wait for no forward pass (a server calls it when a page
+        opens the class; ``lesson`` does not, as a script reading a class may be about to exit).
+        The thread is not a daemon (PyTorch mid-call in a daemon thread aborts the exiting
+        process) and stops after its current sentence once the main thread has ended."""
+        code = class_code(code)
+        lesson = self.lesson(code)
+        with self._lock:
+            if code in self._warmed:
+                return
+            self._warmed.add(code)
+        keep_going = threading.main_thread().is_alive
+        threading.Thread(target=warm_traces, args=(lesson, keep_going), name="warm-traces").start()
 
     def join(self, code: str, name: str) -> str:
         """Add a student named ``name`` to class ``code``; their token (put it in their URL).

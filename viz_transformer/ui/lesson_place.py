@@ -28,6 +28,14 @@ def store() -> vt.ClassStore:
     return vt.classroom()
 
 
+def class_lesson(code: str) -> vt.Lesson:
+    """The lesson class ``code`` runs; this server traces its graded sentences meanwhile.
+    Raises ``ValueError`` for an unknown code."""
+    found = store().lesson(code)
+    store().warm(code)
+    return found
+
+
 def message(exc: BaseException) -> str:
     """What a store error says to a student or teacher (a database's error: its first line)."""
     if isinstance(exc, SQLAlchemyError):
@@ -133,7 +141,7 @@ def in_class(code: str, token: str) -> ClassPlace:
     Raises:
         ValueError: an unknown class code or student token.
     """
-    found, student = store().lesson(code), store().student(code, token)
+    found, student = class_lesson(code), store().student(code, token)
     answers = {a.step: (a.answer, a.grade) for a in store().answers_of(code, token)}
     step = min(student.place, len(found.steps) - 1)
     back = {"class": code, "student": token}

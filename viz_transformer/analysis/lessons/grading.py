@@ -11,6 +11,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -62,12 +63,15 @@ def check_sentence(check: Check) -> str | None:
     return check.args["args"].get("sentence") if check.kind == "number" else None
 
 
-def warm_traces(lesson: Lesson) -> None:
+def warm_traces(lesson: Lesson, keep_going: Callable[[], bool] = lambda: True) -> None:
     """Trace every sentence the lesson's checks are graded on, so the first answers to each
     step wait for no forward pass (a server calls it in the background when it opens a class);
-    a sentence the model cannot read is left for ``check_lesson`` to report."""
+    a sentence the model cannot read is left for ``check_lesson`` to report. Stops before the
+    next sentence once ``keep_going()`` is False."""
     sentences = {check_sentence(s.check) for s in lesson.steps if s.check is not None}
     for sentence in sorted(s for s in sentences if s is not None):
+        if not keep_going():
+            return
         try:
             lesson_trace(lesson.model, sentence)
         except (ValueError, RuntimeError):
