@@ -218,3 +218,25 @@ def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch):
         at = _open(page, params)
         assert "class database cannot be reached" in at.error[0].value, (page, params)
     lesson_place.store.clear()
+
+
+def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store):
+    lesson = vt.load_lesson(TOUR)
+    step = _head_step(lesson)
+    code, key = store.create(TOUR)
+    at = _open(LESSON, {"class": code})
+    at.text_input(key="name").input("Empty Checker")
+    next(b for b in at.button if b.label == "Join").click().run()
+    _go_to(at, step)
+    right = vt.grade(lesson.steps[step].check, "L0 H0").expected
+    layer, head = (int(x[1:]) for x in right.split())
+    _row(at, step, layer).set_value(head).run()
+    assert at.success and right in _texts(at)
+    for blank in ("", "   "):
+        at.text_input(key=f"lesson-typed-{step}").input(blank)
+        next(b for b in at.button if b.label == "Check").click().run()
+        assert not at.exception, at.exception
+        assert any("Type an answer first" in w.value for w in at.warning)
+        assert at.success and f"Your answer: **{right}**" in _texts(at)  # the last answer stays
+    stored = store.answers(code, key)
+    assert list(stored["answer"]) == [right] and list(stored["correct"]) == [True]

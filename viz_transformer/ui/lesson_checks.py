@@ -43,12 +43,18 @@ def answer_box(check: vt.Check, step: int, given: str | None, on_answer: Answer)
         box(LABELS[check.kind], key=key, placeholder=PLACEHOLDERS.get(check.kind, ""))
         st.form_submit_button("Submit" if check.kind == "text" else "Check", type="primary",
                               on_click=_send, args=(key, on_answer))  # fmt: skip
+    if st.session_state.pop(f"{key}-blank", False):
+        st.warning("Type an answer first: an empty box is not sent (your last answer stays).")
 
 
 def _send(key: str, on_answer: Answer) -> None:
-    """Callback of a form's button: the answer in widget ``key``, if any, to ``on_answer``."""
+    """Callback of a form's button: the answer in widget ``key``, if any, to ``on_answer``; a
+    blank one is not sent (it would be graded wrong over the last answer) but noted, so the
+    form says to type one."""
     answer = st.session_state.get(key)
-    if answer is not None:
+    if isinstance(answer, str) and not answer.strip():
+        st.session_state[f"{key}-blank"] = True
+    elif answer is not None:
         on_answer(str(answer))
 
 
