@@ -21,6 +21,17 @@ def step_label(step: int, title: str, width: int = 38) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def count_dtick(most: int, ticks: int = 8) -> int:
+    """The step between ticks of an axis of counts from 0 to ``most``: a whole 1, 2 or 5 times
+    a power of ten, the smallest giving at most ``ticks`` steps (never a fraction of a student)."""
+    scale = 1
+    while True:
+        for step in (scale, 2 * scale, 5 * scale):
+            if most <= step * ticks:
+                return step
+        scale *= 10
+
+
 def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.Figure:
     """Grouped horizontal bars, a group per step (first step on top), of the students who
     reached, answered and got right each step.
@@ -45,8 +56,14 @@ def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.
     fig.update_layout(
         barmode="group",
         height=height,
-        title=f"Where the class is: {students} students",
-        xaxis={"title": "students", "range": [0, max(students, 1) * 1.1], "dtick": None},
+        title=f"Where the class is: {students} student{'' if students == 1 else 's'}",
+        xaxis={
+            "title": "students",
+            "range": [0, max(students, 1) * 1.1],
+            "tick0": 0,
+            "dtick": count_dtick(students),
+            "tickformat": "d",
+        },
         yaxis={"autorange": "reversed", "automargin": True},
         legend={"orientation": "h", "y": -0.12},
         margin={"t": 50, "b": 40, "l": 10, "r": 20},
