@@ -1,11 +1,14 @@
 """What every tier shares: one torch thread (2 shared cores), offline, a tiny random paper model,
 bit-for-bit trace equality, and ``need``: a test of an optional part (a model wheel, Ray, HAProxy,
 Streamlit, the browser) skips where the part is missing, with its install line, and fails under
-CI, which installs them all. Random models come from ``viz_transformer.testing``."""
+CI, which installs them all; the lesson model (``lesson-tiny``) and the class store's databases
+(SQLite, and a PostgreSQL server of the session's own). Random models come from
+``viz_transformer.testing``."""
 
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import importlib.util
 import os
 import shutil
@@ -30,9 +33,11 @@ import pytest
 import torch
 
 from viz_transformer.models.paper import PaperModel
+from viz_transformer.models.registry import forget_memory_models, offer_memory_model
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.trace import Trace
 from viz_transformer.testing.paper import tiny_paper_model
+from viz_transformer.testing.postgres import postgres_bin, temporary_postgres
 
 torch.set_num_threads(1)
 
@@ -164,3 +169,40 @@ def smollm2_model(tmp_path_factory: pytest.TempPathFactory):
         mp.setenv("VT_CACHE_DIR", str(tmp_path_factory.mktemp("vt-cache")))
         vt.prepare_model("smollm2")
         yield vt.load_model("smollm2")
+
+
+LESSON_MODEL = "lesson-tiny"
+
+
+@pytest.fixture(scope="session")
+def lesson_model() -> PaperModel:
+    """A tiny random paper model (seed 3, 12 positions) that ``vt.load_model("lesson-tiny")``
+    returns while the session lasts, so a lesson file can name it."""
+    tiny = tiny_paper_model(seed=3, max_len=12)
+    tiny = dataclasses.replace(tiny, spec=dataclasses.replace(tiny.spec, name=LESSON_MODEL))
+    offer_memory_model(tiny)
+    yield tiny
+    forget_memory_models(LESSON_MODEL)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """A PostgreSQL server of its own for the session (``testing.postgres``). Skipped where
+    PostgreSQL is not installed, except on CI (``CI=true``), where that fails: install Debian's
+    ``postgresql``."""
+    if postgres_bin() is None:
+        message = "PostgreSQL is not installed (apt-get install -y postgresql)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    with temporary_postgres() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh SQLite file, or the session's PostgreSQL server: the class store's tests run on
+    both engines."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    return request.getfixturevalue("postgres_url")

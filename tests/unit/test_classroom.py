@@ -1,13 +1,13 @@
 """The class store (``vt.classroom``) on SQLite and on a real PostgreSQL server: a class from
 create to the teacher's tables, grading at answer time, keys and unknown codes, 60 students
-submitting at once, a replica killed mid-lesson, and hostile names stored as typed."""
+submitting at once, and hostile names stored as typed (a replica killed mid-lesson:
+tests/integration/test_classroom_replica.py)."""
 
 from __future__ import annotations
 
 import io
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -173,39 +173,6 @@ def test_sixty_students_submit_at_once_and_none_is_lost(store, lesson, lesson_mo
     df = store.answers(code, key)
     assert len(df) == n and df["student"].nunique() == n and df["correct"].sum() == n // 2
     assert store.funnel(code, key)["reached"].tolist()[1] == n
-
-
-KILLED = """
-import sys, dataclasses, viz_transformer as vt
-from viz_transformer.models.registry import offer_memory_model
-from viz_transformer.testing.paper import tiny_paper_model
-tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
-spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
-offer_memory_model(dataclasses.replace(tiny, spec=spec))
-store = vt.classroom(sys.argv[1])
-code, token = sys.argv[2], sys.argv[3]
-for i in range(10_000):
-    store.submit(code, token, 3, f"answer {i}")
-    print(i, flush=True)
-"""
-
-
-@pytest.mark.slow
-def test_a_replica_killed_mid_lesson_loses_nothing_submitted(store, lesson, database_url):
-    code, key = store.create(lesson)
-    token = store.join(code, "Ana")
-    store.move(code, token, 3)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", KILLED, database_url, code, token],
-                            stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
-    done = [proc.stdout.readline() for _ in range(30)]  # 30 answers reported stored
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert all(line.strip() for line in done)
-    stored = store.answers(code, key)["answer"].tolist()
-    assert stored[:30] == [f"answer {i}" for i in range(30)]  # none lost, in order
-    assert store.place(code, token) == 3  # the student resumes where they were
-    assert store.submit(code, token, 3, "after").correct is None  # the database still works
 
 
 def test_the_default_database_is_a_wal_sqlite_file_in_the_cache(monkeypatch, tmp_path, lesson):
