@@ -7,6 +7,7 @@ weights, and the attention modules called directly for the W^O output.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from functools import cache
@@ -17,6 +18,7 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough as wt
+from viz_transformer.figures import qkv
 from viz_transformer.models import own_qkv
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.networks.hooks import collect
@@ -222,3 +224,25 @@ def test_models_and_inputs_it_cannot_walk_through_say_why(tmp_path):
 def test_bergamot_decoder_self_attention_is_explained_as_recurrent():
     with pytest.raises(ValueError, match="recurrent"):
         wt.capture(model_named("bergamot-en-pt"), "Hello.", "decoder")
+
+
+def test_strips_number_their_cells_only_while_the_numbers_fit():
+    model = model_named("tiny")
+    w = wt.explain(wt.capture(model, text_of(model), "encoder"), 0, 0, 1)
+    assert w.d_k <= qkv.MAX_TEXT_COLUMNS  # the tiny model's head is narrow: two decimals each
+    for figure in (qkv.vectors_figure, qkv.weighted_sum_figure):
+        assert {t.texttemplate for t in figure(w).data} == {"%{z:.2f}"}
+    # a 32-wide head (paper-en-pt's, whose one-decimal numbers overlapped at 1024 px presenter)
+    rng = np.random.default_rng(0)
+    keys = (len(w.key_tokens), 32)
+    wide = dataclasses.replace(
+        w,
+        q=rng.normal(size=32),
+        k=rng.normal(size=keys),
+        v=rng.normal(size=keys),
+        z=rng.normal(size=32),
+    )
+    for figure in (qkv.vectors_figure, qkv.weighted_sum_figure):
+        traces = figure(wide).data
+        assert all(t.texttemplate is None and t.z.shape[1] == 32 for t in traces)
+        assert all("%{z:.4f}" in t.hovertemplate for t in traces)  # the value stays in the hover
