@@ -1,6 +1,7 @@
-"""The class store survives a replica killed mid-lesson (SIGKILL while it submits answers in a
-loop): every answer it reported stored is there, in order, and the student resumes where they
-were, on SQLite and on PostgreSQL. A process of its own per case: this tier, not unit."""
+"""The class store in processes of their own, on SQLite and on PostgreSQL: a replica killed
+mid-lesson (SIGKILL while it submits answers in a loop) loses no answer it reported stored and the
+student resumes where they were; a script that reads a class (and warms its traces) starts no
+thread and exits cleanly. A Python process per case: this tier, not unit."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ model: lesson-tiny
 steps:
   - title: read
   - title: read on
-  - title: and on
+  - title: a token
+    check: {kind: token, sentence: "gamma delta beta", step: 0}
   - title: words
     check: {kind: text}
 """
@@ -40,11 +42,16 @@ for i in range(10_000):
 """
 
 
-@pytest.mark.slow
-def test_a_replica_killed_mid_lesson_loses_nothing_submitted(database_url, lesson_model, tmp_path):
-    path = tmp_path / "killed.yaml"
+@pytest.fixture
+def lesson(tmp_path, lesson_model) -> vt.Lesson:
+    path = tmp_path / "processes.yaml"
     path.write_text(LESSON)
-    lesson, store = vt.load_lesson(path), vt.classroom(database_url)
+    return vt.load_lesson(path)
+
+
+@pytest.mark.slow
+def test_a_replica_killed_mid_lesson_loses_nothing_submitted(database_url, lesson):
+    store = vt.classroom(database_url)
     code, key = store.create(lesson)
     token = store.join(code, "Ana")
     store.move(code, token, 3)
@@ -59,3 +66,30 @@ def test_a_replica_killed_mid_lesson_loses_nothing_submitted(database_url, lesso
     assert stored[:30] == [f"answer {i}" for i in range(30)]  # none lost, in order
     assert store.place(code, token) == 3  # the student resumes where they were
     assert store.submit(code, token, 3, "after").correct is None  # the database still works
+
+
+READER = """
+import sys, dataclasses, threading, viz_transformer as vt
+from viz_transformer.models.registry import offer_memory_model
+from viz_transformer.testing.paper import tiny_paper_model
+tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
+spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
+offer_memory_model(dataclasses.replace(tiny, spec=spec))
+store = vt.classroom(sys.argv[1])
+store.lesson(sys.argv[2])
+print(threading.active_count(), flush=True)
+if sys.argv[3] == "warm":
+    store.warm(sys.argv[2])  # the process exits while the warm-up thread may be tracing
+"""
+
+
+@pytest.mark.parametrize("warm", ["read", "warm"])
+def test_a_script_reading_a_class_leaves_no_torch_thread_and_exits_cleanly(
+    lesson, database_url, warm
+):
+    code, _ = vt.classroom(database_url).create(lesson)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", READER, database_url, code, warm],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]  # reading a class started no thread

@@ -1,15 +1,12 @@
 """The class store (``vt.classroom``) on SQLite and on a real PostgreSQL server: a class from
 create to the teacher's tables, grading at answer time, keys and unknown codes, 60 students
-submitting at once, and hostile names stored as typed (a replica killed mid-lesson:
-tests/integration/test_classroom_replica.py)."""
+submitting at once, and hostile names stored as typed (a replica killed mid-lesson and a script
+that reads a class, each in a process of its own: tests/integration/test_classroom_replica.py)."""
 
 from __future__ import annotations
 
 import io
-import os
 import re
-import subprocess
-import sys
 import threading
 import time
 
@@ -215,33 +212,6 @@ def test_class_commands_create_a_class_and_export_its_answers(database_url, less
     assert (df["student"][0], df["step"][0], df["answer"][0]) == ('Ana, "Jr"', 3, "a, b\nc")
     assert main(["class", "export", code, "--key", "wrong", "--db", database_url]) == 1
     assert capsys.readouterr().err == "error: wrong teacher key for this class.\n"
-
-
-READER = """
-import sys, dataclasses, threading, viz_transformer as vt
-from viz_transformer.models.registry import offer_memory_model
-from viz_transformer.testing.paper import tiny_paper_model
-tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
-spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
-offer_memory_model(dataclasses.replace(tiny, spec=spec))
-store = vt.classroom(sys.argv[1])
-store.lesson(sys.argv[2])
-print(threading.active_count(), flush=True)
-if sys.argv[3] == "warm":
-    store.warm(sys.argv[2])  # the process exits while the warm-up thread may be tracing
-"""
-
-
-@pytest.mark.parametrize("warm", ["read", "warm"])
-def test_a_script_reading_a_class_leaves_no_torch_thread_and_exits_cleanly(
-    store, lesson, database_url, warm
-):
-    code, _ = store.create(lesson)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", READER, database_url, code, warm],
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1"]  # reading a class started no thread
 
 
 def test_warm_traces_a_class_s_sentences_once_per_store(store, lesson, database_url):
