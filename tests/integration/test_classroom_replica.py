@@ -27,19 +27,25 @@ steps:
 """
 
 
-KILLED = """
-import sys, dataclasses, viz_transformer as vt
+# each script's start: the lesson model offered by name, the class store of the database argv[1]
+STORE = """
+import sys, dataclasses, threading, viz_transformer as vt
 from viz_transformer.models.registry import offer_memory_model
 from viz_transformer.testing.paper import tiny_paper_model
 tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
 spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
 offer_memory_model(dataclasses.replace(tiny, spec=spec))
 store = vt.classroom(sys.argv[1])
+"""
+KILLED = (
+    STORE
+    + """
 code, token = sys.argv[2], sys.argv[3]
 for i in range(10_000):
     store.submit(code, token, 3, f"answer {i}")
     print(i, flush=True)
 """
+)
 
 
 @pytest.fixture
@@ -68,19 +74,15 @@ def test_a_replica_killed_mid_lesson_loses_nothing_submitted(database_url, lesso
     assert store.submit(code, token, 3, "after").correct is None  # the database still works
 
 
-READER = """
-import sys, dataclasses, threading, viz_transformer as vt
-from viz_transformer.models.registry import offer_memory_model
-from viz_transformer.testing.paper import tiny_paper_model
-tiny = tiny_paper_model(seed=3, max_len=12)  # the conftest's lesson model, in this process
-spec = dataclasses.replace(tiny.spec, name="lesson-tiny")
-offer_memory_model(dataclasses.replace(tiny, spec=spec))
-store = vt.classroom(sys.argv[1])
+READER = (
+    STORE
+    + """
 store.lesson(sys.argv[2])
 print(threading.active_count(), flush=True)
 if sys.argv[3] == "warm":
     store.warm(sys.argv[2])  # the process exits while the warm-up thread may be tracing
 """
+)
 
 
 @pytest.mark.parametrize("warm", ["read", "warm"])
