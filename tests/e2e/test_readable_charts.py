@@ -20,6 +20,7 @@ PAGES = {  # page and URL view -> how many charts it draws once done
     "what_heads_do": ("what_heads_do", 30),
     "compare": ("compare_models?cmp_kind=cross", 2),
     "qkv_walkthrough": ("qkv_walkthrough", 5),
+    "what_heads_do_smollm2": ("what_heads_do?model=smollm2", 36),
 }
 FIRST_SCREEN = ("home", "compare")  # pages whose first chart a lecture needs at once
 

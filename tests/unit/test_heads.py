@@ -3,6 +3,7 @@ on the tiny random paper model, checked against hand-written computations."""
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -18,6 +19,7 @@ from viz_transformer.analysis.roles import (
     repeat_score,
     repeated_text,
 )
+from viz_transformer.figures import heads as head_figures
 from viz_transformer.testing.paper import tiny_paper_model
 
 TEXT, OTHER = "alpha beta gamma delta", "alpha beta theta delta"
@@ -261,3 +263,21 @@ def test_a_stop_from_progress_ends_the_job_and_leaves_the_model_clean(tiny, job,
         JOBS[job](tiny, stop_past_half)
     assert seen[-1] < 1.0  # stopped before the end
     assert same_trace(vt.trace(tiny, TEXT), plain)  # no hook, no step callback left
+
+
+def test_the_lens_cuts_tokens_to_their_cells_and_keeps_them_whole_in_the_hover():
+    inputs = ("The", "capital", "of", "France", "is", "Paris", ".", "↵", "↵", "The")  # smollm2's
+    tokens = (("dismantle", "and", "<s>", "x", "answer", "The", "a", "b", "c", "d"),) * 2
+    trace = head_figures.lens_figure(inputs, tokens, np.full((2, 10), 0.5)).data[0]
+    room = head_figures.LENS_ROW_CHARS // 10
+    assert trace.texttemplate == "%{text}" and room >= 2
+    shown = list(trace.text)
+    assert all(len(html.unescape(t)) <= room for row in shown for t in row)  # never wider
+    assert list(shown[0][:3]) == ["di…", "and", "&lt;s&gt;"]  # cut at the start, markup escaped
+    assert [list(row) for row in trace.customdata] == [
+        [html.escape(t, quote=False) for t in row] for row in tokens]  # fmt: skip
+    assert "%{customdata}" in trace.hovertemplate
+    wide = head_figures.lens_figure(("a",) * 19, (("tok",) * 19,), np.zeros((1, 19)))
+    assert wide.data[0].texttemplate is None and "in the hover" in wide.layout.title.text
+    few = head_figures.lens_figure(("a", "b"), (("dismantle", "x"),), np.zeros((1, 2)))
+    assert list(few.data[0].text[0]) == ["dismantle", "x"]  # room for the whole token

@@ -20,6 +20,7 @@ from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
 from viz_transformer.records.trace import Trace
 
 NUMBERS_UP_TO = 8  # heads per row whose values fit in their cells on a projector
+LENS_ROW_CHARS = 36  # cell text of a logit lens row: a 405 px plot at 1024 px presenter, 19 px font
 
 
 def head_grid(
@@ -70,30 +71,40 @@ def head_grid(
     return fig
 
 
+def cut(token: str, room: int) -> str:
+    """``token`` in at most ``room`` characters: a longer one keeps its start and ends in "…"."""
+    return token if len(token) <= room else token[: max(room - 1, 0)] + "…"
+
+
 def lens_figure(
     inputs: tuple[str, ...], tokens: tuple[tuple[str, ...], ...], probs: np.ndarray
 ) -> go.Figure:
     """The logit lens as a table-like map: a row per decoder layer, a column per decoder
-    position, each cell that layer's most likely next token, coloured by its probability."""
+    position, each cell that layer's most likely next token, coloured by its probability. A
+    token longer than its cell holds (``LENS_ROW_CHARS`` shared by the columns) is cut to its
+    start and "…"; with more than 18 columns the tokens are in the hover only (always whole)."""
     layers = len(tokens)
     # escaped: plotly reads "<s>" as markup and drew "0:" (issue 28)
     cols = [f"{i}: {t}" for i, t in enumerate(labels(inputs))]
+    room = LENS_ROW_CHARS // max(len(inputs), 1)  # a cell's characters, so neighbours never meet
     fig = go.Figure(
         go.Heatmap(
             z=probs,
             x=cols,
             y=[f"after layer {i}" for i in range(layers)],
-            text=[labels(row) for row in tokens],
-            texttemplate="%{text}",
+            text=[labels([cut(t, room) for t in row]) for row in tokens],
+            texttemplate="%{text}" if room >= 2 else None,
+            customdata=[labels(row) for row in tokens],  # the whole token, in the hover
             colorscale="Blues",
             zmin=0,
             zmax=1,
             colorbar={"title": "probability"},
-            hovertemplate="%{y}, input %{x}<br>next: %{text} (%{z:.3f})<extra></extra>",
+            hovertemplate="%{y}, input %{x}<br>next: %{customdata} (%{z:.3f})<extra></extra>",
         )
     )
+    title = "Logit lens: each decoder layer's stream read through the output layer"
     fig.update_layout(
-        title="Logit lens: each decoder layer's stream read through the output layer",
+        title=title if room >= 2 else with_subtitle(title, "tokens in the hover"),
         xaxis_title="decoder input (position: token)",
         xaxis_tickangle=-90,  # upright: one column apart however long the tokens
         yaxis={"autorange": "reversed"},
