@@ -4,6 +4,7 @@ seconds, with one message, instead of waiting out the hub client's retries."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
 import pytest
@@ -36,10 +37,17 @@ def test_a_listening_hub_is_reachable_and_a_closed_port_is_not(endpoint):
 
 def test_a_hub_that_hangs_counts_as_unreachable_after_the_timeout(endpoint, monkeypatch):
     endpoint(443)
-    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: time.sleep(5))
+    hung = threading.Event()
+
+    def hang(*args: object, **kwargs: object) -> socket.socket:
+        hung.wait(5)  # a host that never answers (set below, so the probe ends with the test)
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", hang)
     start = time.monotonic()
     assert not names.hub_reachable(timeout=0.3)
     assert time.monotonic() - start < 1.5
+    hung.set()
 
 
 def test_offline_first_refuses_at_once_with_one_message_when_the_hub_is_unreachable(
