@@ -1,0 +1,40 @@
+"""The home page's first screen: one head of each attention the model has, side by side, so
+Figure 1's three attentions are on the user's sentence before any click."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from viz_transformer.ui import caches, widgets
+
+KIND_TITLES = {"encoder": "encoder self-attention", "decoder": "decoder masked self-attention",
+               "cross": "encoder-decoder (cross) attention"}  # fmt: skip
+
+
+def first_charts(name: str, text: str) -> None:
+    """One head of each attention the model has, small and side by side, so the first screen
+    shows Figure 1's three attentions on the sentence: the last layer's first head of each."""
+    try:
+        trace = caches.trace(name, text)
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(exc)
+        return
+    kinds = [k for k in KIND_TITLES if trace.get(k) is not None]
+    for kind, column in zip(kinds, st.columns(len(kinds)) if kinds else [], strict=True):
+        layer = trace.get(kind).shape[0] - 1
+        fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
+        # a third of a 1024 px screen: no colour bar or axis titles (the caption says them)
+        fig.update_traces(showscale=False)
+        fig.update_xaxes(title=None, automargin=True, tickangle=-90)  # labels one cell apart
+        fig.update_yaxes(title=None, automargin=True)
+        fig.update_layout(title=f"{KIND_TITLES[kind]}, layer {layer}, head 0", height=330,
+                          margin={"t": 40, "b": 10, "l": 10, "r": 10})  # fmt: skip
+        with column:
+            widgets.chart(fig, f"home-{kind}", share=1 / len(kinds))
+    if kinds:
+        st.caption(
+            f"{name} on your sentence: each row is one token (query) and its weights over the "
+            "tokens it may see (keys, along the bottom); darker is more weight, from 0 to 1. "
+            "Every layer and head, with a colour bar: **Attention maps**."
+        )
