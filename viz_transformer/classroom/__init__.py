@@ -36,5 +36,7 @@ def links(base: str, code: str, key: str) -> tuple[str, str]:
     """``(students' link, teacher's link)`` of class ``code`` on the app at ``base``
     (``http://host:8501``): ``BASE/lesson?class=CODE`` and ``BASE/teacher?class=CODE&key=KEY``."""
     base = base.rstrip("/")
-    return (f"{base}/{LESSON_PAGE}?{urlencode({'class': code})}",
-            f"{base}/{TEACHER_PAGE}?{urlencode({'class': code, 'key': key})}")  # fmt: skip
+    return (
+        f"{base}/{LESSON_PAGE}?{urlencode({'class': code})}",
+        f"{base}/{TEACHER_PAGE}?{urlencode({'class': code, 'key': key})}",
+    )

@@ -34,8 +34,13 @@ def answer_table(conn: Connection, code: str) -> pd.DataFrame:
         .order_by(answers.c.at, answers.c.id)
     )
     df = pd.DataFrame(conn.execute(query).all(), columns=ANSWER_COLUMNS)
-    types = {"student": object, "step": "int64", "answer": object, "correct": "boolean",
-             "seconds": "float64"}  # fmt: skip
+    types = {
+        "student": object,
+        "step": "int64",
+        "answer": object,
+        "correct": "boolean",
+        "seconds": "float64",
+    }
     return df.astype(types).assign(at=_utc(df["at"]))
 
 
@@ -71,8 +76,9 @@ def roster_table(conn: Connection, code: str) -> pd.DataFrame:
     )
     columns = ["id", "student", "step", "answered", "correct", "joined", "seen"]
     df = pd.DataFrame(conn.execute(query).all(), columns=columns)
-    df = df.astype({"id": "int64", "student": object, "step": "int64", "answered": "int64",
-                    "correct": "int64"})  # fmt: skip
+    df = df.astype(
+        {"id": "int64", "student": object, "step": "int64", "answered": "int64", "correct": "int64"}
+    )
     return df.assign(joined=_utc(df["joined"]), seen=_utc(df["seen"]))
 
 
@@ -84,22 +90,40 @@ def funnel_table(conn: Connection, code: str, lesson: Lesson) -> pd.DataFrame:
     """Per step of ``lesson``: ``step``, ``title``, ``kind``, ``reached``, ``answered``,
     ``correct`` (NA where the step has no graded check)."""
     mine = students.c.class_code == code
-    reached = _per_step(conn, select(visits.c.step, func.count())
-                        .join(students, students.c.id == visits.c.student_id)
-                        .where(mine).group_by(visits.c.step))  # fmt: skip
+    reached = _per_step(
+        conn,
+        select(visits.c.step, func.count())
+        .join(students, students.c.id == visits.c.student_id)
+        .where(mine)
+        .group_by(visits.c.step),
+    )
     per_student = func.count(distinct(answers.c.student_id))
-    answered = _per_step(conn, select(answers.c.step, per_student)
-                         .where(answers.c.class_code == code).group_by(answers.c.step))  # fmt: skip
-    correct = _per_step(conn, select(answers.c.step, per_student)
-                        .where(answers.c.class_code == code, answers.c.correct.is_(True))
-                        .group_by(answers.c.step))  # fmt: skip
+    answered = _per_step(
+        conn,
+        select(answers.c.step, per_student)
+        .where(answers.c.class_code == code)
+        .group_by(answers.c.step),
+    )
+    correct = _per_step(
+        conn,
+        select(answers.c.step, per_student)
+        .where(answers.c.class_code == code, answers.c.correct.is_(True))
+        .group_by(answers.c.step),
+    )
     rows = []
     for i, step in enumerate(lesson.steps):
         kind = step.check.kind if step.check is not None else None
         graded = kind not in (None, "text")
-        rows.append({"step": i, "title": step.title, "kind": kind, "reached": reached.get(i, 0),
-                     "answered": answered.get(i, 0),
-                     "correct": correct.get(i, 0) if graded else pd.NA})  # fmt: skip
+        rows.append(
+            {
+                "step": i,
+                "title": step.title,
+                "kind": kind,
+                "reached": reached.get(i, 0),
+                "answered": answered.get(i, 0),
+                "correct": correct.get(i, 0) if graded else pd.NA,
+            }
+        )
     return pd.DataFrame(rows).astype({"correct": "Int64"})
 
 
@@ -114,6 +138,9 @@ def wrong_table(conn: Connection, code: str, top: int = 3) -> pd.DataFrame:
         same = " ".join(text.split()).casefold()
         counts.setdefault(step, Counter())[same] += 1
         shown.setdefault((step, same), text.strip())
-    rows = [{"step": step, "answer": shown[(step, same)], "count": n}
-            for step in sorted(counts) for same, n in counts[step].most_common(top)]  # fmt: skip
+    rows = [
+        {"step": step, "answer": shown[(step, same)], "count": n}
+        for step in sorted(counts)
+        for same, n in counts[step].most_common(top)
+    ]
     return pd.DataFrame(rows, columns=["step", "answer", "count"])

@@ -1,0 +1,156 @@
+"""The students' side of the class store: join a class, open steps (the place a reload resumes
+at) and answer, each answer graded on the lesson's model at answer time and kept."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from sqlalchemy import Connection, Row, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from viz_transformer.analysis.lessons import Grade, grade
+from viz_transformer.classroom.engines import run
+from viz_transformer.classroom.schema import ANSWER_CHARS, answers, students, visits
+from viz_transformer.classroom.store_base import (
+    Answer,
+    StoreBase,
+    Student,
+    class_code,
+    clean_name,
+    now,
+    utc,
+)
+
+
+class StudentSide(StoreBase):
+    """What a student does, by the token ``join`` gave them; every method raises ``ValueError``
+    for an unknown class code or student token."""
+
+    def join(self, code: str, name: str) -> str:
+        """Add a student named ``name`` to class ``code``; their token (put it in their URL).
+
+        Raises:
+            ValueError: unknown code, or a name with nothing to show.
+        """
+        code = class_code(code)
+        name, at = clean_name(name), now()
+        self.lesson(code)  # an unknown code fails here
+        token = secrets.token_urlsafe(16)
+        row = {
+            "token": token,
+            "class_code": code,
+            "name": name,
+            "place": 0,
+            "joined_at": at,
+            "seen_at": at,
+        }
+        run(self.engine, lambda conn: conn.execute(students.insert(), row), True)
+        return token
+
+    def _student_row(self, conn: Connection, code: str, token: str) -> Row:
+        code = class_code(code)
+        row = conn.execute(
+            select(students).where(students.c.token == str(token), students.c.class_code == code)
+        ).first()
+        if row is None:
+            self.lesson(code)  # says so when the code is the unknown one
+            raise ValueError("unknown student token for this class; join again with your name.")
+        return row
+
+    def student(self, code: str, token: str) -> Student:
+        """The student with ``token`` in class ``code``: name, place and when they joined."""
+        code = class_code(code)
+        row = run(self.engine, lambda conn: self._student_row(conn, code, token))
+        return Student(row.name, row.place, utc(row.joined_at))
+
+    def place(self, code: str, token: str) -> int:
+        """The step the student last opened (0 after joining): where a reload resumes."""
+        return self.student(code, token).place
+
+    def _visit(self, conn: Connection, student_id: int, step: int, at: datetime) -> None:
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        row = {"student_id": student_id, "step": step, "opened_at": at}
+        conn.execute(dialect.insert(visits).values(row).on_conflict_do_nothing())
+
+    def move(self, code: str, token: str, step: int) -> None:
+        """Record that the student opened ``step``: their place, and the first time they
+        reached it (Next and Back call this; answering does not move a student)."""
+        code = class_code(code)
+        self._step(code, step)
+        at = now()
+
+        def work(conn: Connection) -> None:
+            row = self._student_row(conn, code, token)
+            self._visit(conn, row.id, step, at)
+            moved = update(students).where(students.c.id == row.id)
+            conn.execute(moved.values(place=step, seen_at=at))
+
+        run(self.engine, work, True)
+
+    def submit(self, code: str, token: str, step: int, answer: str) -> Grade:
+        """Grade ``answer`` to ``step`` (0-based) on the lesson's model and store it.
+
+        Returns:
+            The ``Grade`` (stored with the answer; every answer is kept, retries too).
+
+        Raises:
+            ValueError: unknown code or token, a step that does not exist or has no question,
+                an answer longer than ``ANSWER_CHARS``.
+        """
+        code = class_code(code)
+        check = self._step(code, step).steps[step].check
+        if check is None:
+            raise ValueError(f"step {step} has no question to answer.")
+        answer = str(answer)
+        if len(answer) > ANSWER_CHARS:
+            raise ValueError(f"an answer may have at most {ANSWER_CHARS} characters.")
+        result = grade(check, answer)  # before the transaction: no lock held while grading
+        at = now()
+
+        def work(conn: Connection) -> None:
+            row = self._student_row(conn, code, token)
+            self._visit(conn, row.id, step, at)
+            first = select(visits.c.opened_at).where(
+                visits.c.student_id == row.id, visits.c.step == step
+            )
+            opened = conn.execute(first).scalar_one()
+            conn.execute(
+                answers.insert(),
+                {
+                    "class_code": code,
+                    "student_id": row.id,
+                    "step": step,
+                    "answer": answer,
+                    "correct": result.correct,
+                    "expected": result.expected,
+                    "feedback": result.feedback,
+                    "at": at,
+                    "seconds": max((at - utc(opened)).total_seconds(), 0.0),
+                },
+            )
+            conn.execute(update(students).where(students.c.id == row.id).values(seen_at=at))
+
+        run(self.engine, work, True)
+        return result
+
+    def answers_of(self, code: str, token: str) -> list[Answer]:
+        """The student's own answers, oldest first (the last per step is the one to show)."""
+        code = class_code(code)
+
+        def work(conn: Connection) -> list[Answer]:
+            row = self._student_row(conn, code, token)
+            mine = select(answers).where(answers.c.student_id == row.id)
+            rows = conn.execute(mine.order_by(answers.c.at, answers.c.id)).all()
+            return [
+                Answer(r.step, r.answer, Grade(r.correct, r.expected, r.feedback), utc(r.at))
+                for r in rows
+            ]
+
+        return run(self.engine, work)
+
+    def count(self, code: str) -> int:
+        """How many answers class ``code`` has stored (no key: a number only)."""
+        code = class_code(code)
+        query = select(func.count()).select_from(answers).where(answers.c.class_code == code)
+        return int(run(self.engine, lambda conn: conn.execute(query).scalar_one()))
