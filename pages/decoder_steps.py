@@ -11,7 +11,7 @@ from pages.sections import decoder_view, generation
 from viz_transformer.analysis import decoding
 from viz_transformer.figures import attention
 from viz_transformer.figures import decoder as figures
-from viz_transformer.ui import caches, input_notes, sidebar, state, switch, widgets
+from viz_transformer.ui import caches, decode_caches, input_notes, sidebar, state, switch, widgets
 
 
 def teacher_forcing(name: str, text: str, start_len: int, top_k: int, max_steps: int) -> None:
@@ -25,7 +25,7 @@ def teacher_forcing(name: str, text: str, start_len: int, top_k: int, max_steps:
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
-    greedy = caches.decode_steps(name, text, 1, top_k, max_steps)
+    greedy = decode_caches.decode_steps(name, text, 1, top_k, max_steps)
     aligned = decoding.align(greedy.output_tokens, decoding.reference_tokens(forced, start_len))
     st.markdown(
         f"Training feeds the reference instead of the model's own outputs: all "

@@ -6,18 +6,18 @@ from __future__ import annotations
 import streamlit as st
 
 from viz_transformer.analysis import decoding
-from viz_transformer.ui import caches, state, widgets
+from viz_transformer.ui import decode_caches, state, widgets
 
 DEFAULTS = {"gen_chat": False, "gen_sample": False, "gen_temperature": 0.8, "gen_k": 50,
             "gen_top_p": 0.95, "gen_seed": 0}  # fmt: skip
 
 
 def decode(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decoding.Decoding:
-    """The page's decoding: beam search or greedy (``caches.decode_steps``), or, with chat or
+    """The page's decoding: beam search or greedy (``decode_caches.decode_steps``), or, with chat or
     sampling on, one sampled (or greedy) token per step over the chat prompt; errors stop the
     page with one message."""
     state.keep_or_set(DEFAULTS)
-    chat_ok = caches.has_chat_template(name)
+    chat_ok = decode_caches.has_chat_template(name)
     left, right = st.columns(2)
     chat = left.toggle("Chat", key="gen_chat", disabled=not chat_ok,
                        help="Wrap the sentence as a user message in the model's chat template."
@@ -41,6 +41,6 @@ def decode(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decod
         temperature, sample_k, top_p, seed = 0.0, 0, 1.0, 0
     chat = bool(chat and chat_ok)
     if not chat and not (sample and beam == 1):
-        return widgets.or_stop(caches.decode_steps, name, text, beam, top_k, max_steps)
-    return widgets.or_stop(caches.sampled_steps, name, text, top_k, max_steps, chat,
+        return widgets.or_stop(decode_caches.decode_steps, name, text, beam, top_k, max_steps)
+    return widgets.or_stop(decode_caches.sampled_steps, name, text, top_k, max_steps, chat,
                            float(temperature), int(sample_k), float(top_p), int(seed))  # fmt: skip

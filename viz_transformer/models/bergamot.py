@@ -16,29 +16,22 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 import torch
-import torch.nn.functional as F
 
-from viz_transformer.models import own_heads, own_qkv
+from viz_transformer.models import bergamot_steps, own_heads, own_qkv
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.bergamot_spec import (
-    DECODER_NOTE,
-    POSITIONS_NOTE,
-    one_file,
-)
+from viz_transformer.models.bergamot_spec import DECODER_NOTE, POSITIONS_NOTE, one_file
+from viz_transformer.models.bergamot_steps import START_TOKEN
 from viz_transformer.models.marian_binary import (
     Shortlist,
     network_from_marian,
     read_marian,
     read_shortlist,
 )
-from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import (
     DecoderSession,
     HeadScale,
     InputEmbedding,
-    StepScores,
-    newest_rows,
     row_argmax,
     target_logprobs,
 )
@@ -51,7 +44,7 @@ from viz_transformer.networks.hooks import (
     qkv_hook_names,
     record_calls,
 )
-from viz_transformer.networks.marian import BergamotTransformer, DecoderState, marian_positions
+from viz_transformer.networks.marian import BergamotTransformer, marian_positions
 from viz_transformer.networks.marian_decode import Hypothesis, beam_search, greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
@@ -63,7 +56,6 @@ MAX_LENGTH_FACTOR = 2.5  # the wheel's config: at most 2.5 output tokens per sou
 # Decoding runs under torch.inference_mode rather than no_grad: nothing here is trained, and it
 # spares every small op of a decoding step autograd's bookkeeping (about 8% of a translation).
 MAX_SOURCE_TOKENS = 256  # beyond this the maps are unreadable and memory grows as S^2
-START_TOKEN = "<s>"  # label of decoder position 0, whose input is a zero vector (no BOS exists)
 
 
 @dataclass(eq=False)
@@ -253,48 +245,13 @@ class BergamotModel(LoadedModel):
         return tuple(display_piece(self.sp.id_to_piece(i)) for i in ids)
 
     def decoder_session(self, text: str, use_cache: bool = True) -> DecoderSession:
-        """The source encoded once; each ``score(outputs)`` runs the decoder over the zero start
-        vector then ``outputs`` and returns the newest cross-attention row (no self-attention:
-        the decoder is recurrent). Tokens outside the shortlist get log-probability ``-inf``.
-
-        With ``use_cache``, a prefix whose parent (the prefix without its last token) was scored
-        at the previous step runs one ``decode_step`` from the parent's state (SSRU cells; the
-        source keys and values are computed once per session); other prefixes run whole. Without
-        it, every step runs the whole prefix and projects the source again.
-        """
-        module = self.module
+        """The source encoded once, its output prefixes scored step by step
+        (``bergamot_steps.decoder_session``: from the parent's SSRU state with ``use_cache``)."""
         src_ids = self.encode_text(text)
-        names = module.pattern_hook_names()["cross"]
         with torch.inference_mode():
-            memory, vocab, max_new = self._prepare(src_ids)
-            first = module.start(memory, vocab)
-        states: PrefixStates[DecoderState] = PrefixStates()
-
-        def score(outputs: Sequence[int]) -> StepScores:
-            parent = states.parent(outputs) if use_cache else None
-            out = torch.tensor([list(outputs)], dtype=torch.long, device=self.device)  # (1, n)
-            with torch.inference_mode(), collect(module, names) as cache:
-                if parent is not None:
-                    logits, state = module.decode_step(out[:, -1], parent)  # (1, vocab)
-                elif use_cache:
-                    all_logits, state = module.decode_prefix(out, first)  # (1, n + 1, vocab)
-                    logits = all_logits[:, -1]
-                else:
-                    logits = module.decode(memory, out, vocab)[:, -1]
-            if use_cache:
-                states.put(outputs, state)
-            logprobs = F.log_softmax(logits[0].float(), dim=-1).cpu().numpy()
-            return StepScores(logprobs, None, newest_rows(cache, names))
-
-        return DecoderSession(
-            src_tokens=self.source_tokens(text, src_ids),
-            start_tokens=(START_TOKEN,),
-            eos_ids=frozenset({module.cfg.eos_id}),
-            max_new=max_new,
-            score=score,
-            tokens=lambda ids: self.pieces(list(ids)),
-            notes={"decoder": DECODER_NOTE},
-        )
+            prepared = self._prepare(src_ids)
+        tokens = self.source_tokens(text, src_ids)
+        return bergamot_steps.decoder_session(self.module, prepared, tokens, self.pieces, use_cache)
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Encoder self-attention ``[6, 8, S, S]`` and cross-attention ``[2, 8, T, S]``.

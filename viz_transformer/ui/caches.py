@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis import aggregate, decoding, sampling, sinks, walkthrough
+from viz_transformer.analysis import aggregate, sinks, walkthrough
 from viz_transformer.analysis import positional as pa
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import attention
@@ -83,31 +83,6 @@ def architecture(name: str) -> ArchitectureSummary:
 def rotary_tables(name: str, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
     """cos, sin ``[positions, d_head]`` of ``name``'s rotary module, None without one."""
     return model(name).rotary_tables(positions)
-
-
-@st.cache_data(max_entries=64, show_spinner="Decoding step by step…")
-def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decoding.Decoding:
-    """Every step of the decoding (section 3.1), with its top-k next tokens and beams."""
-    return decoding.decode_steps(model(name), text, max_steps, beam, top_k)
-
-
-@st.cache_data(max_entries=64, show_spinner="Generating step by step…")
-def sampled_steps(name: str, text: str, top_k: int, max_steps: int, chat: bool,
-                  temperature: float, sample_k: int, top_p: float,
-                  seed: int) -> decoding.Decoding:  # fmt: skip
-    """Greedy or seeded sampled steps, over the chat prompt when ``chat`` (``sampling``)."""
-    options = sampling.Sampling(temperature, sample_k, top_p, seed)
-    return sampling.sample_steps(model(name), text, max_steps, options, top_k, chat)
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def has_chat_template(name: str) -> bool:
-    """Whether the model wraps a user message in a chat template of its own."""
-    try:
-        model(name).chat_prompt("x")
-    except ValueError:
-        return False
-    return True
 
 
 @st.cache_resource(max_entries=8, show_spinner="Capturing q, k and v…")

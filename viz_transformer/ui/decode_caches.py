@@ -1,0 +1,34 @@
+"""The caches of step-by-step decoding (section 3.1): beam search, greedy and seeded sampling
+steps per model, sentence and options, shared by every session that asks the same question."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from viz_transformer.analysis import decoding, sampling
+from viz_transformer.ui.caches import model
+
+
+@st.cache_data(max_entries=64, show_spinner="Decoding step by step…")
+def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decoding.Decoding:
+    """Every step of the decoding (section 3.1), with its top-k next tokens and beams."""
+    return decoding.decode_steps(model(name), text, max_steps, beam, top_k)
+
+
+@st.cache_data(max_entries=64, show_spinner="Generating step by step…")
+def sampled_steps(name: str, text: str, top_k: int, max_steps: int, chat: bool,
+                  temperature: float, sample_k: int, top_p: float,
+                  seed: int) -> decoding.Decoding:  # fmt: skip
+    """Greedy or seeded sampled steps, over the chat prompt when ``chat`` (``sampling``)."""
+    options = sampling.Sampling(temperature, sample_k, top_p, seed)
+    return sampling.sample_steps(model(name), text, max_steps, options, top_k, chat)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def has_chat_template(name: str) -> bool:
+    """Whether the model wraps a user message in a chat template of its own."""
+    try:
+        model(name).chat_prompt("x")
+    except ValueError:
+        return False
+    return True
