@@ -25,10 +25,10 @@ from viz_transformer.analysis.lessons import (
     Grade,
     Lesson,
     Step,
-    check_lesson,
     grade,
     lessons,
     load_lesson,
+    validate_lesson,
 )
 from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
@@ -72,7 +72,6 @@ __all__ = [
     "attention_flow",
     "attention_scores",
     "available_models",
-    "check_lesson",
     "classroom",
     "compare",
     "corpus_stats",
@@ -97,5 +96,6 @@ __all__ = [
     "score_parts",
     "trace",
     "train_live",
+    "validate_lesson",
     "value_weighted",
 ]

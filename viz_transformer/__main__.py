@@ -2,7 +2,7 @@
 
 ``corpus``: head statistics over a corpus (``viz_transformer.cli.corpus``).
 ``serve``: app replicas behind HAProxy for a classroom (``viz_transformer.serve.cli``).
-``lesson check``: validate lesson files (``viz_transformer.cli.lessons``).
+``lesson validate``: validate lesson files (``viz_transformer.cli.lessons``).
 ``class create|export``: classes of a lesson and their answers (``viz_transformer.cli.classes``).
 """
 
@@ -13,7 +13,7 @@ import sys
 USAGE = (
     "usage: python -m viz_transformer corpus --model NAME --sentences FILE.txt --out DIR\n"
     "       python -m viz_transformer serve [--replicas N] [--port P] [--address A]\n"
-    "       python -m viz_transformer lesson check FILE...\n"
+    "       python -m viz_transformer lesson validate FILE...\n"
     "       python -m viz_transformer class create LESSON [--db URL] [--url BASE]\n"
     "       python -m viz_transformer class export CODE --key KEY [--db URL]"
 )

@@ -47,7 +47,7 @@ DEVICE: str | None = os.environ.get("VT_DEVICE", "").strip() or None
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
 CORPORA_DIR = PACKAGE_DIR / "corpora"  # shipped sample corpora, one sentence per line
-LESSONS_DIR = PACKAGE_DIR / "lessons"  # built-in lesson files (YAML, docs/lessons.md)
+CURRICULUM_DIR = PACKAGE_DIR / "curriculum"  # built-in lesson files (YAML, docs/lessons.md)
 PAGES_DIR = PACKAGE_DIR.parent / "pages"  # the app's pages: a lesson step names one by file stem
 ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git
 # live training saves each run's checkpoints under here, one paper-model folder per checkpoint

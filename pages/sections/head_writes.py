@@ -8,7 +8,7 @@ import streamlit as st
 
 from viz_transformer.analysis import writes
 from viz_transformer.figures import why as figures
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.kinds import AttentionKind, head_label
 from viz_transformer.ui import caches, state, widgets
 
 TOP = 10  # tokens shown each way
@@ -42,7 +42,7 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
     found = widgets.or_none(writes.writes_of, caches.model(name), cap, layer, head, position, TOP)
     if found is None:
         return
-    title = f"L{layer} H{head} at {named[position]}: tokens it promotes and suppresses"
+    title = f"{head_label((layer, head))} at {named[position]}: tokens it promotes and suppresses"
     fig = figures.writes_bars(found.promoted, found.suppressed, title)
     widgets.chart(fig, f"writes-{kind}-L{layer}-H{head}-t{position}", key="writes_chart")
     st.caption(found.note)

@@ -175,5 +175,5 @@ def qk_view(name: str, sentences: Sequence[str], kind: AttentionKind, layer: int
     )
     if points is None:
         return
-    title = f"Queries and keys of {KIND_SHORT[kind]} L{layer} H{head} ({method})"
+    title = f"Queries and keys of {kind_head_label((kind, layer, head))} ({method})"
     widgets.chart(figures.qk_scatter(points, color, title), "corpus-qk")

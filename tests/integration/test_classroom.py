@@ -18,7 +18,7 @@ import sqlalchemy as sa
 import viz_transformer as vt
 from viz_transformer.__main__ import main
 from viz_transformer.analysis.lessons import grading
-from viz_transformer.classroom.engines import make_engine
+from viz_transformer.classroom.database import make_engine
 from viz_transformer.classroom.store import class_code
 
 SENTENCE = "gamma delta beta"  # in no built-in lesson

@@ -1,6 +1,6 @@
 """Lesson files: each bad-file case gives ``FILE:LINE: what is wrong`` at the right line (through
-``vt.check_lesson`` and the ``lesson check`` command), YAML never builds objects, and the built-in
-lessons pass their own checker."""
+``vt.validate_lesson`` and the ``lesson validate`` command), YAML never builds objects, and the
+built-in lessons pass validation."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def write(tmp_path: Path, text: str, name: str = "tiny.yaml") -> Path:
 
 def test_the_good_file_is_fine(tmp_path, lesson_model):
     path = write(tmp_path, GOOD)
-    assert vt.check_lesson(path) == []
+    assert vt.validate_lesson(path) == []
     lesson = vt.load_lesson(path)
     assert (lesson.title, lesson.model, lesson.name) == ("Tiny", "lesson-tiny", "tiny")
     assert [s.check.kind for s in lesson.steps] == ["head", "token", "number", "choice"]
@@ -97,7 +97,7 @@ def test_each_bad_file_names_its_line(case, tmp_path, lesson_model):
     old, new, line, words = CASES[case]
     assert old in GOOD, case
     path = write(tmp_path, GOOD.replace(old, new, 1))
-    problems = vt.check_lesson(path)
+    problems = vt.validate_lesson(path)
     assert any(p.startswith(f"{path}:{line}: ") and words in p for p in problems), problems
     if "does not exist" not in words and "cannot read" not in words and "no '" not in words:
         with pytest.raises(ValueError, match=f"{path}:{line}: "):
@@ -112,14 +112,14 @@ def test_yaml_tags_never_run_code(tmp_path, lesson_model):
     assert not marker.exists()
 
 
-def test_lesson_check_command(tmp_path, lesson_model, capsys):
+def test_lesson_validate_command(tmp_path, lesson_model, capsys):
     good, bad = (
         write(tmp_path, GOOD),
         write(tmp_path, GOOD.replace("kind: head", "kind: x"), "b.yaml"),
     )
-    assert main(["lesson", "check", str(good)]) == 0
+    assert main(["lesson", "validate", str(good)]) == 0
     assert capsys.readouterr().out == ""
-    assert main(["lesson", "check", str(good), str(bad), str(tmp_path / "none.yaml")]) == 2
+    assert main(["lesson", "validate", str(good), str(bad), str(tmp_path / "none.yaml")]) == 2
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"{bad}:7: unknown check kind 'x'; kinds: head, token, number, choice, text"
     assert out[1].startswith(f"{tmp_path / 'none.yaml'}:0: ") and len(out) == 2
@@ -143,8 +143,8 @@ def test_a_teachers_folder_adds_lessons_and_replaces_a_builtin(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("name", vt.lessons())
-def test_builtin_lessons_pass_their_checker(name):
-    assert vt.check_lesson(name) == []
+def test_builtin_lessons_pass_validation(name):
+    assert vt.validate_lesson(name) == []
     lesson = vt.load_lesson(name)
     assert 8 <= len(lesson.steps) <= 12
     graded = [s for s in lesson.steps if s.check is not None and s.check.kind != "text"]

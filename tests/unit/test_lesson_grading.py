@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import grading, parse_head, read_lesson
+from viz_transformer.analysis.lessons import grading, read_lesson
 from viz_transformer.analysis.lessons.grading import layer_weights, parse_number, pe_value
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.paper import tiny_paper_model
@@ -53,16 +53,6 @@ def test_head_with_layers_compares_within_those_layers_only(model):
     g = vt.grade(c, f"L0 H{int(enc[0].argmax())}")
     assert g.correct is False and "not among the heads" in g.feedback
     assert vt.grade(c, "L1 H9").correct is False  # the tiny model has 2 heads
-
-
-@pytest.mark.parametrize(
-    ("text", "head"),
-    [("L1 H3", (1, 3)), ("l1h3", (1, 3)), ("L1, H3", (1, 3)), ("layer 1 head 3", (1, 3)),
-     ("H3 L1", (1, 3)), ("1 3", (1, 3)), ("(0, 12)", (0, 12)), ("L 2 / H 0", (2, 0)),
-     ("H3", None), ("L1 H3 H4", None), ("three", None), ("1 2 3", None)],
-)  # fmt: skip
-def test_a_head_is_read_leniently_and_nothing_else_is(text, head):
-    assert parse_head(text) == head
 
 
 def test_an_unreadable_head_says_how_to_write_one(model):

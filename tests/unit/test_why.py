@@ -171,7 +171,7 @@ def test_position_position_depends_on_the_positions_alone(paper):
 def test_component_pairs_and_marginals(hf_models):
     cap = wt.capture(hf_models["gpt2"], HF_TEXT, "decoder")
     parts = why.split_score(cap, 1, 0, 5, 2, "component")
-    sides = ["embeddings", "L0H0", "L0H1", "L0 attention bias", "L0 MLP", "bias"]
+    sides = ["embeddings", "L0 H0", "L0 H1", "L0 attention bias", "L0 MLP", "bias"]
     assert parts["part"].iloc[:-1].tolist() == [f"{a}.{b}" for a in sides for b in sides]
     query_side, key_side = why.marginals(parts)
     score = why.head_scores(cap, 1, 0)[5, 2]
@@ -222,7 +222,7 @@ def test_head_writes_ranks_the_heads_own_logits(hf_models, paper):
     cap = wt.capture(model, HF_TEXT, "decoder")
     got = writes.writes_of(model, cap, 1, 1, 3, k=4)
     names, logits, _ = writes.logit_parts(model, cap, 3)
-    row = logits[names.index("L1H1")]  # the same head read through the same held norm
+    row = logits[names.index("L1 H1")]  # the same head read through the same held norm
     assert got.exact and got.promoted["id"].tolist() == np.argsort(row)[::-1][:4].tolist()
     assert got.suppressed["id"].tolist() == np.argsort(row)[:4].tolist()
     np.testing.assert_allclose(got.promoted["logit"], np.sort(row)[::-1][:4], rtol=1e-6)

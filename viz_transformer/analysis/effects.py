@@ -19,7 +19,7 @@ from viz_transformer.analysis.ablation import (
 )
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import head_importance, ticking
-from viz_transformer.analysis.progress import decoding
+from viz_transformer.analysis.stepping import decoding
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind, Head, KindHead
 from viz_transformer.records.progress import OnFraction
@@ -96,7 +96,7 @@ def ablated_output(
         model: a model with an output; text: the input; heads: ``(kind, layer, head)``.
         ablation: ``"zero"`` or ``"mean"``, as ``vt.trace``.
         progress: called with the fraction done after each greedy step and each whole pass
-            (``analysis.progress``: the two decodes take most of the bar), and from inside the
+            (``analysis.stepping``: the two decodes take most of the bar), and from inside the
             model's layers at most every ``heads.TICK_S`` s; what it raises (a page's Stop)
             ends the work there, leaving the model without hooks.
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from viz_transformer.analysis.heads import ticking
-from viz_transformer.analysis.progress import decoding, part
+from viz_transformer.analysis.stepping import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.progress import OnFraction
 from viz_transformer.text.after import labels_after

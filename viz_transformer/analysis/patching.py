@@ -11,7 +11,7 @@ import torch
 
 from viz_transformer.analysis.ablation import check_heads, record_z
 from viz_transformer.analysis.heads import all_heads, batched_scores, require_output, ticking
-from viz_transformer.analysis.progress import decoding, part
+from viz_transformer.analysis.stepping import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.progress import OnFraction

@@ -15,7 +15,7 @@ import numpy as np
 
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import ticking
-from viz_transformer.analysis.progress import decoding, part
+from viz_transformer.analysis.stepping import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns

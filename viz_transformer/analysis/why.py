@@ -24,7 +24,7 @@ import pandas as pd
 from viz_transformer.analysis.rope import pair_angles, rotate
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.kinds import AttentionKind, head_label
 from viz_transformer.records.qkv import KindCapture
 
 SplitBy = Literal["dimension", "input", "component"]
@@ -258,7 +258,7 @@ def residual_components(
         w_o = cap.weights["w_o"][lay].astype(np.float64).reshape(n_heads, d_k, -1)
         heads = np.einsum("hpk,hkd->hpd", z, w_o)  # (H, P, d)
         b_o = cap.weights["b_o"][lay].astype(np.float64)
-        names += [f"L{lay}H{h}" for h in range(n_heads)]
+        names += [head_label((lay, h)) for h in range(n_heads)]
         parts += list(heads)
         if b_o.any():
             names.append(f"L{lay} attention bias")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from viz_transformer import settings
-from viz_transformer.classroom.engines import engine_for, normalise_url
+from viz_transformer.classroom.database import engine_for, normalise_url
 from viz_transformer.classroom.store import Answer, ClassStore, Student
 
 LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, select
 
 from viz_transformer.analysis.lessons import Grade, Lesson, read_lesson
 from viz_transformer.analysis.lessons.grading import warm_traces
-from viz_transformer.classroom.engines import run
+from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import NAME_CHARS, classes
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Row, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from viz_transformer.analysis.lessons import Grade, grade
-from viz_transformer.classroom.engines import run
+from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import ANSWER_CHARS, answers, students, visits
 from viz_transformer.classroom.store_base import (
     Answer,

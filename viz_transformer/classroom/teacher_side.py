@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from viz_transformer.analysis.lessons import Lesson, load_lesson
 from viz_transformer.classroom import reports
-from viz_transformer.classroom.engines import run
+from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import classes
 from viz_transformer.classroom.store_base import StoreBase, class_code, key_hash, now
 

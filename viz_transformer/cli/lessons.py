@@ -1,4 +1,4 @@
-"""``python -m viz_transformer lesson check FILE...``: validate lesson files on their model.
+"""``python -m viz_transformer lesson validate FILE...``: validate lesson files on their model.
 
 Prints one ``FILE:LINE: what is wrong`` line per problem (bad YAML, a missing or unknown field,
 an unknown page, check kind or model, a layer, head or token index the model does not have, a
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from viz_transformer.analysis.lessons import check_lesson, load_lesson
+from viz_transformer.analysis.lessons import load_lesson, validate_lesson
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -19,18 +19,18 @@ def _parser() -> argparse.ArgumentParser:
         description="Lesson files (docs/lessons.md).",
     )
     sub = p.add_subparsers(dest="action", required=True)
-    check = sub.add_parser("check", help="validate lesson files on their model")
-    check.add_argument("files", nargs="+", help="lesson .yaml files or built-in lesson names")
+    validate = sub.add_parser("validate", help="validate lesson files on their model")
+    validate.add_argument("files", nargs="+", help="lesson .yaml files or built-in lesson names")
     return p
 
 
 def main(argv: list[str]) -> int:
-    """Run ``lesson check``; 0 when every file is fine, 2 when one has a problem."""
+    """Run ``lesson validate``; 0 when every file is fine, 2 when one has a problem."""
     args = _parser().parse_args(argv)
     bad = 0
     for name in args.files:
         try:
-            problems = check_lesson(name)
+            problems = validate_lesson(name)
         except ValueError as exc:  # no such file or lesson
             problems = [f"{name}:0: {' '.join(str(exc).split())}"]
         for line in problems:

@@ -3,6 +3,7 @@ the URL (``?kind=cross``): the keys never change, the titles are what a reader s
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 AttentionKind = Literal["encoder", "decoder", "cross"]
@@ -39,10 +40,27 @@ def head_label(head: Head) -> str:
     return f"L{head[0]} H{head[1]}"
 
 
+# "L1 H3", "l1h3", "L1, H3", "layer 1 head 3", "1 3": layer first, each word optional
+_LAYER_FIRST = re.compile(
+    r"^\s*(?:(?:l|layer)?\s*(?P<a>\d+))\s*[,;:/.\-\s]?\s*(?:(?:h|head)?\s*(?P<b>\d+))\s*$"
+)
+_HEAD_FIRST = re.compile(  # "H3 L1": both words needed to read the head first
+    r"^\s*(?:h|head)\s*(?P<b>\d+)\s*[,;:/.\-\s]?\s*(?:l|layer)\s*(?P<a>\d+)\s*$"
+)
+
+
 def parse_head_label(label: str) -> Head:
-    """The ``(layer, head)`` of a ``head_label`` (``"L1 H3"`` -> ``(1, 3)``)."""
-    layer, head = label.removeprefix("L").split(" H")
-    return int(layer), int(head)
+    """The ``(layer, head)`` a text names: a ``head_label`` (``"L1 H3"`` -> ``(1, 3)``) or what a
+    person types for one ("l1h3", "L1, H3", "layer 1 head 3", "H3 L1", "1 3", "(0, 12)").
+
+    Raises:
+        ValueError: a text that names no head that way ("H3", "L1 H3 H4", "three").
+    """
+    text = label.lower().strip().strip("()[]")
+    found = _LAYER_FIRST.match(text) or _HEAD_FIRST.match(text)
+    if found is None:
+        raise ValueError(f"{label!r} names no head: write it like 'L1 H3' (layer 1, head 3)")
+    return int(found["a"]), int(found["b"])
 
 
 def kind_head_label(head: KindHead) -> str:

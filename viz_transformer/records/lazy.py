@@ -162,14 +162,14 @@ class LazyPatterns:
 
     def _select(
         self, layer: int, head: int, rows: Index, cols: Index
-    ) -> tuple[tiles.Head, torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[tiles.HeadQK, torch.Tensor, torch.Tensor | None]:
         """One head's inputs and the chosen rows and columns as index tensors on its device."""
         layer, head = range(self.shape[0])[layer], range(self.shape[1])[head]
         q, k = self._qk(layer)
         ok = None
         if self._key_ok is not None:
             ok = torch.from_numpy(self._key_ok).to(q.device)
-        one = tiles.Head(q[head], k[head // self._group], self.causal, ok)
+        one = tiles.HeadQK(q[head], k[head // self._group], self.causal, ok)
         n_q, n_k = self.shape[2:]
         picked = tiles.positions(rows, n_q, "query")
         r = torch.arange(n_q, device=q.device) if picked is None else picked.to(q.device)

@@ -24,7 +24,7 @@ TILE_CELLS = {"cpu": 2**22, "gpu": 2**26}
 
 
 @dataclass(frozen=True)
-class Head:
+class HeadQK:
     """One head's inputs, on one device.
 
     Attributes:
@@ -110,7 +110,7 @@ def _scratch(rows: int, cols: int, device: torch.device) -> Callable[[int, int],
     return lambda r, c: buf[: r * c].view(r, c)
 
 
-def log_sum_exp(head: Head, rows: torch.Tensor, step: int) -> torch.Tensor:
+def log_sum_exp(head: HeadQK, rows: torch.Tensor, step: int) -> torch.Tensor:
     """Each row's ``log sum_j exp(score_j)`` over every key, ``step`` keys at a time (``-inf``
     for a row that sees no key)."""
     n_k = head.k.shape[0]
@@ -128,7 +128,7 @@ def log_sum_exp(head: Head, rows: torch.Tensor, step: int) -> torch.Tensor:
 
 
 def tiles(
-    head: Head, rows: torch.Tensor, cols: torch.Tensor | None, step: tuple[int, int]
+    head: HeadQK, rows: torch.Tensor, cols: torch.Tensor | None, step: tuple[int, int]
 ) -> Iterator[tuple[int, int, torch.Tensor]]:
     """The weights at ``rows x cols`` (positions; ``cols`` None: every key), tile by tile; a
     tile is valid until the next one is asked for (they share one buffer).
@@ -155,7 +155,7 @@ def tiles(
 
 def cells_into(
     out: torch.Tensor,
-    head: Head,
+    head: HeadQK,
     rows: torch.Tensor,
     cols: torch.Tensor | None,
     tile: tuple[int, int] | None = None,
@@ -169,7 +169,7 @@ def cells_into(
 
 
 def blocks(
-    head: Head,
+    head: HeadQK,
     rows: torch.Tensor,
     cols: torch.Tensor | None,
     block: tuple[int, int],

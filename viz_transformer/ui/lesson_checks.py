@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import parse_head
+from viz_transformer.records.kinds import Head, head_label, parse_head_label
 from viz_transformer.ui import caches, widgets
 
 Answer = Callable[[str], None]
@@ -89,12 +89,16 @@ def _head_grid(check: vt.Check, step: int, given: str | None, on_answer: Answer)
         return
     st.caption("Click a head, or type it below.")
     keys = [f"lesson-head-{step}-{layer}" for layer in layers]
-    picked = parse_head(given or "")
+    try:
+        picked: Head | None = parse_head_label(given or "")
+    except ValueError:  # no answer yet, or a typed one that names no head
+        picked = None
     for layer, key in zip(layers, keys, strict=True):
         if key not in st.session_state:  # a resumed session marks the last answer
             st.session_state[key] = picked[1] if picked and picked[0] == layer else None
-        st.pills(f"Layer {layer}", range(n_heads), format_func=lambda h, la=layer: f"L{la} H{h}",
-                 key=key, on_change=_head_picked, args=(key, layer, keys, on_answer),
+        st.pills(f"Layer {layer}", range(n_heads),
+                 format_func=lambda h, la=layer: head_label((la, h)), key=key,
+                 on_change=_head_picked, args=(key, layer, keys, on_answer),
                  label_visibility="collapsed")  # fmt: skip
 
 
@@ -106,7 +110,7 @@ def _head_picked(key: str, layer: int, keys: list[str], on_answer: Answer) -> No
     for other in keys:
         if other != key:
             st.session_state[other] = None
-    on_answer(f"L{layer} H{head}")
+    on_answer(head_label((layer, head)))
 
 
 def show_grade(answer: str, grade: vt.Grade) -> None:

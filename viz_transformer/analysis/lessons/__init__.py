@@ -1,12 +1,12 @@
 """Lessons: YAML files of steps whose questions the lesson's model grades (docs/lessons.md).
 
-``files`` finds and reads them (shape checked, ``FILE:LINE`` problems), ``checking`` checks what
-they ask of the model, ``grading`` grades an answer from the model's trace at answer time.
+``files`` finds and reads them (shape validated, ``FILE:LINE`` problems), ``validation``
+validates what they ask of the model, ``grading`` grades an answer from the model's trace at
+answer time.
 """
 
-from viz_transformer.analysis.lessons.checking import check_lesson
 from viz_transformer.analysis.lessons.files import LessonError, lessons, load_lesson, read_lesson
-from viz_transformer.analysis.lessons.grading import grade, lesson_trace, parse_head
+from viz_transformer.analysis.lessons.grading import grade, lesson_trace
 from viz_transformer.analysis.lessons.records import (
     CHECK_KINDS,
     Check,
@@ -15,6 +15,7 @@ from viz_transformer.analysis.lessons.records import (
     Lesson,
     Step,
 )
+from viz_transformer.analysis.lessons.validation import validate_lesson
 
 __all__ = [
     "CHECK_KINDS",
@@ -24,11 +25,10 @@ __all__ = [
     "Lesson",
     "LessonError",
     "Step",
-    "check_lesson",
     "grade",
     "lesson_trace",
     "lessons",
     "load_lesson",
-    "parse_head",
     "read_lesson",
+    "validate_lesson",
 ]

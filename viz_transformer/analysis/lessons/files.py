@@ -1,8 +1,8 @@
 """Lesson files: where they are (built in, or a teacher's ``VT_LESSON_DIR``) and reading one
-into a ``Lesson`` with its shape checked: every problem names ``FILE:LINE``.
+into a ``Lesson`` with its shape validated: every problem names ``FILE:LINE``.
 
-What needs the model itself (a layer it lacks, a sentence it cannot read) is checked by
-``lesson_problems`` in ``viz_transformer.analysis.lessons.checking``.
+What needs the model itself (a layer it lacks, a sentence it cannot read) is validated by
+``validate_lesson`` in ``viz_transformer.analysis.lessons.validation``.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def lesson_dirs() -> list[Path]:
     """The folders lessons are found in: the teacher's ``VT_LESSON_DIR`` first (its files win
     over a built-in one of the same name), then the built-in lessons."""
     own = settings.lesson_dir()
-    return [d for d in (own, settings.LESSONS_DIR) if d is not None and d.is_dir()]
+    return [d for d in (own, settings.CURRICULUM_DIR) if d is not None and d.is_dir()]
 
 
 def _files() -> dict[str, Path]:

@@ -8,7 +8,6 @@ forward pass; a cached trace is shared read-only.
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -18,6 +17,7 @@ import numpy as np
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.lessons.records import DEFAULT_TOLERANCE, Check, Grade, Lesson
 from viz_transformer.models.registry import load_model
+from viz_transformer.records.kinds import head_label, parse_head_label
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns, Trace
 
@@ -66,7 +66,7 @@ def check_sentence(check: Check) -> str | None:
 def warm_traces(lesson: Lesson, keep_going: Callable[[], bool] = lambda: True) -> None:
     """Trace every sentence the lesson's checks are graded on, so the first answers to each
     step wait for no forward pass (a server calls it in the background when it opens a class);
-    a sentence the model cannot read is left for ``check_lesson`` to report. Stops before the
+    a sentence the model cannot read is left for ``validate_lesson`` to report. Stops before the
     next sentence once ``keep_going()`` is False."""
     sentences = {check_sentence(s.check) for s in lesson.steps if s.check is not None}
     for sentence in sorted(s for s in sentences if s is not None):
@@ -103,7 +103,7 @@ def grade(check: Check, answer: str) -> Grade:
     None.
 
     Raises:
-        ValueError: a check its model cannot compute (``vt.check_lesson`` reports these first).
+        ValueError: a check its model cannot compute (``vt.validate_lesson`` reports these first).
     """
     answer = str(answer).strip()
     if check.kind == "text":
@@ -121,22 +121,6 @@ def _expected(check: Check) -> str:
     return grade(check, "?").expected if check.kind != "text" else ""
 
 
-HEAD_PATTERN = re.compile(
-    r"^\s*(?:(?P<l1>l|layer)?\s*(?P<a>\d+))\s*[,;:/.\-\s]?\s*(?:(?P<h1>h|head)?\s*(?P<b>\d+))\s*$"
-)
-HEAD_FIRST = re.compile(
-    r"^\s*(?:h|head)\s*(?P<b>\d+)\s*[,;:/.\-\s]?\s*(?:l|layer)\s*(?P<a>\d+)\s*$"
-)
-
-
-def parse_head(answer: str) -> tuple[int, int] | None:
-    """``(layer, head)`` from "L1 H3", "l1h3", "L1, H3", "layer 1 head 3", "H3 L1" or "1 3";
-    None when the text names no head that way."""
-    text = answer.lower().strip().strip("()[]")
-    found = HEAD_PATTERN.match(text) or HEAD_FIRST.match(text)
-    return (int(found["a"]), int(found["b"])) if found else None
-
-
 def _grade_head(check: Check, answer: str) -> Grade:
     a = check.args
     tr = lesson_trace(check.model, a["sentence"])
@@ -147,27 +131,26 @@ def _grade_head(check: Check, answer: str) -> Grade:
     best_layer = max(table, key=lambda layer: float(table[layer].max()))
     best_head = int(table[best_layer].argmax())
     top = float(table[best_layer][best_head])
-    expected = f"L{best_layer} H{best_head}"
+    expected = head_label((best_layer, best_head))
     rows, cols = tr.tokens_for(kind)
     cell = f"row {q} ({rows[q]!r}) to column {k} ({cols[k]!r})"
-    picked = parse_head(answer)
-    if picked is None:
+    try:
+        layer, head = parse_head_label(answer)
+    except ValueError:
         return Grade(False, expected, f"Could not read {answer!r} as a head: write it like "
                      "'L1 H3' (layer 1, head 3, counted from 0).", readable=False)  # fmt: skip
-    layer, head = picked
+    named = head_label((layer, head))
     n_heads = table[best_layer].shape[0]
     if layer not in table or head >= n_heads:
         where = f"layers {', '.join(map(str, layers))}" if a.get("layers") else f"{n_layers} layers"
-        return Grade(False, expected, f"L{layer} H{head} is not among the heads asked about "
+        return Grade(False, expected, f"{named} is not among the heads asked about "
                      f"({where}, heads 0-{n_heads - 1}).")  # fmt: skip
     weight = float(table[layer][head])
     if weight >= HEAD_SHARE * top:
         best = "the most of any head" if weight == top else f"the strongest head puts {top:.2f}"
-        return Grade(
-            True, expected, f"Right: L{layer} H{head} puts {weight:.2f} on {cell}; {best}."
-        )
+        return Grade(True, expected, f"Right: {named} puts {weight:.2f} on {cell}; {best}.")
     hint = "Look for the brightest cell in that row."
-    return Grade(False, expected, f"L{layer} H{head} puts only {weight:.2f} on {cell}; another "
+    return Grade(False, expected, f"{named} puts only {weight:.2f} on {cell}; another "
                  f"head puts {top:.2f} there. {hint}")  # fmt: skip
 
 

@@ -63,7 +63,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Lesson:
-    """A lesson file, read and checked for shape (``vt.load_lesson``).
+    """A lesson file, read and validated for shape (``vt.load_lesson``).
 
     Attributes:
         name: the file's stem (``paper_tour``): what ``vt.lessons()`` lists and ``?lesson=`` names.

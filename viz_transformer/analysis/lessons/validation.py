@@ -1,5 +1,5 @@
-"""What a lesson asks of its model, checked on the model: every layer, head and token index it
-names exists, and the model reads every sentence (``vt.check_lesson``, ``lesson check``)."""
+"""What a lesson asks of its model, validated on the model: every layer, head and token index it
+names exists, and the model reads every sentence (``vt.validate_lesson``, ``lesson validate``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from viz_transformer.records.trace import Trace
 VIEW_HEADS = (("kind", "layer", "head"), ("heads_kind", "heads_layer", "heads_head"))
 
 
-def check_lesson(name_or_path: str | Path) -> list[str]:
+def validate_lesson(name_or_path: str | Path) -> list[str]:
     """Every problem of a lesson file, ``FILE:LINE: what is wrong`` each (empty: it is fine).
 
     First its shape (as ``vt.load_lesson``), then, on its model: a layer, head or token index
@@ -32,10 +32,10 @@ def check_lesson(name_or_path: str | Path) -> list[str]:
         lesson = load_lesson(name_or_path)
     except LessonError as exc:
         return exc.problems
-    return _ModelCheck(lesson).problems()
+    return _ModelValidation(lesson).problems()
 
 
-class _ModelCheck:
+class _ModelValidation:
     def __init__(self, lesson: Lesson) -> None:
         self.lesson, self.found = lesson, []
         self.filename = str(lesson.path) if lesson.path else lesson.name
