@@ -43,6 +43,9 @@ MAX_MATERIALISE = _int("MAX_MATERIALISE", 64_000_000)  # 256 MB of float32
 # where models run (cpu, cuda, cuda:1, mps); unset: cuda when present, else mps, else cpu.
 # Read as text here (settings imports no torch); models/base.py checks it against the machine.
 DEVICE: str | None = os.environ.get("VT_DEVICE", "").strip() or None
+# the dtype Hugging Face models load in (float32, bfloat16, float16); unset: float32. Maps are
+# computed in float32 from the queries and keys whatever the model runs in (docs/models.md).
+DTYPE: str | None = os.environ.get("VT_DTYPE", "").strip() or None
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)

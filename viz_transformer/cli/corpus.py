@@ -8,11 +8,14 @@ already written stay, so running the same command again goes on where it stopped
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from viz_transformer import settings
 from viz_transformer.analysis.corpus.api import compute
 from viz_transformer.analysis.corpus.shards import ShardStore
+from viz_transformer.models.devices import DTYPES
 from viz_transformer.records.progress import ProgressMeter
 from viz_transformer.text.uploads import read_lines
 
@@ -63,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
         "--batch-size", type=int, default=64, help="sentences run at once (64: fastest measured)"
     )
     p.add_argument("--engine", choices=("local", "ray"), default="local")
+    p.add_argument(
+        "--dtype", choices=tuple(DTYPES), help="an hf: model's weights (default: VT_DTYPE, float32)"
+    )
     return p
 
 
@@ -70,6 +76,8 @@ def main(argv: list[str]) -> int:
     """Run the command; 0 on success, 1 on bad input, 130 when interrupted."""
     args = _parser().parse_args(argv)
     bar = ProgressBar()
+    if args.dtype:  # read by load_model here and, through the environment, by Ray's workers
+        settings.DTYPE = os.environ["VT_DTYPE"] = args.dtype
     try:
         sentences = read_sentences(args.sentences)
         compute(args.model, sentences, args.out, batch_size=args.batch_size,

@@ -1,4 +1,5 @@
-"""Which device models run on: ``VT_DEVICE``, else CUDA, else Apple's mps, else the CPU."""
+"""Which device models run on (``VT_DEVICE``, else CUDA, else Apple's mps, else the CPU) and in
+which dtype (``VT_DTYPE``, else float32)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,35 @@ def check_device(device: str | torch.device, what: str | None = None) -> torch.d
             raise ValueError(f"{what} but torch sees no Apple GPU (mps): unset it or use cpu.")
         return dev
     raise ValueError(f"{what}: models run on cpu, cuda, cuda:N or mps, not {dev.type}.")
+
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def check_dtype(dtype: str | torch.dtype | None, what: str | None = None) -> torch.dtype:
+    """``dtype`` as a ``torch.dtype`` models may load in; None: ``VT_DTYPE``, else float32.
+
+    Args:
+        dtype: ``"float32"``, ``"bfloat16"``, ``"float16"`` or one of those ``torch.dtype``s.
+        what: how the caller names the setting in messages (``"--dtype"``); default from
+            ``VT_DTYPE`` or ``dtype``.
+
+    Raises:
+        ValueError: any other name, saying which ones exist.
+    """
+    if dtype is None:
+        if settings.DTYPE is None:
+            return torch.float32
+        dtype, what = settings.DTYPE, what or f"VT_DTYPE={settings.DTYPE}"
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if isinstance(dtype, str) and dtype.strip().lower() in DTYPES:
+        return DTYPES[dtype.strip().lower()]
+    raise ValueError(
+        f"{what or f'dtype {str(dtype)!r}'} is not a dtype models load in: use {', '.join(DTYPES)}."
+    )
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``"bfloat16"``, the spelling ``check_dtype`` takes."""
+    return str(dtype).removeprefix("torch.")

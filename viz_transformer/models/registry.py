@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.devices import check_device, default_device
+from viz_transformer.models.devices import check_device, check_dtype, default_device
 from viz_transformer.models.paper import PaperModel, paper_specs
 from viz_transformer.models.paper_folder import PREFIX as PAPER_PREFIX
 from viz_transformer.models.paper_folder import folder_spec
@@ -108,19 +108,24 @@ def model_info(name: str) -> ModelSpec:
     return specs[name]
 
 
-def _load(spec: ModelSpec, device: torch.device) -> LoadedModel:
+def _load(spec: ModelSpec, device: torch.device, dtype: torch.dtype) -> LoadedModel:
+    if spec.family == "hf":
+        from viz_transformer.models.hf.model import HFModel
+
+        return HFModel.load(spec, device, dtype=dtype)
+    if dtype != torch.float32:  # a few MB each: nothing to gain, and their capture is float32
+        raise ValueError(
+            f"{spec.name} loads in float32 only; bfloat16 and float16 are for hf: models. "
+            "Leave the dtype unset (or VT_DTYPE=float32) for it."
+        )
     if spec.family == "paper":
         return PaperModel.load(spec, device)
-    if spec.family == "bergamot":
-        from viz_transformer.models.bergamot import BergamotModel
+    from viz_transformer.models.bergamot import BergamotModel
 
-        return BergamotModel.load(spec, device)
-    from viz_transformer.models.hf.model import HFModel
-
-    return HFModel.load(spec, device)
+    return BergamotModel.load(spec, device)
 
 
-_CACHE: dict[tuple[str, str], LoadedModel] = {}
+_CACHE: dict[tuple[str, str, str], LoadedModel] = {}
 _LOCK = threading.Lock()
 
 
@@ -131,27 +136,34 @@ def canonical_device(dev: torch.device) -> torch.device:
     return dev
 
 
-def load_model(name: str, device: str | torch.device | None = None) -> LoadedModel:
-    """Load (once per name and device) and return a handle shared by every caller.
+def load_model(
+    name: str, device: str | torch.device | None = None, dtype: str | torch.dtype | None = None
+) -> LoadedModel:
+    """Load (once per name, device and dtype) and return a handle shared by every caller.
 
     Args:
         name: one of ``available_models()``, ``hf:<hub id or local path>`` or
             ``paper:<folder>`` (meta.json, model.safetensors and vocab.json or spm.model).
         device: ``"cpu"``, ``"cuda"``, ...; default ``default_device()`` (``VT_DEVICE``).
+        dtype: what the weights are held and run in: ``"float32"`` (default, or ``VT_DTYPE``),
+            ``"bfloat16"`` or ``"float16"`` for ``hf:`` models (half the memory of float32);
+            attention maps are computed in float32 from the queries and keys either way.
 
     Raises:
-        ValueError: an unknown model, a device this machine lacks (``check_device``), or a
-            ``paper:<folder>`` with a missing file or weights that do not fit its config.
+        ValueError: an unknown model, a device this machine lacks (``check_device``), a dtype
+            the model cannot load in, or a ``paper:<folder>`` with a missing file or weights
+            that do not fit its config.
     """
     if name in _MEMORY:  # trained live: it stays on the device it was trained on
         return _MEMORY[name]
     spec = model_info(name)
     dev = canonical_device(check_device(device) if device is not None else default_device())
-    key = (spec.name, str(dev))
+    kind = check_dtype(dtype)
+    key = (spec.name, str(dev), str(kind))
     with _LOCK:
         if key not in _CACHE:
             try:
-                _CACHE[key] = _load(spec, dev)
+                _CACHE[key] = _load(spec, dev, kind)
             except ValueError:
                 raise
             except Exception as exc:  # corrupt file, missing package: one message, app goes on

@@ -108,9 +108,14 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
 
 
 def lazy(model: HFParts, **inputs: list[int]) -> bool:
-    """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when
-    some kind would hold more than ``settings.LAZY_ABOVE`` weights and the model allows it."""
-    return model.lazy_capable and too_big(model.module.config, model.names, **inputs)
+    """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when the
+    model allows it and some kind would hold more than ``settings.LAZY_ABOVE`` weights, or the
+    model runs below float32 (its own softmax would give rows that sum to 1 only within ~2e-3;
+    ``LazyPatterns`` takes it in float32)."""
+    if not model.lazy_capable:
+        return False
+    reduced = model.module.dtype != torch.float32
+    return reduced or too_big(model.module.config, model.names, **inputs)
 
 
 def run(

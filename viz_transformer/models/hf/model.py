@@ -16,7 +16,7 @@ import torch
 from transformers import AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.devices import default_device
+from viz_transformer.models.devices import default_device, dtype_name
 from viz_transformer.models.hf import architecture as hf_architecture
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import generation as hf_generation
@@ -71,14 +71,18 @@ class HFModel(LoadedModel):
         spec: ModelSpec,
         device: torch.device | str | None = None,
         device_map: str | None = None,
+        dtype: torch.dtype = torch.float32,
     ) -> HFModel:
-        """Load tokenizer and model, offline first, in float32 with eager attention.
+        """Load tokenizer and model, offline first, with an attention that returns weights.
 
         Args:
             spec: from ``hf_spec`` or ``hf_specs``.
             device: where to run; ``default_device()`` when None. Ignored with ``device_map``.
             device_map: ``"auto"`` spreads a large model over the GPUs and the CPU (needs the
                 ``accelerate`` package); used only when the caller asks for it.
+            dtype: the weights' dtype. Below float32 the maps come from the queries and keys
+                (``LazyPatterns``, softmax in float32), so a model whose attention is not plain
+                softmax(q k^T) (``hf_attention.plain_attention``) loads in float32 only.
 
         Raises:
             ValueError: one message naming the model and why it cannot be loaded.
@@ -93,13 +97,18 @@ class HFModel(LoadedModel):
                 ident, local_files_only=local, trust_remote_code=False
             ),
         )
-        module = load_module(spec, config, device_map).eval()
+        module = load_module(spec, config, device_map, dtype).eval()
         if device_map is None:
             module = module.to(torch.device(device) if device else default_device())
         names = install_pattern_hooks(module, spec.shows)
         hf_heads.install_stream_hooks(module, names)  # the logit lens's residual stream
         lazy = module.config._attn_implementation == hf_attention.IMPLEMENTATION
         lazy = lazy and hf_attention.plain_attention(module.config, spec.positions)
+        if dtype != torch.float32 and not lazy:  # its own softmax in bf16: rows off by ~2e-3
+            raise ValueError(
+                f"{spec.name} computes attention its own way (not plain softmax(q k^T)), so its "
+                f"maps would be {dtype_name(dtype)} too: load it in float32 (no dtype)."
+            )
         return cls(spec, module.device, module, tokenizer, names, lazy)
 
     def trace(self, text: str, target: str | None = None) -> Trace:
