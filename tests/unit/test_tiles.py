@@ -8,6 +8,8 @@ keys; what comes back is CPU float32 numpy.
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -125,3 +127,25 @@ def test_positions_outside_the_map_are_refused_before_reaching_the_device():
     with pytest.raises(ValueError, match="key_mask has shape"):
         LazyPatterns([np.zeros((1, 3, 2), np.float32)], [np.zeros((1, 4, 2), np.float32)],
                      False, np.ones(3, bool))  # fmt: skip
+
+
+@pytest.mark.parametrize("half", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("tile", [None, (5, 7)], ids=str)
+def test_half_precision_queries_stay_half_and_give_float32_rows(half, tile):
+    """A model run in bfloat16 gives bfloat16 queries and keys: they are kept so (half of
+    float32's memory at 32k tokens) and each tile is scored in float32, so the map equals the
+    float64 softmax of those same rounded values, rows summing to 1."""
+    n_q, n_k, causal, _ = CASES["causal, padded"]
+    rng = np.random.default_rng(3)
+    q = torch.from_numpy(rng.normal(size=(1, 2, n_q, 8)).astype(np.float32)).to(half)
+    k = torch.from_numpy(rng.normal(size=(1, 1, n_k, 8)).astype(np.float32)).to(half)
+    lazy = LazyPatterns([q[0].to(DEVICE)], [k[0].to(DEVICE)], causal)
+    lazy.tile = tile
+    assert lazy._qk(0)[0].dtype == half and lazy._qk(0)[1].dtype == half
+    ref = direct(q[0, 1].float().numpy(), k[0, 0].float().numpy(), causal, None)
+    whole = lazy.head(0, 1)
+    assert whole.dtype == np.float32
+    np.testing.assert_allclose(whole, ref, atol=1e-6)
+    np.testing.assert_allclose(whole.sum(-1), 1.0, atol=1e-5)
+    restored = pickle.loads(pickle.dumps(lazy))  # st.cache_data's copy: float32 on the host
+    np.testing.assert_allclose(restored.head(0, 1), ref, atol=1e-6)

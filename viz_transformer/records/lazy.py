@@ -39,10 +39,12 @@ class LazyPatterns:
     (``reduced``), or the whole head (``head``, ``p[layer, head]``).
 
     Args:
-        queries: per layer ``[heads, q, d_k]`` float32 queries already multiplied by the scale
-            (1/sqrt(d_k), or the model's own scaling), numpy or tensors.
-        keys: per layer ``[kv_heads, k, d_k]`` float32 keys; ``kv_heads`` divides ``heads``
-            (grouped-query attention shares one key head among ``heads / kv_heads`` queries).
+        queries: per layer ``[heads, q, d_k]`` queries already multiplied by the scale
+            (1/sqrt(d_k), or the model's own scaling), numpy or tensors; bfloat16 and float16
+            tensors are kept so (half the memory), anything else as float32.
+        keys: per layer ``[kv_heads, k, d_k]`` keys, kept as queries are; ``kv_heads``
+            divides ``heads`` (grouped-query attention shares one key head among
+            ``heads / kv_heads`` queries).
         causal: query ``i`` sees keys ``j <= i + (k - q)`` only (decoder self-attention).
         key_mask: ``(k,)`` bool, False for keys no query sees (padding); None: every key.
         device: where to keep and compute (None: where the tensors are; numpy: the CPU).
@@ -62,8 +64,8 @@ class LazyPatterns:
     ):
         if not queries or len(queries) != len(keys):
             raise ValueError(f"{len(queries)} query and {len(keys)} key layers; need one each.")
-        qs = [tiles.as_float32(q, device) for q in queries]
-        ks = [tiles.as_float32(k, qs[0].device) for k in keys]
+        qs = [tiles.as_stored(q, device) for q in queries]
+        ks = [tiles.as_stored(k, qs[0].device) for k in keys]
         (heads, n_q, _), (kv_heads, n_k, _) = qs[0].shape, ks[0].shape
         if heads % kv_heads or any(q.shape != qs[0].shape for q in qs):
             raise ValueError(f"queries {qs[0].shape} and keys {ks[0].shape} do not pair.")
@@ -117,8 +119,8 @@ class LazyPatterns:
                 assert self._fetch is not None
                 for i, (q, k) in self._fetch(layer).items():
                     if self._q[i] is None:
-                        q = self._q[i] = tiles.as_float32(q, None)
-                        self._k[i] = tiles.as_float32(k, q.device)
+                        q = self._q[i] = tiles.as_stored(q, None)
+                        self._k[i] = tiles.as_stored(k, q.device)
                 if self._q[layer] is None:
                     raise RuntimeError(f"the model gave no queries and keys for layer {layer}.")
             return self._q[layer], self._k[layer]  # type: ignore[return-value]
@@ -154,7 +156,7 @@ class LazyPatterns:
 
     def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: host arrays, no cache
         pairs = [self._qk(layer) for layer in range(self.shape[0])]
-        q, k = ([t.cpu().numpy() for t in ts] for ts in zip(*pairs, strict=True))
+        q, k = ([t.float().cpu().numpy() for t in ts] for ts in zip(*pairs, strict=True))
         return {"q": q, "k": k, "causal": self.causal, "key_mask": self._key_ok}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

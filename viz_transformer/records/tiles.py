@@ -28,7 +28,8 @@ class HeadQK:
     """One head's inputs, on one device.
 
     Attributes:
-        q: ``(n_q, d)`` float32 queries, already scaled; k: ``(n_k, d)`` float32 keys.
+        q: ``(n_q, d)`` queries, already scaled; k: ``(n_k, d)`` keys; float32, or bfloat16 /
+            float16 as a half-precision model gave them (scores are float32 either way).
         causal: query ``i`` sees keys ``j <= i + (n_k - n_q)`` only.
         key_ok: ``(n_k,)`` bool, False for keys no query sees (padding); None: every key.
     """
@@ -45,7 +46,10 @@ class HeadQK:
         key), ``(len(rows), len(cols))``, written into ``out`` when given; masked cells are
         ``-inf``."""
         keys = self.k if cols is None else self.k.index_select(0, cols)
-        s = torch.matmul(self.q.index_select(0, rows), keys.T, out=out)
+        # bfloat16 / float16 queries and keys (a model run in half precision) are kept so, half
+        # the memory of float32, and taken to float32 a tile at a time: scores and softmax are
+        # float32 whatever the model ran in
+        s = torch.matmul(self.q.index_select(0, rows).float(), keys.T.float(), out=out)
         if self.causal:
             n_q, n_k = self.q.shape[0], self.k.shape[0]
             at = torch.arange(n_k, device=s.device) if cols is None else cols
@@ -76,6 +80,14 @@ def plan(
     else:
         rows, keys = tile
     return -(-max(1, rows) // bq) * bq, -(-max(1, keys) // bk) * bk
+
+
+def as_stored(x: Array, device: torch.device | str | None) -> torch.Tensor:
+    """``x`` as a contiguous tensor on ``device`` to keep queries or keys in: bfloat16 and
+    float16 tensors stay so (``Head.scores`` computes in float32), anything else is float32."""
+    if isinstance(x, torch.Tensor) and x.dtype in (torch.bfloat16, torch.float16):
+        return x.detach().to(device=device or x.device).contiguous()
+    return as_float32(x, device)
 
 
 def as_float32(x: Array, device: torch.device | str | None) -> torch.Tensor:
