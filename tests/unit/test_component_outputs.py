@@ -27,6 +27,7 @@ from viz_transformer.analysis import why, writes
 from viz_transformer.models import own_qkv
 from viz_transformer.networks.hooks import collect, qkv_hook_names
 from viz_transformer.networks.marian import BergamotConfig, BergamotTransformer
+from viz_transformer.records.kinds import head_label
 from viz_transformer.records.qkv import KindCapture
 from viz_transformer.testing.hf import BUILDERS
 from viz_transformer.testing.paper import tiny_paper_model
@@ -213,9 +214,9 @@ def test_hf_heads_outputs_are_the_output_projections(hf_models, family):
 
 @pytest.mark.parametrize("family", ["llama", "gpt2"])
 def test_components_name_each_head_with_its_own_output(hf_models, family):
-    """``residual_components``: the row named ``L{l}H{h}`` is head h's projection of layer l,
-    ``L{l} attention bias`` the projection's bias, and the stream entering the next block is
-    the sum (the MLP row the remainder)."""
+    """``residual_components``: the row named ``head_label((l, h))`` is head h's projection of
+    layer l, ``L{l} attention bias`` the projection's bias, and the stream entering the next
+    block is the sum (the MLP row the remainder)."""
     model = hf_models[family]
     cap, kept = captured(model, HF_TEXT, "decoder")
     projs = o_projections(model, "decoder")
@@ -225,7 +226,7 @@ def test_components_name_each_head_with_its_own_output(hf_models, family):
     for layer, (proj, run) in enumerate(zip(projs, kept, strict=True)):
         heads = per_head(proj, run["in"], cap.n_heads)[:, positions]
         for h in range(cap.n_heads):
-            np.testing.assert_allclose(rows[f"L{layer}H{h}"], heads[h], atol=ATOL)
+            np.testing.assert_allclose(rows[head_label((layer, h))], heads[h], atol=ATOL)
         bias = bias_of(proj, run["in"].shape[-1])
         if family == "gpt2":
             np.testing.assert_allclose(rows[f"L{layer} attention bias"][0], bias, atol=1e-7)
@@ -234,5 +235,5 @@ def test_components_name_each_head_with_its_own_output(hf_models, family):
     np.testing.assert_allclose(parts.sum(0), cap.final[positions], atol=ATOL)
     bad = swapped(cap, 0, 0, 1)
     names, parts = why.residual_components(bad, cap.n_layers, positions)
-    moved = parts[names.index("L0H0")] - rows["L0H0"]
+    moved = parts[names.index("L0 H0")] - rows["L0 H0"]
     assert np.abs(moved).max() > 1e-3  # a swapped W^O shows in the head's row
