@@ -18,20 +18,21 @@ FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 620
 def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
     """The roster as the teacher reads it: name, the step open (number and title), answered and
     correct steps, last seen. Names stay plain text: a table cell never renders markup."""
-    titles = [step_label(i, s.title) for i, s in enumerate(lesson.steps)]
+    titles = [step_label(i, s.title) for i, s in enumerate(lesson.steps, start=1)]
     return pd.DataFrame({
         "student": roster["student"],
-        "step": [titles[s] if 0 <= s < len(titles) else str(s + 1) for s in roster["step"]],
+        "step": [titles[s - 1] if 1 <= s <= len(titles) else str(s) for s in roster["step"]],
         "answered": roster["answered"], "correct": roster["correct"],
         "last seen (UTC)": roster["seen"].dt.strftime("%H:%M:%S"),
     })  # fmt: skip
 
 
 def wrong_by_step(wrong: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
-    """The most common wrong answers, each with its step's number and title."""
-    steps = [step_label(i, s.title) for i, s in enumerate(lesson.steps)]
-    return pd.DataFrame({"step": [steps[s] for s in wrong["step"]], "wrong answer": wrong["answer"],
-                         "students": wrong["count"]})  # fmt: skip
+    """The most common wrong answers, each with its step's number and title, and how many
+    students gave it."""
+    steps = [step_label(i, s.title) for i, s in enumerate(lesson.steps, start=1)]
+    return pd.DataFrame({"step": [steps[s - 1] for s in wrong["step"]],
+                         "wrong answer": wrong["answer"], "students": wrong["students"]})  # fmt: skip
 
 
 def summary(roster: pd.DataFrame, funnel: pd.DataFrame) -> None:

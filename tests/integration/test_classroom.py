@@ -70,20 +70,20 @@ def test_a_class_from_create_to_the_teachers_tables(store, lesson, lesson_model)
     df = store.answers(code, key)
     assert list(df.columns) == ["student", "step", "answer", "correct", "seconds", "at"]
     assert df["student"].tolist() == ["Ana", "Bo", "Bo", "Bo"]
-    assert df["step"].tolist() == [1, 2, 2, 3] and df["answer"].iloc[2] == "  NOPE "
+    assert df["step"].tolist() == [2, 3, 3, 4] and df["answer"].iloc[2] == "  NOPE "  # from 1
     assert df["correct"].tolist() == [True, False, False, pd.NA]
     assert (df["seconds"] >= 0).all() and str(df["at"].dt.tz) == "UTC"
 
     roster = store.roster(code, key).set_index("student")
-    assert roster.loc["Ana", ["step", "answered", "correct"]].tolist() == [2, 1, 1]
-    assert roster.loc["Bo", ["step", "answered", "correct"]].tolist() == [0, 2, 0]
+    assert roster.loc["Ana", ["step", "answered", "correct"]].tolist() == [3, 1, 1]
+    assert roster.loc["Bo", ["step", "answered", "correct"]].tolist() == [1, 2, 0]
 
     funnel = store.funnel(code, key)
     assert funnel["reached"].tolist() == [0, 1, 2, 1]  # Ana opened 1 and 2; Bo answered 2, 3
     assert funnel["answered"].tolist() == [0, 1, 1, 1]
     assert funnel["correct"].tolist() == [pd.NA, 1, 0, pd.NA]  # NA: nothing to grade
     wrong = store.wrong_answers(code, key)
-    assert wrong.to_dict("records") == [{"step": 2, "answer": "nope", "count": 2}]
+    assert wrong.to_dict("records") == [{"step": 3, "answer": "nope", "students": 1}]
     mine = store.answers_of(code, bo)
     assert [(a.step, a.grade.correct) for a in mine] == [(2, False), (2, False), (3, None)]
     assert mine[0].grade.expected == vt.trace(lesson_model, SENTENCE).tgt_tokens[0]
@@ -209,7 +209,7 @@ def test_class_commands_create_a_class_and_export_its_answers(database_url, less
     assert main(["class", "export", code.lower(), "--key", key, "--db", database_url]) == 0
     df = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert df.columns.tolist() == ["student", "step", "answer", "correct", "seconds", "at"]
-    assert (df["student"][0], df["step"][0], df["answer"][0]) == ('Ana, "Jr"', 3, "a, b\nc")
+    assert (df["student"][0], df["step"][0], df["answer"][0]) == ('Ana, "Jr"', 4, "a, b\nc")
     assert main(["class", "export", code, "--key", "wrong", "--db", database_url]) == 1
     assert capsys.readouterr().err == "error: wrong teacher key for this class.\n"
 

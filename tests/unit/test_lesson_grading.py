@@ -135,6 +135,24 @@ def test_choice_by_option_text_or_letter():
     assert vt.grade(c, "Softmax").readable is False
 
 
+def test_a_wrong_choice_gives_a_hint_never_the_right_option():
+    c = check("choice", options=["Encoder", "Decoder", "Cross attention"], correct=2)
+    for wrong in ("Encoder", "b"):
+        g = vt.grade(c, wrong)
+        assert g.correct is False and g.readable
+        assert "cross" not in g.feedback.casefold() and "try another option" in g.feedback
+
+
+@pytest.mark.parametrize("position", [3, 0])  # a negative value (cos 2.79), then cos 0 = 1
+def test_a_wrong_number_says_whether_it_is_too_high_or_too_low(position):
+    c = check("number", quantity="pe_value", args={"position": position, "dim": 5, "d_model": 512})
+    value = pe_value(position, 5, 512)
+    high, low = vt.grade(c, f"{value + 0.2:.4f}"), vt.grade(c, f"{value - 0.2:.4f}")
+    assert "too high" in high.feedback and "too low" not in high.feedback
+    assert "too low" in low.feedback and "too high" not in low.feedback
+    assert "21% off" in high.feedback if position == 3 else "20% off" in low.feedback
+
+
 def test_text_is_stored_not_graded():
     g = vt.grade(check("text"), "Heads align words.")
     assert g.correct is None and g.expected == ""

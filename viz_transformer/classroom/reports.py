@@ -1,9 +1,10 @@
 """What the teacher sees of a class, as pandas tables read in one transaction: every answer,
-the roster, the per-step funnel and the most common wrong answers. Callers check the key."""
+the roster, the per-step funnel and the most common wrong answers. Callers check the key.
+
+Every table numbers steps from 1, as every screen does (``step`` 1 is the lesson's first step;
+the database and ``ClassStore.move``/``submit`` keep the 0-based index)."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 import pandas as pd
 from sqlalchemy import Connection, Select, distinct, func, select
@@ -34,6 +35,7 @@ def answer_table(conn: Connection, code: str) -> pd.DataFrame:
         .order_by(answers.c.at, answers.c.id)
     )
     df = pd.DataFrame(conn.execute(query).all(), columns=ANSWER_COLUMNS)
+    df["step"] += 1
     types = {
         "student": object,
         "step": "int64",
@@ -63,7 +65,7 @@ def roster_table(conn: Connection, code: str) -> pd.DataFrame:
         select(
             students.c.id,
             students.c.name.label("student"),
-            students.c.place.label("step"),
+            (students.c.place + 1).label("step"),
             func.coalesce(done.c.answered, 0),
             func.coalesce(right.c.correct, 0),
             students.c.joined_at,
@@ -116,7 +118,7 @@ def funnel_table(conn: Connection, code: str, lesson: Lesson) -> pd.DataFrame:
         graded = kind not in (None, "text")
         rows.append(
             {
-                "step": i,
+                "step": i + 1,
                 "title": step.title,
                 "kind": kind,
                 "reached": reached.get(i, 0),
@@ -128,19 +130,25 @@ def funnel_table(conn: Connection, code: str, lesson: Lesson) -> pd.DataFrame:
 
 
 def wrong_table(conn: Connection, code: str, top: int = 3) -> pd.DataFrame:
-    """The ``top`` most common wrong answers of each step: ``step``, ``answer``, ``count``."""
-    query = select(answers.c.step, answers.c.answer).where(
+    """The ``top`` most common wrong answers of each step, by how many students gave them
+    (compared ignoring case and spaces; a student who gave one twice counts once): ``step``,
+    ``answer`` (as first typed), ``students``; the most given first, ties in order given."""
+    query = select(answers.c.step, answers.c.answer, answers.c.student_id).where(
         answers.c.class_code == code, answers.c.correct.is_(False)
     )
-    counts: dict[int, Counter[str]] = {}
+    who: dict[int, dict[str, set[int]]] = {}  # step -> answer (normalised) -> students
     shown: dict[tuple[int, str], str] = {}
-    for step, text in conn.execute(query.order_by(answers.c.id)).all():
+    for step, text, student in conn.execute(query.order_by(answers.c.id)).all():
         same = " ".join(text.split()).casefold()
-        counts.setdefault(step, Counter())[same] += 1
+        who.setdefault(step, {}).setdefault(same, set()).add(student)
         shown.setdefault((step, same), text.strip())
-    rows = [
-        {"step": step, "answer": shown[(step, same)], "count": n}
-        for step in sorted(counts)
-        for same, n in counts[step].most_common(top)
-    ]
-    return pd.DataFrame(rows, columns=["step", "answer", "count"])
+    rows = []
+    for step in sorted(who):
+        ranked = sorted(who[step].items(), key=lambda item: -len(item[1]))  # stable: first given
+        rows += [
+            {"step": step + 1, "answer": shown[(step, same)], "students": len(ids)}
+            for same, ids in ranked[:top]
+        ]
+    return pd.DataFrame(rows, columns=["step", "answer", "students"]).astype(
+        {"step": "int64", "students": "int64"}
+    )

@@ -1,5 +1,6 @@
 """The teacher's side of the class store: open a class, and read it with the teacher's key (every
-answer, the roster, the per-step funnel, the most common wrong answers)."""
+answer, the roster, the per-step funnel, the most common wrong answers). Its tables number steps
+from 1, as the screens do (``reports.py``)."""
 
 from __future__ import annotations
 
@@ -80,17 +81,17 @@ class TeacherSide(StoreBase):
 
     def answers(self, code: str, key: str) -> pd.DataFrame:
         """Every answer of the class, oldest first: columns ``student`` (display name), ``step``
-        (0-based), ``answer`` (as typed), ``correct`` (nullable boolean: NA for free text),
+        (from 1), ``answer`` (as typed), ``correct`` (nullable boolean: NA for free text),
         ``seconds`` (from first opening the step to answering), ``at`` (UTC)."""
         return self._as_teacher(code, key, reports.answer_table)
 
     def roster(self, code: str, key: str) -> pd.DataFrame:
-        """Who joined, in joining order: ``id``, ``student``, ``step`` (the step each has open),
+        """Who joined, in joining order: ``id``, ``student``, ``step`` (the step each has open, from 1),
         ``answered`` and ``correct`` (how many steps), ``joined`` and ``seen`` (UTC)."""
         return self._as_teacher(code, key, reports.roster_table)
 
     def funnel(self, code: str, key: str) -> pd.DataFrame:
-        """Per step of the lesson: ``step``, ``title``, ``kind`` (check kind or None),
+        """Per step of the lesson: ``step`` (from 1), ``title``, ``kind`` (check kind or None),
         ``reached`` (students who opened it), ``answered``, ``correct`` (students with a correct
         answer; NA for steps without a graded check)."""
         lesson = self.lesson(code)
@@ -98,5 +99,6 @@ class TeacherSide(StoreBase):
 
     def wrong_answers(self, code: str, key: str, top: int = 3) -> pd.DataFrame:
         """The most common wrong answers per step (compared ignoring case and spaces):
-        ``step``, ``answer`` (as first typed), ``count``; at most ``top`` per step."""
+        ``step`` (from 1), ``answer`` (as first typed), ``students`` (how many gave it); at most
+        ``top`` per step."""
         return self._as_teacher(code, key, lambda c, k: reports.wrong_table(c, k, top))

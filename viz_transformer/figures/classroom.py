@@ -15,9 +15,10 @@ FUNNEL_BARS = (  # column of the funnel table, legend label, colour
 )
 
 
-def step_label(step: int, title: str, width: int = 38) -> str:
-    """``"3. Scaled dot-product…"``: the 1-based step number and its title, cut to ``width``."""
-    text = f"{step + 1}. {title}"
+def step_label(number: int, title: str, width: int = 38) -> str:
+    """``"3. Scaled dot-product…"``: a step's number (from 1, as the class store's tables and
+    every screen count) and its title, cut to ``width``."""
+    text = f"{number}. {title}"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

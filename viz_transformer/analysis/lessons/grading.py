@@ -225,7 +225,8 @@ def _grade_number(check: Check, answer: str) -> Grade:
     if off <= max(tolerance * abs(value), NUMBER_FLOOR):
         return Grade(True, expected, f"Right: the model gives {expected}.")
     share = f"{off / abs(value):.0%} off" if value else f"{off:.3g} off"
-    return Grade(False, expected, f"{answer} is {share} (within {tolerance:.0%} counts); "
+    way = "too high" if given > value else "too low"
+    return Grade(False, expected, f"{answer} is {way}: {share} (within {tolerance:.0%} counts); "
                  "check which row and column, and how many decimals you read.")  # fmt: skip
 
 
@@ -241,4 +242,6 @@ def _grade_choice(check: Check, answer: str) -> Grade:
         return Grade(False, right, "Pick one of the options.", readable=False)
     if matches[0] == check.args["correct"]:
         return Grade(True, right, "Right.")
-    return Grade(False, right, f"Not this one: the answer is {right!r}.")
+    # a hint, never the right option: a retry after being told would count as right
+    return Grade(False, right, "Not this one. Read the step again (its page shows it) and try "
+                 "another option.")  # fmt: skip

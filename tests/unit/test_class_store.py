@@ -1,0 +1,195 @@
+"""The class store's numbers on an in-memory SQLite database: a seeded class of scripted students
+moves and answers, and the funnel, the roster, the most common wrong answers and the answers'
+CSV are each computed again here from the script's own log and compared with the store's.
+(Both databases, replicas and 60 students at once: tests/integration/test_classroom.py.)"""
+
+from __future__ import annotations
+
+import io
+import math
+import random
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
+
+import viz_transformer as vt
+from viz_transformer.analysis.lessons import read_lesson
+from viz_transformer.classroom.schema import metadata
+
+LESSON = """\
+title: Counting class
+model: lesson-tiny
+steps:
+  - title: read
+  - title: pick
+    check: {kind: choice, options: [sine, cosine, tangent], correct: 1}
+  - title: value
+    check: {kind: number, quantity: pe_value, args: {position: 3, dim: 1, d_model: 8}}
+  - title: say
+    check: {kind: text}
+  - title: pick again
+    check: {kind: choice, options: [one, two], correct: 0}
+"""
+RIGHT = {1: "cosine", 2: f"{math.cos(3 / 10000 ** (0 / 8)):.4f}", 4: "one"}
+WRONG = {1: ["sine", "Tangent", "  SINE "], 2: ["0.5", "2", "-0.5"], 4: ["two", "TWO"]}
+
+
+def memory_store() -> vt.ClassStore:
+    """A class store on a fresh in-memory SQLite database (one connection shared)."""
+    engine = sa.create_engine(
+        "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+    )
+    metadata.create_all(engine)
+    return vt.ClassStore(engine)
+
+
+@pytest.fixture
+def store(lesson_model) -> vt.ClassStore:
+    return memory_store()
+
+
+@dataclass
+class Log:
+    """What the scripted students did, kept here as plain Python."""
+
+    names: list[str] = field(default_factory=list)  # in joining order
+    place: dict[str, int] = field(default_factory=dict)  # name -> 0-based step open
+    opened: set[tuple[str, int]] = field(default_factory=set)
+    rows: list[tuple[str, int, str, bool | None]] = field(default_factory=list)  # one per answer
+
+
+def play(store: vt.ClassStore, code: str, seed: int, students: int = 9) -> Log:
+    """``students`` scripted students join, move and answer at random; the log of it all."""
+    rng, log, tokens = random.Random(seed), Log(), {}
+    for i in range(students):
+        name = f"S{i:02d}"
+        tokens[name] = store.join(code, name)
+        store.move(code, tokens[name], 0)  # as the Lesson page does on joining
+        log.names.append(name)
+        log.place[name], log.opened = 0, log.opened | {(name, 0)}
+    for _ in range(60):
+        name = rng.choice(log.names)
+        step = rng.randrange(5)
+        if rng.random() < 0.4 or step == 0:
+            store.move(code, tokens[name], step)
+            log.place[name] = step
+            log.opened.add((name, step))
+            continue
+        if step == 3:
+            answer, correct = rng.choice(["heads align", "no idea"]), None
+        elif rng.random() < 0.5:
+            answer, correct = RIGHT[step], True
+        else:
+            answer, correct = rng.choice(WRONG[step]), False
+        again = [r for r in log.rows if r[0] == name and r[1] == step]
+        store.submit(code, tokens[name], step, answer)
+        if not (again and again[-1][2] == answer):  # the same text sent again: one row
+            log.rows.append((name, step, answer, correct))
+        log.opened.add((name, step))  # answering opens the step, never moves the student
+    return log
+
+
+def same(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_funnel_counts_students_per_step_numbered_from_1(store, seed):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    log = play(store, code, seed)
+    funnel = store.funnel(code, key)
+    assert funnel["step"].tolist() == [1, 2, 3, 4, 5]
+    kinds = [None if pd.isna(k) else k for k in funnel["kind"]]
+    assert kinds == [None, "choice", "number", "text", "choice"]
+    for i, row in funnel.iterrows():
+        assert row["reached"] == len({n for n, s in log.opened if s == i})
+        assert row["answered"] == len({r[0] for r in log.rows if r[1] == i})
+        right = len({r[0] for r in log.rows if r[1] == i and r[3]})
+        assert (row["correct"] is pd.NA) if i in (0, 3) else row["correct"] == right
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_roster_counts_steps_answered_and_right_per_student(store, seed):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    log = play(store, code, seed)
+    roster = store.roster(code, key)
+    assert roster["student"].tolist() == log.names  # joining order
+    for _, row in roster.iterrows():
+        mine = [r for r in log.rows if r[0] == row["student"]]
+        assert row["step"] == log.place[row["student"]] + 1  # numbered from 1, as on screen
+        assert row["answered"] == len({r[1] for r in mine})
+        assert row["correct"] == len({r[1] for r in mine if r[3]})
+
+
+@pytest.mark.parametrize("seed", [0, 4, 5])
+def test_the_most_common_wrong_answers_count_students_not_submissions(store, seed):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    log = play(store, code, seed)
+    top = 2
+    got = store.wrong_answers(code, key, top=top)
+    assert list(got.columns) == ["step", "answer", "students"]
+    expected = []
+    for step in sorted({r[1] for r in log.rows if r[3] is False}):
+        wrong = [r for r in log.rows if r[1] == step and r[3] is False]
+        order = list(dict.fromkeys(same(r[2]) for r in wrong))  # first given first
+        who = {a: {r[0] for r in wrong if same(r[2]) == a} for a in order}
+        ranked = sorted(order, key=lambda a: -len(who[a]))[:top]
+        first = {a: next(r[2].strip() for r in wrong if same(r[2]) == a) for a in ranked}
+        expected += [(step + 1, first[a], len(who[a])) for a in ranked]
+    assert list(got.itertuples(index=False, name=None)) == expected
+
+
+def test_a_wrong_answer_given_twice_by_one_student_counts_one_student(store):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    ana, bo = store.join(code, "Ana"), store.join(code, "Bo")
+    for answer in ("sine", "tangent", "sine"):  # a retry of the same wrong answer: kept
+        store.submit(code, ana, 1, answer)
+    store.submit(code, bo, 1, "Tangent ")
+    assert len(store.answers(code, key)) == 4
+    wrong = store.wrong_answers(code, key).to_dict("records")
+    assert wrong == [
+        {"step": 2, "answer": "tangent", "students": 2},
+        {"step": 2, "answer": "sine", "students": 1},
+    ]
+
+
+def test_the_same_answer_sent_again_is_one_answer_one_row(store):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    ana = store.join(code, "Ana")
+    first = store.submit(code, ana, 1, "sine")  # Enter in the box
+    assert store.submit(code, ana, 1, "sine") == first  # then Check: the same answer
+    store.submit(code, ana, 1, "cosine")
+    store.submit(code, ana, 1, "sine")  # a new answer after another one: a row of its own
+    store.submit(code, ana, 2, "sine")  # the same text to another step: its own row too
+    stored = store.answers(code, key)
+    assert stored["answer"].tolist() == ["sine", "cosine", "sine", "sine"]
+    assert [a.answer for a in store.answers_of(code, ana)] == stored["answer"].tolist()
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+def test_the_answers_csv_has_one_row_per_answer_with_steps_from_1(store, seed):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    log = play(store, code, seed)
+    csv = pd.read_csv(
+        io.StringIO(store.answers(code, key).to_csv(index=False)), dtype={"answer": str}
+    )
+    assert list(csv.columns) == ["student", "step", "answer", "correct", "seconds", "at"]
+    rows = list(zip(csv["student"], csv["step"], csv["answer"].astype(str), strict=True))
+    assert rows == [(n, s + 1, a) for n, s, a, _ in log.rows]  # oldest first
+    marks = [None if pd.isna(c) else bool(c) for c in csv["correct"]]
+    assert marks == [c for *_, c in log.rows]
+
+
+def test_a_step_answered_right_twice_counts_once_in_the_roster_and_the_funnel(store):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    ana = store.join(code, "Ana")
+    for step, answer in ((1, "cosine"), (1, "sine"), (1, "cosine"), (4, "TWO"), (4, "two")):
+        store.submit(code, ana, step, answer)
+    roster = store.roster(code, key).iloc[0]
+    assert (roster["answered"], roster["correct"]) == (2, 1)  # steps 2 and 5; right at 2
+    funnel = store.funnel(code, key).set_index("step")
+    assert funnel.loc[2, ["answered", "correct"]].tolist() == [1, 1]
+    assert funnel.loc[5, ["answered", "correct"]].tolist() == [1, 0]
