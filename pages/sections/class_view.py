@@ -19,37 +19,54 @@ def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
     """The roster as the teacher reads it: name, the step open (number and title), answered and
     correct steps, last seen. Names stay plain text: a table cell never renders markup."""
     titles = [step_label(i, s.title) for i, s in enumerate(lesson.steps, start=1)]
-    return pd.DataFrame({
-        "student": roster["student"],
-        "step": [titles[s - 1] if 1 <= s <= len(titles) else str(s) for s in roster["step"]],
-        "answered": roster["answered"], "correct": roster["correct"],
-        "last seen (UTC)": roster["seen"].dt.strftime("%H:%M:%S"),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "student": roster["student"],
+            "step": [titles[s - 1] if 1 <= s <= len(titles) else str(s) for s in roster["step"]],
+            "answered": roster["answered"],
+            "correct": roster["correct"],
+            "last seen (UTC)": roster["seen"].dt.strftime("%H:%M:%S"),
+        }
+    )
 
 
 def wrong_by_step(wrong: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
     """The most common wrong answers, each with its step's number and title, and how many
     students gave it."""
     steps = [step_label(i, s.title) for i, s in enumerate(lesson.steps, start=1)]
-    return pd.DataFrame({"step": [steps[s - 1] for s in wrong["step"]],
-                         "wrong answer": wrong["answer"], "students": wrong["students"]})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "step": [steps[s - 1] for s in wrong["step"]],
+            "wrong answer": wrong["answer"],
+            "students": wrong["students"],
+        }
+    )
 
 
 def summary(roster: pd.DataFrame, funnel: pd.DataFrame) -> None:
     """Three numbers: students joined, steps answered, share of graded steps answered right."""
     graded = funnel.dropna(subset=["correct"])
     answered, right = int(graded["answered"].sum()), int(graded["correct"].sum())
-    numbers = {"students": len(roster), "answers (student x step)": int(funnel["answered"].sum()),
-               "graded answers right": f"{right / answered:.0%}" if answered else "-"}  # fmt: skip
+    numbers = {
+        "students": len(roster),
+        "answers (student x step)": int(funnel["answered"].sum()),
+        "graded answers right": f"{right / answered:.0%}" if answered else "-",
+    }
     for column, (label, value) in zip(st.columns(3), numbers.items(), strict=True):
         column.metric(label, value)
 
 
 def csv_download(code: str, key: str) -> None:
     """Every answer as CSV, read when the button is clicked (not on every redraw)."""
-    st.download_button("Answers as CSV", lambda: lesson_place.store().answers(code, key)
-                       .to_csv(index=False), f"class-{code}-answers.csv", "text/csv",
-                       key="class-csv", on_click="ignore", icon=":material/download:")  # fmt: skip
+    st.download_button(
+        "Answers as CSV",
+        lambda: lesson_place.store().answers(code, key).to_csv(index=False),
+        f"class-{code}-answers.csv",
+        "text/csv",
+        key="class-csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
 
 
 def links(code: str, key: str) -> None:

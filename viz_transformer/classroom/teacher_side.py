@@ -86,8 +86,8 @@ class TeacherSide(StoreBase):
         return self._as_teacher(code, key, reports.answer_table)
 
     def roster(self, code: str, key: str) -> pd.DataFrame:
-        """Who joined, in joining order: ``id``, ``student``, ``step`` (the step each has open, from 1),
-        ``answered`` and ``correct`` (how many steps), ``joined`` and ``seen`` (UTC)."""
+        """Who joined, in joining order: ``id``, ``student``, ``step`` (the step each has open,
+        from 1), ``answered`` and ``correct`` (how many steps), ``joined`` and ``seen`` (UTC)."""
         return self._as_teacher(code, key, reports.roster_table)
 
     def funnel(self, code: str, key: str) -> pd.DataFrame:
