@@ -1,4 +1,5 @@
-"""The GPU rows of issue 13: a BERT-size encoder at long inputs, and training speed.
+"""The GPU rows of issues 13, 36 and 43: a BERT-size encoder and an 8B Llama at long inputs, and
+training speed.
 
 Run on a GPU machine:
 ``VT_DEVICE=cuda OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_gpu.py``
@@ -12,6 +13,14 @@ Run on a GPU machine:
   peak memory of the device up to the first map (``torch.cuda.max_memory_allocated``; on the CPU
   the process's peak RSS). A long trace keeps queries and keys on the device and computes each
   head there in tiles (``records/tiles.py``);
+- an 8-billion-parameter decoder (issue 43): the published Llama-3-8B configuration (32 layers,
+  32 query heads sharing 8 key/value heads, d_model 4096, RoPE theta 500,000; ``bench/llama.py``)
+  with random weights drawn in bfloat16 on the device, saved as a Hugging Face folder and loaded
+  back through ``vt.load_model("hf:<folder>", dtype="bfloat16")``; at ``--llama-lengths`` (8,192
+  and 32,768): trace + the first head map (target < 2 s on one H100), the overview of all 1,024
+  heads (< 30 s), one query-key score split every way (< 1 s each), what a head writes at one
+  position (< 1 s), peak memory since the load, weights included (< 40 GB). On a CPU the same
+  code runs on ``--llama tiny`` (the same shape, 2 layers, d 64) by default;
 - training the paper model of ``paper-reverse`` (``training.steps.train_step``, batch 64,
   bf16 autocast on CUDA): target tokens per second on the CPU and on the device.
 
@@ -39,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
+from bench.llama import LLAMA_COLUMNS, LLAMA_LENGTHS, SIZES, llama_rows
 from bench.models import build_bert_long, text_of
 
 LENGTHS = (4096, 16384, 32768)
@@ -126,12 +136,22 @@ def main() -> None:
     add_device_arg(parser)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     parser.add_argument("--train-steps", type=int, default=50, help="timed training steps")
+    parser.add_argument(
+        "--llama", choices=(*SIZES, "none"), help="default: llama-3-8b on a GPU, tiny on a CPU"
+    )
+    parser.add_argument("--llama-lengths", type=int, nargs="+", default=list(LLAMA_LENGTHS))
     parser.add_argument("--no-write", action="store_true", help="print only; keep docs as is")
     args = parser.parse_args()
     device = pick_device(args.device)
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    size = args.llama or ("llama-3-8b" if device.startswith("cuda") else "tiny")
     with tempfile.TemporaryDirectory() as tmp:
         enc = encoder_rows(device, args.lengths, Path(tmp))
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+        about, llama = (
+            ("", []) if size == "none" else llama_rows(device, args.llama_lengths, Path(tmp), size)
+        )
     speeds = {"cpu": tokens_per_second("cpu", args.train_steps)}
     if device != "cpu":
         speeds[device] = tokens_per_second(device, args.train_steps)
@@ -142,13 +162,20 @@ def main() -> None:
         "BERT-size encoder (random weights, d 384, 6 x 12 heads): the first head map, then the "
         "overview of all 72 heads from the same trace (targets on one H100):\n\n"
         + table(columns, enc)
+        + (
+            f"\n\nA Llama-class decoder, {about} (targets on one H100):\n\n"
+            + table(LLAMA_COLUMNS, llama)
+            if llama
+            else ""
+        )
         + f"\n\nTraining the paper-reverse model (batch 64, {args.train_steps} steps):\n\n"
         + table(["device", "target tokens/s", "vs CPU"], train)
     )
     if args.no_write:
         print(body)
     else:
-        write_section("bench_gpu", "GPU: long encoder and training (issues 13, 36)", body, device)
+        title = "GPU: long encoder, an 8B decoder and training (issues 13, 36, 43)"
+        write_section("bench_gpu", title, body, device)
 
 
 if __name__ == "__main__":

@@ -340,7 +340,10 @@ class HFModel(LoadedModel):
             marks = {t[:1] for t in self.tokenizer.tokenize(" the word")}
             specials = frozenset(self.tokenizer.all_special_tokens) if text_start else None
             tokens = self.tokenizer.convert_ids_to_tokens(ids)
-            return pretty_tokens(tokens, bool(marks & {"Ġ", "▁"}), specials, "Ġ" in marks)
+        # an embedding larger than the vocabulary (rows padded to a multiple of 64, say) can
+        # predict an id the tokenizer has no token for: name the id
+        tokens = [f"<id {i}>" if t is None else t for i, t in zip(ids, tokens, strict=True)]
+        return pretty_tokens(tokens, bool(marks & {"Ġ", "▁"}), specials, "Ġ" in marks)
 
     def _decode(self, ids: list[int]) -> str:
         with self._lock:

@@ -1,0 +1,188 @@
+"""A Llama-class decoder at the published Llama-3-8B size, random weights, saved as a Hugging Face
+folder that the app loads as ``hf:<folder>`` (issue 43).
+
+``LLAMA_3_8B`` is Meta's published configuration (32 layers, 32 query heads sharing 8 key/value
+heads, d_model 4096, SwiGLU 14,336, RoPE theta 500,000, 128,256 tokens); ``TINY_LLAMA`` the same
+shape scaled down, so the code path runs on a CPU in the tests. The tokenizer is word-level over
+``WORDS`` (one token per word, a ``<|begin_of_text|>`` in front): the texts of the benchmark are
+exactly ``n`` tokens, and the embedding keeps the published vocabulary size so the weights are
+the real size. The weights are drawn on the target device in the target dtype (an 8B model in
+float32 on the CPU first would take 32 GB and minutes).
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+import viz_transformer as vt
+from bench.common import sync, verdict
+from bench.models import text_of
+from viz_transformer.testing.paper import WORDS
+
+BOS, EOS, UNK = "<|begin_of_text|>", "<|end_of_text|>", "<unk>"
+LLAMA_3_8B: dict[str, Any] = {  # meta-llama/Meta-Llama-3-8B config.json
+    "vocab_size": 128_256, "hidden_size": 4096, "intermediate_size": 14_336,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "rope_theta": 500_000.0, "rms_norm_eps": 1e-5, "hidden_act": "silu",
+}  # fmt: skip
+TINY_LLAMA: dict[str, Any] = {  # the same shape (4 query heads per key/value head), tiny
+    **LLAMA_3_8B, "vocab_size": 512, "hidden_size": 64, "intermediate_size": 224,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
+}  # fmt: skip
+SIZES = {"llama-3-8b": LLAMA_3_8B, "tiny": TINY_LLAMA}
+
+
+def word_tokenizer(positions: int) -> PreTrainedTokenizerFast:
+    """One token per word of ``WORDS``, ``<|begin_of_text|>`` first, as Llama 3 starts."""
+    vocab = {tok: i for i, tok in enumerate([BOS, EOS, UNK, *dict.fromkeys(WORDS)])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    core.post_processor = processors.TemplateProcessing(
+        single=f"{BOS} $A", special_tokens=[(BOS, vocab[BOS])]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, bos_token=BOS, eos_token=EOS, unk_token=UNK,
+        model_max_length=positions,
+    )  # fmt: skip
+
+
+def build_llama(
+    folder: Path | str,
+    size: str = "llama-3-8b",
+    positions: int = 32_768,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.bfloat16,
+    seed: int = 0,
+) -> Path:
+    """Save a random Llama of ``SIZES[size]`` reading ``positions`` tokens into ``folder``
+    (config, safetensors, tokenizer) and return it, ready for ``load_model(f"hf:{folder}")``.
+
+    Args:
+        device, dtype: where and in what the weights are drawn (saved as they are).
+    """
+    folder = Path(folder)
+    config = LlamaConfig(
+        **SIZES[size], max_position_embeddings=positions, bos_token_id=0, eos_token_id=1,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    with torch.random.fork_rng(devices=[]), torch.device(device):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM._from_config(config, dtype=dtype).eval()
+    folder.mkdir(parents=True, exist_ok=True)
+    word_tokenizer(positions).save_pretrained(folder)
+    model.save_pretrained(folder)
+    del model
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return folder
+
+
+LLAMA_LENGTHS = (8192, 32768)
+TARGETS_S = {"first map": 2.0, "overview": 30.0, "split": 1.0, "writes": 1.0}  # one H100
+PEAK_TARGET_GIB = 40.0
+SPLITS = ("dimension", "input", "component")
+LLAMA_COLUMNS = [
+    "tokens", "trace + first head map s", "overview of every head s", "one score split s",
+    "what a head writes s", "peak memory since the load",
+]  # fmt: skip
+
+
+def llama_rows(
+    device: str, lengths: list[int], folder: Path, size: str
+) -> tuple[str, list[list[object]]]:
+    """Build ``SIZES[size]`` on ``device`` in bfloat16, load it back through ``hf:<folder>``
+    with ``dtype="bfloat16"`` (the app's loader), then ``length_row`` per length.
+
+    Returns:
+        a line on the model and its load, and one row per length (``LLAMA_COLUMNS``).
+    """
+    gpu = device.startswith("cuda")
+    start = time.perf_counter()
+    path = build_llama(folder / size, size, max(lengths), device)
+    built = time.perf_counter() - start
+    if gpu:
+        torch.cuda.reset_peak_memory_stats()
+    loaded, model = _timed(partial(vt.load_model, f"hf:{path}", device, "bfloat16"), device)
+    params = sum(p.numel() for p in model.module.parameters())
+    about = (
+        f"{size}: {_count(params)} parameters in bfloat16, built on {device} and saved in "
+        f"{built:.0f} s, loaded through hf:<folder> in {loaded:.1f} s"
+    )
+    return about, [length_row(model, n, device) for n in lengths]
+
+
+def length_row(model: vt.LoadedModel, n: int, device: str) -> list[object]:
+    """At ``n`` tokens: trace + the first head map (figure JSON), the overview of every head
+    (block maxima), the score of the last query on key 1 in the last layer's head 5 split every
+    way the model allows, what that head writes there, and the peak memory since the load
+    (weights included; the CPU: the process's peak RSS). Running out of memory is written in
+    the row instead of ending the benchmark."""
+    from viz_transformer.figures.attention import head_figure, overview_figure
+
+    gpu = device.startswith("cuda")
+    text = text_of(lambda t: len(model.tokenizer(t)["input_ids"]), n)
+    where = ("decoder", model.facts.layers["decoder"] - 1, 5, n - 1)  # kind, layer, head, q
+    cells: list[object] = [n]
+    try:
+        first, trace = _timed(partial(_first_map, model, text, head_figure), device)
+        cells.append(_cell(first, "first map", gpu))
+        over, _ = _timed(partial(_json, overview_figure, trace, "decoder"), device)
+        cells.append(_cell(over, "overview", gpu))
+        del trace
+        splits = []
+        for by in SPLITS:
+            try:
+                s, _ = _timed(partial(vt.score_parts, model, text, *where, 1, by=by), device)
+                splits.append(f"{by} {_cell(s, 'split', gpu)}")
+            except ValueError:  # no such split for this model (RoPE: no input split)
+                splits.append(f"{by} n/a")
+        cells.append("; ".join(splits))
+        w, _ = _timed(partial(vt.head_writes, model, text, *where), device)
+        cells.append(_cell(w, "writes", gpu))
+    except torch.OutOfMemoryError as exc:
+        cells.append(f"out of memory: {str(exc).splitlines()[0][:80]}")
+    return [*cells, *[""] * (5 - len(cells)), _peak(device, gpu)]
+
+
+def _count(params: int) -> str:
+    return f"{params / 1e9:.2f} B" if params >= 1e8 else f"{params / 1e6:.2f} M"
+
+
+def _timed(fn: Callable[[], Any], device: str) -> tuple[float, Any]:
+    start = time.perf_counter()
+    out = fn()
+    sync(device)
+    return time.perf_counter() - start, out
+
+
+def _cell(seconds: float, what: str, gpu: bool) -> str:
+    """Seconds, with the H100 target and its verdict on a GPU."""
+    if not gpu:
+        return f"{seconds:.2f}"
+    return f"{seconds:.2f} (< {TARGETS_S[what]:g}: {verdict(seconds, TARGETS_S[what])})"
+
+
+def _first_map(model: vt.LoadedModel, text: str, head_figure: Callable[..., Any]) -> Any:
+    trace = model.trace(text)
+    _json(head_figure, trace, "decoder", 0, 0)
+    return trace
+
+
+def _json(figure: Callable[..., Any], *args: Any) -> str:
+    return figure(*args).to_json()
+
+
+def _peak(device: str, gpu: bool) -> str:
+    if not gpu:
+        return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB (RSS)"
+    peak = torch.cuda.max_memory_allocated() / 2**30
+    return f"{peak:.1f} GiB (< {PEAK_TARGET_GIB:g}: {verdict(peak, PEAK_TARGET_GIB)})"
