@@ -10,14 +10,21 @@ Public API::
     lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].check, "L1 H3").correct
     store = vt.classroom(); code, key = store.create(lesson); token = store.join(code, "Ana")
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
+
+Names whose modules need a heavy library load when first read (``LAZY``, PEP 562): the class
+store (SQLAlchemy), comparison and attention flow (SciPy), corpus statistics (pandas, Parquet),
+the score splits and a head's writes (pandas tables). A user who only traces imports none of those
+libraries, and the package imports without SQLAlchemy.
 """
 
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.comparison.drift import drift
-from viz_transformer.analysis.comparison.model_pair import Comparison, compare
-from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
-from viz_transformer.analysis.corpus.stats import head_summary
-from viz_transformer.analysis.flow import attention_flow
 from viz_transformer.analysis.heads import head_importance, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.lessons import (
@@ -32,9 +39,6 @@ from viz_transformer.analysis.lessons import (
 )
 from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
-from viz_transformer.analysis.why import attention_scores, score_parts
-from viz_transformer.analysis.writes import head_writes
-from viz_transformer.classroom import ClassStore, classroom
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.smollm2 import prepare as prepare_model
@@ -51,6 +55,32 @@ from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
 from viz_transformer.records.progress import StopToken
 from viz_transformer.records.trace import Trace
 from viz_transformer.training.live.train import train_live
+
+# public name -> the module that defines it, imported on first use (``__getattr__``)
+LAZY = {
+    "ClassStore": "viz_transformer.classroom",
+    "classroom": "viz_transformer.classroom",
+    "Comparison": "viz_transformer.analysis.comparison.model_pair",
+    "compare": "viz_transformer.analysis.comparison.model_pair",
+    "drift": "viz_transformer.analysis.comparison.drift",
+    "corpus_stats": "viz_transformer.analysis.corpus.api",
+    "read_corpus_stats": "viz_transformer.analysis.corpus.api",
+    "head_summary": "viz_transformer.analysis.corpus.stats",
+    "attention_flow": "viz_transformer.analysis.flow",  # SciPy's maximum flow
+    "attention_scores": "viz_transformer.analysis.why",  # pandas tables
+    "score_parts": "viz_transformer.analysis.why",
+    "head_writes": "viz_transformer.analysis.writes",  # pandas tables
+}
+
+if TYPE_CHECKING:  # what a type checker and an editor see: the names as if imported above
+    from viz_transformer.analysis.comparison.drift import drift
+    from viz_transformer.analysis.comparison.model_pair import Comparison, compare
+    from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
+    from viz_transformer.analysis.corpus.stats import head_summary
+    from viz_transformer.analysis.flow import attention_flow
+    from viz_transformer.analysis.why import attention_scores, score_parts
+    from viz_transformer.analysis.writes import head_writes
+    from viz_transformer.classroom import ClassStore, classroom
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -99,3 +129,30 @@ __all__ = [
     "validate_lesson",
     "value_weighted",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of ``LAZY``, imported from its module on first use and kept in this module."""
+    if name not in LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """This package's module: ``vt.classroom`` stays the function when the subpackage of the same
+    name is first imported later (the import system then sets the parent's attribute to the
+    subpackage; an eager import used to run before the function's name was bound)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in LAZY and isinstance(value, types.ModuleType):
+            return  # ``sys.modules`` still holds the subpackage for every import of it
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
