@@ -39,7 +39,10 @@ def home_page() -> None:
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(f"{name} cannot be loaded: {exc}")
     else:
-        st.success(f"Model **{name}** is loaded on **{model.device}**. {spec.description}")
+        st.success(
+            f"Model **{name}** is loaded on **{model.device}** in "
+            f"**{str(model.dtype).removeprefix('torch.')}**. {spec.description}"
+        )
     st.subheader("Figure 1, part by part")
     for label, target, where in PARTS:
         st.page_link(target, label=f"{label} ({where})")

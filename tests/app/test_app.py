@@ -22,7 +22,18 @@ def test_home_names_the_model_and_its_device():
     assert not at.exception
     device = vt.default_device().type  # the page names the device the model is on
     assert any(vt.default_model() in s.value and device in s.value for s in at.success)
-    assert any(f"Models run on **{vt.default_device()}**" in c.value for c in at.sidebar.caption)
+    assert any(f"Models run on **{vt.default_device()}**." in c.value for c in at.sidebar.caption)
+    assert any("in **float32**" in s.value for s in at.success)
+
+
+def test_vt_dtype_reaches_hf_models_and_leaves_the_paper_model_in_float32(monkeypatch):
+    from viz_transformer import settings
+
+    monkeypatch.setattr(settings, "DTYPE", "bfloat16")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception  # the default paper-en-pt is not refused under VT_DTYPE
+    assert any("in **float32**" in s.value for s in at.success)
+    assert any("hf: models in **bfloat16**" in c.value for c in at.sidebar.caption)
 
 
 def test_home_shows_figure_1s_three_attentions_of_the_default_model(decode_array, figures):

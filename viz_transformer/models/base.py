@@ -43,6 +43,12 @@ class LoadedModel(ABC):
         return self.spec.name
 
     @property
+    def dtype(self) -> torch.dtype:
+        """What the weights are held and run in (``load_model(..., dtype=)``); maps are float32
+        whatever it is."""
+        return next(self.module.parameters()).dtype
+
+    @property
     def facts(self) -> ModelFacts:
         """What this model is: its attention kinds (``facts.kinds``), the architecture they
         name, the layers and heads of each kind (``facts.shape(kind)``) and its example

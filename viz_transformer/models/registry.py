@@ -158,7 +158,8 @@ def load_model(
         return _MEMORY[name]
     spec = model_info(name)
     dev = canonical_device(check_device(device) if device is not None else default_device())
-    kind = check_dtype(dtype)
+    # VT_DTYPE is for the hf: models; the small built-in families stay float32 under it
+    kind = check_dtype(dtype) if dtype is not None or spec.family == "hf" else torch.float32
     key = (spec.name, str(dev), str(kind))
     with _LOCK:
         if key not in _CACHE:

@@ -146,4 +146,8 @@ def _device_caption() -> None:
     except ValueError as exc:  # VT_DEVICE names a device this machine lacks
         widgets.show_error(exc)
         return
-    st.caption(f"Models run on **{device}**.", help="Set VT_DEVICE (cpu, cuda, cuda:1, mps).")
+    half = f"; hf: models in **{settings.DTYPE}**" if settings.DTYPE else ""
+    st.caption(
+        f"Models run on **{device}**{half}.",
+        help="Set VT_DEVICE (cpu, cuda, cuda:1, mps) and VT_DTYPE (float32, bfloat16, float16).",
+    )
