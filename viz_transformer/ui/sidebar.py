@@ -12,7 +12,7 @@ import torch
 import viz_transformer as vt
 from viz_transformer import settings
 from viz_transformer.settings import MAX_CHARS
-from viz_transformer.ui import caches, callbacks, first_load, lesson_links, state, widgets
+from viz_transformer.ui import caches, callbacks, first_load, lesson_links, state, theme, widgets
 
 PRESENTER_CSS = (
     "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
@@ -100,6 +100,7 @@ def _torch_threads() -> None:
 def draw() -> tuple[str, str]:
     """Model and sentence pickers shared by every page; returns (model name, sentence)."""
     _torch_threads()
+    theme.inject()
     state.keep()
     state.read_url()
     with st.sidebar:
@@ -128,6 +129,7 @@ def frame() -> None:
     """The sidebar of a page with no model of its own (Lesson, Teacher): presenter mode only
     (also from the URL's ``presenter=True``); the other pages' view is kept for them."""
     _torch_threads()  # a lesson's answers are graded on its model
+    theme.inject()
     state.keep()
     state.read_url()
     with st.sidebar:

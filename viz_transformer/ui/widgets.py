@@ -17,8 +17,7 @@ import streamlit as st
 
 from viz_transformer.figures.common import TITLE_CHARS, scaled_fonts, title_outside
 from viz_transformer.records.export import to_json, to_npz
-from viz_transformer.ui import state
-from viz_transformer.ui.figure_files import camera_format, save_menu
+from viz_transformer.ui import chart_access, state
 
 T = TypeVar("T")
 # ValueError is bad input; RuntimeError and OSError come from a model that cannot load (a corrupt
@@ -98,9 +97,9 @@ def chart(
     on_select: Callable[[], None] | None = None,
     share: float = 1.0,
 ) -> None:
-    """Draw ``fig`` full width with a "Save figure" menu (SVG, PDF, PNG as ``name``.*; the camera
-    button saves PNG too); a click on a point calls ``on_select`` (its selection is in
-    ``st.session_state[key]``).
+    """Draw ``fig`` full width, named and described for screen readers, with its numbers and a
+    "Save figure" menu (SVG, PDF, PNG as ``name``.*) under it (``chart_access``); a click on a
+    point calls ``on_select`` (its selection is in ``st.session_state[key]``).
 
     ``share`` is the part of the page's width the chart gets (1/3 in one of three columns): a
     title longer than fits it is set above the chart instead, where it wraps. ``fig`` is left
@@ -115,16 +114,14 @@ def chart(
         st.markdown(f"**{literal(title)}**")
     if presenting():
         fig = scaled_fonts(fig, scale)
-    config = {
-        "displaylogo": False,
-        "toImageButtonOptions": {"format": camera_format(), "filename": _named(name), "scale": 2},
-    }
+    label, words = chart_access.name_and_words(original, name)
+    config = chart_access.config(_named(name))
     if on_select is None:
-        st.plotly_chart(fig, width="stretch", config=config, key=key)
+        st.plotly_chart(fig, width="stretch", config=config, key=key, alt=label)
     else:
         st.plotly_chart(fig, width="stretch", config=config, key=key, on_select=on_select,
-                        selection_mode="points")  # fmt: skip
-    save_menu(original, _named(name), key or name)
+                        selection_mode="points", alt=label)  # fmt: skip
+    chart_access.beneath(original, literal(f"{label}: {words}"), _named(name), key or name)
 
 
 def _named(stem: str) -> str:
