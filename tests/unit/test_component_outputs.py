@@ -12,8 +12,6 @@ Bergamot network (built small, without the wheel), and the tiny Hugging Face Lla
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +29,12 @@ from viz_transformer.records.kinds import head_label
 from viz_transformer.records.qkv import KindCapture
 from viz_transformer.testing.hf import BUILDERS
 from viz_transformer.testing.paper import tiny_paper_model
+from viz_transformer.testing.projections import (
+    output_projections,
+    per_head,
+    projection_bias,
+    recording,
+)
 
 PAPER_TEXT = "alpha beta gamma delta"
 HF_TEXT = "the cat sat on the mat"
@@ -46,7 +50,7 @@ def hf_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, vt.LoadedMo
     generator = torch.Generator().manual_seed(3)
     with torch.no_grad():  # output biases away from 0, so a left-out bias shows
         for model in models.values():
-            for proj in o_projections(model, HF[model_family(models, model)]):
+            for proj in output_projections(model, HF[model_family(models, model)]):
                 if getattr(proj, "bias", None) is not None:
                     proj.bias.copy_(
                         torch.randn(proj.bias.shape, generator=generator, device="cpu").to(
@@ -61,68 +65,8 @@ def model_family(models: dict[str, vt.LoadedModel], model: vt.LoadedModel) -> st
     return next(f for f, m in models.items() if m is model)
 
 
-def o_projections(model: vt.LoadedModel | nn.Module, kind: str) -> list[nn.Module]:
-    """Each layer's attention output projection (W^O) of ``kind``, found by the families' own
-    module paths (nothing of the library's capture code)."""
-    net = getattr(model, "module", model)
-    if hasattr(net, "transformer"):  # GPT-2
-        return [block.attn.c_proj for block in net.transformer.h]
-    if hasattr(net, "model") and hasattr(net.model, "layers"):  # Llama
-        return [layer.self_attn.o_proj for layer in net.model.layers]
-    if hasattr(net, "encoder") and hasattr(net.encoder, "layer"):  # BERT
-        return [layer.attention.output.dense for layer in net.encoder.layer]
-    stack = net.encoder if kind == "encoder" else net.decoder  # paper, Bergamot
-    return [
-        getattr(layer, "cross_attn" if kind == "cross" else "self_attn").W_o
-        for layer in stack.layers
-    ]
-
-
-@contextmanager
-def recording(projs: list[nn.Module]) -> Iterator[list[dict[str, torch.Tensor]]]:
-    """Per projection, its input and output of the last call inside the block (batch row 0)."""
-    kept: list[dict[str, torch.Tensor]] = [{} for _ in projs]
-
-    def keep(i: int) -> Callable:
-        def hook(_module, args, output):
-            kept[i]["in"], kept[i]["out"] = args[0][0].detach(), output[0].detach()
-
-        return hook
-
-    handles = [p.register_forward_hook(keep(i)) for i, p in enumerate(projs)]
-    try:
-        yield kept
-    finally:
-        for h in handles:
-            h.remove()
-
-
-@torch.no_grad()
-def per_head(proj: nn.Module, x: torch.Tensor, n_heads: int) -> np.ndarray:
-    """``[h, T, d]``: the projection applied to head h's slice of its input alone (the other
-    heads' slices zeroed), less the projection of zeros (its bias)."""
-    d_k = x.shape[-1] // n_heads
-    zero = proj(torch.zeros_like(x))
-    out = []
-    for h in range(n_heads):
-        alone = torch.zeros_like(x)
-        alone[:, h * d_k : (h + 1) * d_k] = x[:, h * d_k : (h + 1) * d_k]
-        out.append((proj(alone) - zero).double().cpu().numpy())
-    return np.stack(out)
-
-
-def bias_of(proj: nn.Module, width: int) -> np.ndarray:
-    with torch.no_grad():
-        return (
-            proj(torch.zeros(1, width, device=next(proj.parameters()).device))
-            .double()
-            .cpu()
-            .numpy()[0]
-        )
-
-
 def captured(model, text: str, kind: str) -> tuple[KindCapture, list[dict[str, torch.Tensor]]]:
-    projs = o_projections(model, kind)
+    projs = output_projections(model, kind)
     with recording(projs) as kept:
         cap = wt.capture(model, text, kind)
     return cap, kept
@@ -144,7 +88,7 @@ def check_outputs(cap: KindCapture, projs: list[nn.Module], kept) -> None:
         heads = library_heads(cap, layer)  # (h, T, d)
         out = run["out"].double().cpu().numpy()  # (T, d)
         assert out.shape == heads.shape[1:]
-        bias = bias_of(proj, run["in"].shape[-1])
+        bias = projection_bias(proj, run["in"].shape[-1])
         np.testing.assert_allclose(cap.weights["b_o"][layer], bias, atol=1e-7)
         np.testing.assert_allclose(heads.sum(0) + cap.weights["b_o"][layer], out, atol=ATOL)
         np.testing.assert_allclose(heads, per_head(proj, run["in"], cap.n_heads), atol=ATOL)
@@ -172,7 +116,7 @@ def check_swap_fails(cap: KindCapture, projs: list[nn.Module], kept) -> None:
 def test_paper_heads_outputs_are_the_output_projections(kind):
     model = tiny_paper_model()
     cap, kept = captured(model, PAPER_TEXT, kind)
-    projs = o_projections(model, kind)
+    projs = output_projections(model, kind)
     check_outputs(cap, projs, kept)
     check_swap_fails(cap, projs, kept)
 
@@ -185,7 +129,7 @@ def bergamot_capture(kind: str) -> tuple[KindCapture, list[nn.Module], list[dict
                          n_decoder_layers=2)  # fmt: skip
     net = BergamotTransformer(cfg).eval()
     src, out = [3, 5, 7, 4, 0], [6, 2, 9, 8]
-    projs = o_projections(net, kind)
+    projs = output_projections(net, kind)
     names = qkv_hook_names(net, kind)
     with recording(projs) as kept, torch.inference_mode(), collect(net, names) as cache:
         memory = net.encode(torch.tensor([src], device="cpu"))
@@ -207,7 +151,7 @@ def test_bergamot_heads_outputs_are_the_output_projections(kind):
 def test_hf_heads_outputs_are_the_output_projections(hf_models, family):
     model, kind = hf_models[family], HF[family]
     cap, kept = captured(model, HF_TEXT, kind)
-    projs = o_projections(model, kind)
+    projs = output_projections(model, kind)
     check_outputs(cap, projs, kept)
     check_swap_fails(cap, projs, kept)
 
@@ -219,7 +163,7 @@ def test_components_name_each_head_with_its_own_output(hf_models, family):
     block is the sum (the MLP row the remainder)."""
     model = hf_models[family]
     cap, kept = captured(model, HF_TEXT, "decoder")
-    projs = o_projections(model, "decoder")
+    projs = output_projections(model, "decoder")
     positions = [0, 2, len(cap.query_tokens) - 1]
     names, parts = why.residual_components(cap, cap.n_layers, positions)
     rows = dict(zip(names, parts, strict=True))
@@ -227,7 +171,7 @@ def test_components_name_each_head_with_its_own_output(hf_models, family):
         heads = per_head(proj, run["in"], cap.n_heads)[:, positions]
         for h in range(cap.n_heads):
             np.testing.assert_allclose(rows[head_label((layer, h))], heads[h], atol=ATOL)
-        bias = bias_of(proj, run["in"].shape[-1])
+        bias = projection_bias(proj, run["in"].shape[-1])
         if family == "gpt2":
             np.testing.assert_allclose(rows[f"L{layer} attention bias"][0], bias, atol=1e-7)
         else:
