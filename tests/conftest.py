@@ -1,9 +1,9 @@
 """What every tier shares: one torch thread (2 shared cores), offline, a tiny random paper model,
 bit-for-bit trace equality, and ``need``: a test of an optional part (a model wheel, Ray, HAProxy,
-Streamlit, the browser) skips where the part is missing, with its install line, and fails under
-CI, which installs them all; the lesson model (``lesson-tiny``) and the class store's databases
-(SQLite, and a PostgreSQL server of the session's own). Random models come from
-``viz_transformer.testing``."""
+Streamlit, the browser, kaleido, PostgreSQL) skips where the part is missing, with its install
+line, and fails under CI, which installs them all; the lesson model (``lesson-tiny``) and the
+class store's databases (SQLite, and a PostgreSQL server of the session's own). Random models
+come from ``viz_transformer.testing``."""
 
 from __future__ import annotations
 
@@ -49,8 +49,11 @@ OPTIONAL = {
     "ray": ("ray", "pip install -r requirements-cluster.txt"),
     "streamlit": ("streamlit", "pip install streamlit==1.67.0"),
     "playwright": ("playwright", "pip install playwright==1.65.2"),
+    "kaleido": ("kaleido", "pip install kaleido==1.5.0"),
+    "psycopg": ("psycopg", "pip install psycopg[binary]==3.3.9"),
     "haproxy": ("program:haproxy", "sudo apt-get install -y haproxy"),
     "chromium": ("program:chromium", "sudo apt-get install -y chromium"),
+    "postgresql": ("program:initdb", "sudo apt-get install -y postgresql"),
 }
 # test modules whose imports need optional parts, by path prefix: skipped whole when one is missing
 MODULES_NEED = {
@@ -74,6 +77,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def has(part: str) -> bool:
     """Whether this machine has the optional ``part`` (a key of ``OPTIONAL``)."""
     where = OPTIONAL[part][0]
+    if where == "program:initdb":  # Debian keeps PostgreSQL's programs off PATH
+        return postgres_bin() is not None
     if where.startswith("program:"):  # Debian puts haproxy in /usr/sbin, off a user's PATH
         return shutil.which(where[8:], path=f"{os.environ.get('PATH', '')}:/usr/sbin") is not None
     try:
@@ -136,6 +141,30 @@ def optional_parts() -> dict[str, tuple[str, str]]:
     return OPTIONAL
 
 
+TRANSFORMERS_CAPTURE = "transformers.utils.output_capturing"  # where its hooks are defined
+
+
+def _own_hooks(module: torch.nn.Module) -> dict[str, tuple[int, int]]:
+    """Per submodule name, how many forward and forward-pre hooks it has, not counting those of
+    transformers' output capturing (``output_attentions`` and the like): transformers adds them
+    once, on a model's first pass that records outputs, and keeps them."""
+
+    def ours(hooks: dict) -> int:
+        return sum(getattr(h, "__module__", "") != TRANSFORMERS_CAPTURE for h in hooks.values())
+
+    return {
+        name: (ours(m._forward_hooks), ours(m._forward_pre_hooks))
+        for name, m in module.named_modules()
+    }
+
+
+@pytest.fixture
+def own_hooks() -> Callable[[torch.nn.Module], dict[str, tuple[int, int]]]:
+    """``own_hooks(module)``: each submodule's (forward, forward-pre) hook counts, transformers'
+    own output-capturing hooks left out: what a capture must leave as it found it."""
+    return _own_hooks
+
+
 @pytest.fixture
 def tiny() -> PaperModel:
     """A random paper model (d_model 16, 2 heads, 2 + 2 layers), seed 0."""
@@ -187,14 +216,9 @@ def lesson_model() -> PaperModel:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
-    """A PostgreSQL server of its own for the session (``testing.postgres``). Skipped where
-    PostgreSQL is not installed, except on CI (``CI=true``), where that fails: install Debian's
-    ``postgresql``."""
-    if postgres_bin() is None:
-        message = "PostgreSQL is not installed (apt-get install -y postgresql)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    """A PostgreSQL server of its own for the session (``testing.postgres``): an optional part
+    like the others (``need``), with its Python driver."""
+    need("postgresql", "psycopg")
     with temporary_postgres() as url:
         yield url
 

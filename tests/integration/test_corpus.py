@@ -28,6 +28,13 @@ WORDS = ["happy", "king", "red", "ship", "blue", "sea", "tree", "moon", "star", 
          "snow", "wind", "song"]  # fmt: skip
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a child Python: this one's, with the repository added to PYTHONPATH
+    (not put in its place: a machine may carry packages on it)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1"}
+
+
 def reverse_corpus(n: int) -> list[str]:
     """``n`` sentences paper-reverse reads, 2 to 9 words."""
     return [" ".join(WORDS[(i + j) % len(WORDS)] for j in range(2 + i % 8)) for i in range(n)]
@@ -121,10 +128,14 @@ def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_table(tmp_path) 
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(texts))
     out = tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", KILLABLE, str(corpus), str(out)], env=env)
+    log = tmp_path / "child.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", KILLABLE, str(corpus), str(out)],
+                                env=child_env(), stderr=err)  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(out.glob("shard-*.parquet"))) < 2 and time.monotonic() < deadline:
+        if proc.poll() is not None:  # it died: say why now, not after the deadline
+            pytest.fail(f"the run ended by itself (exit {proc.returncode}): {log.read_text()}")
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -170,7 +181,7 @@ def test_the_command_refuses_bad_input_in_one_line(tmp_path, capsys) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "viz_transformer", "corpus", "--model", "nope", "--sentences",
          str(good), "--out", str(tmp_path / "y")],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True, env=child_env(),
         check=False,
     )  # fmt: skip
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "unknown model" in done.stderr

@@ -68,6 +68,27 @@ def test_hf_encoder_decoder_steps_equal_generate_and_the_trace(load_tiny, family
     _check_rows(dec, trace)
 
 
+def test_hf_step_labels_are_the_traces_after_the_start_token(load_tiny, monkeypatch):
+    """A piece that continues no word ("b" right after ``<pad>``, Marian's start) reads as the
+    trace's teacher-forced pass labels it, not "##b" as it reads on its own: the outputs, and
+    each of the first step's candidates (each read after the start, not after the others)."""
+    model = load_tiny("marian")
+    text, vocab = model.spec.example, model.tokenizer.get_vocab()
+
+    def forced(ids: list[int]) -> vt.Trace:  # a trace whose output is exactly ``ids``
+        monkeypatch.setattr(model, "target_ids", lambda target: [*ids, 0])
+        return vt.trace(model, text, target="forced")
+
+    ids = [vocab[p] for p in ("b", "at", "ma")]  # no "▁": each alone would read "##b", ...
+    trace = forced(ids)
+    assert trace.tgt_tokens[1:] == ("b", "##at", "##ma")
+    assert model.decoder_session(text).tokens(ids) == trace.tgt_tokens[1:]
+    first = decode_steps(model, text, max_steps=1, top_k=8).steps[0]
+    shown = [(t, i) for t, i in zip(first.top_tokens, first.top_ids, strict=True) if i != 0]
+    assert [t for t, _ in shown] == [forced([i]).tgt_tokens[1] for _, i in shown]  # not </s>
+    assert sum(t.isalnum() for t, _ in shown) >= 2  # bare pieces, each after the start
+
+
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_hf_decoder_only_steps_continue_the_prompt(load_tiny, family):
     model = load_tiny(family)

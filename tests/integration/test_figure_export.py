@@ -12,7 +12,7 @@ import pytest
 from viz_transformer.figures import export
 from viz_transformer.figures.heatmap import heatmap
 
-pytestmark = [pytest.mark.slow, pytest.mark.needs("chromium")]  # kaleido drives Chromium
+pytestmark = [pytest.mark.slow, pytest.mark.needs("kaleido", "chromium")]  # kaleido drives it
 
 
 @pytest.fixture(scope="module")

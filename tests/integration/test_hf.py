@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 import transformers
+from safetensors.torch import load_file
 from transformers import (
     AlbertConfig,
     AlbertModel,
@@ -33,6 +34,7 @@ from viz_transformer.testing.hf import (
     SHOWS,
     TARGET,
     TEXT,
+    seeded,
     sharpen,
 )
 
@@ -130,6 +132,24 @@ def test_hook_names_follow_the_module_paths_in_layer_order(name, loaded):
     assert sorted(model.module.extra_hook_names) == sorted(flat + qkvz + streams)
 
 
+@pytest.mark.parametrize("family", ["marian", "llama"])
+def test_a_tiny_model_is_the_same_whatever_ran_before(family, tmp_path):
+    """Its weights come from a generator of its own: the global generator's state changes
+    nothing, and building leaves that generator where it was."""
+    weights = []
+    for state in (0, 12345):
+        torch.manual_seed(state)
+        folder = BUILDERS[family](tmp_path / str(state))
+        drawn = torch.rand(4, device="cpu")
+        torch.manual_seed(state)
+        assert torch.equal(drawn, torch.rand(4, device="cpu")), (
+            "building drew from the global generator"
+        )
+        weights.append(load_file(folder / "model.safetensors"))
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
 def test_a_shared_attention_module_gives_one_map_per_layer(tiny_dirs, tmp_path):
     """ALBERT runs one attention module in every layer: each call is a layer of the trace."""
     for f in tiny_dirs["bert"].glob("*.json"):  # the WordPiece tokenizer files
@@ -139,7 +159,9 @@ def test_a_shared_attention_module_gives_one_map_per_layer(tiny_dirs, tmp_path):
         vocab_size=vocab_size, embedding_size=16, hidden_size=16, num_hidden_layers=3,
         num_hidden_groups=1, num_attention_heads=2, intermediate_size=32,
     )  # fmt: skip
-    sharpen(AlbertModel(cfg)).save_pretrained(tmp_path)
+    with seeded(0):
+        albert = AlbertModel(cfg)
+    sharpen(albert).save_pretrained(tmp_path)
     model = HFModel.load(hf_spec(f"hf:{tmp_path}"), default_device())
     assert len(model.names["encoder"]) == 1
     trace = model.trace(TEXT)

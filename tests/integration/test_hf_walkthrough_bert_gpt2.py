@@ -171,14 +171,11 @@ def test_other_families_and_kinds_say_why(models) -> None:
         models["gpt2"].qkv_run(TEXT, "encoder")
 
 
-def test_capture_leaves_nothing_attached(models) -> None:
+def test_capture_leaves_nothing_attached(models, own_hooks) -> None:
     for model, kind in ((models["bert"], "encoder"), (models["gpt2"], "decoder")):
-        before = {n: (len(m._forward_hooks), len(m._forward_pre_hooks))
-                  for n, m in model.module.named_modules()}  # fmt: skip
+        before = own_hooks(model.module)
         walkthrough.capture(model, TEXT, kind)
-        after = {n: (len(m._forward_hooks), len(m._forward_pre_hooks))
-                 for n, m in model.module.named_modules()}  # fmt: skip
-        assert after == before
+        assert own_hooks(model.module) == before
 
 
 @pytest.mark.needs("minilm")

@@ -9,7 +9,6 @@ import re
 import pytest
 
 import viz_transformer as vt
-from pages.sections.attention_maps import TABS
 from viz_transformer.figures.heatmap import axes
 
 MAP_PAGE = "attention_maps"
@@ -41,8 +40,11 @@ def test_a_head_question_names_its_row_and_column_as_the_map_labels_them(
     assert f'"{col}"' in question, f"{where} column {args['key']} {col!r}"
 
 
+@pytest.mark.needs("streamlit")
 def test_a_view_a_step_names_is_one_attention_maps_has() -> None:
     """A step that says 'the "X" view' on the Attention maps page names one of its views."""
+    from pages.sections.attention_maps import TABS  # the page imports Streamlit
+
     for name in vt.lessons():
         for i, step in enumerate(vt.load_lesson(name).steps):
             if step.page == MAP_PAGE:

@@ -18,7 +18,7 @@ def labels_after(
             depend on the piece before it.
         before: for each id, the id it follows (the input at a position, the prefix's last id
             for the candidates of one step); None where it follows no id (a start symbol): then
-            it is read alone.
+            it is read alone, each apart from the others (the first step's candidates).
         ids: the predictions or candidates.
 
     Returns:
@@ -26,5 +26,5 @@ def labels_after(
     """
     pairs = [i for b, p in zip(before, ids, strict=True) if b is not None for i in (b, p)]
     after = iter(label(pairs)[1::2])
-    alone = iter(label([p for b, p in zip(before, ids, strict=True) if b is None]))
+    alone = iter([label([p])[0] for b, p in zip(before, ids, strict=True) if b is None])
     return tuple(next(alone) if b is None else next(after) for b in before)

@@ -80,13 +80,15 @@ def decoder_session(model: HFParts, text: str, use_cache: bool = True) -> Decode
         )
 
     limit = model.max_positions()
+    # outputs are labelled after the decoder's start as the trace labels them: a piece that
+    # continues no word ("b" after "<pad>") is not marked "##" as it would be on its own
     return DecoderSession(
         src_tokens=model.token_labels(src_ids) if spec.encoder_decoder else (),
         start_tokens=model.token_labels(start),
         eos_ids=frozenset(model.eos_ids()),
         max_new=max(1, min(MAX_NEW_TOKENS, limit - len(start) + 1)),
         score=score,
-        tokens=lambda ids: model.token_labels(list(ids), text_start=False),
+        tokens=lambda ids: model.token_labels([*start, *ids], spec.decoder_only)[len(start) :],
         notes={} if spec.encoder_decoder else {"cross": NOTES["decoder-only"]["cross"]},
     )
 
