@@ -14,9 +14,9 @@ from typing import Any
 
 from viz_transformer import settings
 from viz_transformer.analysis.lessons.located import LocatedError, Path_, line_of, load_located
+from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, arg_problems
 from viz_transformer.analysis.lessons.records import (
     CHECK_KINDS,
-    QUANTITIES,
     Check,
     Lesson,
     Step,
@@ -27,6 +27,7 @@ from viz_transformer.records.view_keys import MODEL_KEY, URL_KEYS
 
 SUFFIXES = (".yaml", ".yml")
 TOP_KEYS = {"title": True, "model": True, "steps": True, "description": False}  # key: required
+TOP_KEYS |= dict.fromkeys(("order", "topic", "minutes", "goals", "prerequisites"), False)
 STEP_KEYS = {"title": True, "text": False, "page": False, "view": False, "check": False}
 # each check kind's (required, optional) fields besides ``kind`` and ``question``
 CHECK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -40,7 +41,7 @@ NUMBER_FIELDS: dict[str, tuple[str, ...]] = {  # a number check's quantity -> it
     "attention_weight": ("sentence", "attention", "layer", "head", "query", "key"),
     "row_entropy": ("sentence", "attention", "layer", "head", "query"),
     "pe_value": ("position", "dim", "d_model"),
-}
+} | {name: q.fields for name, q in COURSE_QUANTITIES.items()}
 # a step's view: the app's URL keys, but the model (the lesson's) and the way back (the link's)
 VIEW_KEYS = set(URL_KEYS) - {MODEL_KEY, "lesson_back"}
 INDEX_FIELDS = ("query", "key", "layer", "head", "step", "position", "dim", "correct")
@@ -253,13 +254,15 @@ class _Shape:
         self.fields(args, path)
         if data["kind"] == "number" and isinstance(args.get("args"), dict):
             quantity = args.get("quantity")
-            if quantity not in QUANTITIES:
+            if quantity not in NUMBER_FIELDS:
                 self.add((*path, "quantity"), f"unknown quantity {quantity!r}; quantities: "
-                         f"{', '.join(QUANTITIES)}")  # fmt: skip
+                         f"{', '.join(NUMBER_FIELDS)}")  # fmt: skip
             else:
                 fields = dict.fromkeys(NUMBER_FIELDS[quantity], True)
                 self.keys(args["args"], (*path, "args"), fields, f"the {quantity} args")
                 self.fields(args["args"], (*path, "args"))
+                for key, message in arg_problems(quantity, args["args"]):
+                    self.add((*path, "args", key), message)
         elif data["kind"] == "number":
             self.add((*path, "args"), "a number check's 'args' must be a mapping")
         where = f"{self.filename}:{self.line(path)}"

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from viz_transformer.analysis.capture import trace
+from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.analysis.lessons.records import DEFAULT_TOLERANCE, Check, Grade, Lesson
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.kinds import head_label, parse_head_label
@@ -189,6 +190,8 @@ def pe_value(position: int, dim: int, d_model: int) -> float:
 def number_value(check: Check) -> float:
     """The model's (or the formula's) value of a ``number`` check's quantity."""
     a = check.args["args"]
+    if check.args["quantity"] in COURSE_QUANTITIES:
+        return course_value(check.model, check.args["quantity"], a)
     if check.args["quantity"] == "pe_value":
         return pe_value(a["position"], a["dim"], a["d_model"])
     tr = lesson_trace(check.model, a["sentence"])

@@ -10,6 +10,7 @@ from typing import Any
 from viz_transformer.analysis.lessons.files import LessonError, load_lesson
 from viz_transformer.analysis.lessons.grading import lesson_trace
 from viz_transformer.analysis.lessons.located import Path_, line_of, load_located
+from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.analysis.lessons.records import Lesson
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
@@ -56,10 +57,29 @@ class _ModelValidation:
             if step.check is not None and step.check.kind in ("head", "token"):
                 self.attention(model, step.check.args, (*at, "check"), step.check.kind)
             elif step.check is not None and step.check.kind == "number":
-                args = step.check.args["args"]
-                if step.check.args["quantity"] != "pe_value":
+                args, quantity = step.check.args["args"], step.check.args["quantity"]
+                if quantity in COURSE_QUANTITIES:
+                    self.course(model, quantity, args, (*at, "check", "args"))
+                elif quantity != "pe_value":
                     self.attention(model, args, (*at, "check", "args"), "number")
         return self.found
+
+    def course(
+        self, model: LoadedModel, quantity: str, args: Mapping[str, Any], path: Path_
+    ) -> None:
+        """A course quantity (``quantities``): its sentence and indices as any check's, then
+        its value computed once, so an index, role or part the model lacks is reported here."""
+        before = len(self.found)
+        if "attention" in args:
+            self.attention(model, args, path, "number")
+        elif "sentence" in args:
+            self.trace(model, args["sentence"], path)
+        if len(self.found) > before:
+            return
+        try:
+            course_value(model.name, quantity, args)
+        except (ValueError, IndexError) as exc:
+            self.add(path, f"{quantity} cannot be computed on {model.name}: {exc}")
 
     def trace(self, model: LoadedModel, sentence: str, path: Path_) -> Trace | None:
         try:

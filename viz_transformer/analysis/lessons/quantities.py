@@ -1,0 +1,262 @@
+"""The course's ``number`` quantities beyond one cell of a map (docs/lessons.md): the model's own
+position table, a head with and without 1/sqrt(d_k), decoding steps and beams, ablation, head
+roles, the logit lens and a score taken apart. Each is read from the library on the lesson's
+model when a student answers, never stored; ``COURSE_QUANTITIES`` registers them with the
+grader (``grading.number_value``) and the validator (``files``, ``checking``), which import it.
+
+A computation a class repeats (an ablation of every head, a beam search) runs once per model and
+input: the results are kept in a small thread-safe cache, as ``grading.lesson_trace`` keeps traces.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from viz_transformer.analysis import decoding, positional, softmax
+from viz_transformer.analysis.capture import trace
+from viz_transformer.analysis.heads import head_importance
+from viz_transformer.analysis.lens import logit_lens
+from viz_transformer.analysis.roles import ROLES, head_roles
+from viz_transformer.analysis.walkthrough import capture
+from viz_transformer.models.base import LoadedModel
+from viz_transformer.models.registry import load_model
+from viz_transformer.records.lazy import LazyPatterns
+
+Args = Mapping[str, Any]
+T = TypeVar("T")
+CACHE_ENTRIES = 32
+MAX_DECODE = 40  # the decoder page's default "Most output tokens"
+SCALES = ("with", "without")  # the softmax page's two maps: with 1/sqrt(d_k) and without
+STATS = ("entropy", "max_weight", "saturated")  # its table: mean entropy (nats), ...
+MODES = ("zero", "mean")  # ablation modes (What heads do)
+_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_LOCK = threading.Lock()
+_KEY_LOCKS: dict[tuple, threading.Lock] = {}
+
+
+def _memo(model: LoadedModel, key: tuple[Hashable, ...], make: Callable[[], T]) -> T:
+    """``make()`` once per model object and ``key`` even when many threads ask at once."""
+    key = (model.name, id(model), *key)
+    with _LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        with _LOCK:
+            if key in _CACHE:
+                return _CACHE[key]
+        value = make()
+        with _LOCK:
+            _CACHE[key] = value
+            _KEY_LOCKS.pop(key, None)
+            while len(_CACHE) > CACHE_ENTRIES:
+                _CACHE.popitem(last=False)
+    return value
+
+
+def _one_of(args: Args, field: str, allowed: tuple[str, ...]) -> str:
+    if args[field] not in allowed:
+        raise ValueError(f"{field!r} must be one of {', '.join(allowed)} (got {args[field]!r})")
+    return args[field]
+
+
+def _index(values: Any, i: int, what: str) -> Any:
+    if not 0 <= i < len(values):
+        raise ValueError(f"{what} {i} does not exist: there are {len(values)} (counted from 0)")
+    return values[i]
+
+
+def _positions(model: LoadedModel) -> np.ndarray:
+    table = positional.input_vectors(model).positions
+    if table is None:
+        raise ValueError(f"{model.name} adds no position table to its embeddings")
+    return table
+
+
+def position_value(model: LoadedModel, a: Args) -> float:
+    """The model's own position vector at ``position``, dimension ``dim`` (section 3.5), in the
+    layout the model stores it."""
+    row = _index(_positions(model), a["position"], "position")
+    return float(_index(row, a["dim"], "dimension"))
+
+
+def position_dot(model: LoadedModel, a: Args) -> float:
+    """``PE(position) . PE(other)`` of the model's table: for the sinusoid it depends only on
+    ``other - position`` (each (sin, cos) pair turned by the offset)."""
+    table = _positions(model)
+    first, second = _index(table, a["position"], "position"), _index(table, a["other"], "position")
+    return float(np.dot(first.astype(np.float64), second.astype(np.float64)))
+
+
+def position_norm(model: LoadedModel, a: Args) -> float:
+    """The norm of the model's position vector at ``position`` (sqrt(d_model / 2) for the
+    paper's sinusoid)."""
+    row = _index(_positions(model), a["position"], "position")
+    return float(np.linalg.norm(row.astype(np.float64)))
+
+
+def _pattern_pair(model: LoadedModel, a: Args) -> tuple[np.ndarray, np.ndarray]:
+    """One head's pattern with and without the scale (the softmax page's section 4)."""
+    tr = _memo(model, ("trace", a["sentence"]), lambda: trace(model, a["sentence"]))
+    patterns = tr.get(a["attention"])
+    if patterns is None:
+        raise ValueError(f"{model.name} has no {a['attention']} attention")
+    layer = _index(range(len(patterns)), a["layer"], "layer")
+    heads = patterns.heads(layer) if isinstance(patterns, LazyPatterns) else patterns[layer]
+    p = np.asarray(_index(heads, a["head"], "head"))
+    return softmax.with_and_without_scale(p, model.head_scale())
+
+
+def saturation(model: LoadedModel, a: Args) -> float:
+    """``stat`` (mean row entropy in nats, mean max weight, or the share of rows over 0.99) of
+    one head ``with`` or ``without`` 1/sqrt(d_k), as the softmax page's table gives it."""
+    scaled, unscaled = _pattern_pair(model, a)
+    pattern = scaled if _one_of(a, "scale", SCALES) == "with" else unscaled
+    return softmax.pattern_stats(pattern)[_one_of(a, "stat", STATS)]
+
+
+def unscaled_weight(model: LoadedModel, a: Args) -> float:
+    """One cell of the head's pattern without 1/sqrt(d_k) (the softmax page's right map)."""
+    unscaled = _pattern_pair(model, a)[1]
+    return float(unscaled[a["query"], a["key"]])
+
+
+def _decoding(model: LoadedModel, a: Args) -> decoding.Decoding:
+    if not 1 <= a["beam"] <= decoding.MAX_BEAM:
+        raise ValueError(f"'beam' must be 1 (greedy) to {decoding.MAX_BEAM}")
+    key = ("decode", a["sentence"], a["beam"])
+    make = lambda: decoding.decode_steps(model, a["sentence"], MAX_DECODE, a["beam"], 10)  # noqa: E731
+    return _memo(model, key, make)
+
+
+def next_token_prob(model: LoadedModel, a: Args) -> float:
+    """The probability of the ``rank``-th most likely next token (0: the top one) at decoding
+    ``step``, with beam width ``beam`` (1: greedy), as the decoder page's bars give it."""
+    step = _index(_decoding(model, a).steps, a["step"], "step")
+    return float(_index(step.top_probs, a["rank"], "rank"))
+
+
+def beam_log_prob(model: LoadedModel, a: Args) -> float:
+    """The log-probability of the ``rank``-th live beam (0: the best) when decoding ``step``
+    starts, with beam width ``beam``, as the decoder page's beams chart gives it."""
+    step = _index(_decoding(model, a).steps, a["step"], "step")
+    return float(_index(step.beams, a["rank"], "beam").log_prob)
+
+
+def importance(model: LoadedModel, a: Args) -> float:
+    """How many nats the output's log-probability drops when the head alone is ablated
+    (``vt.head_importance``, What heads do: "Which heads matter")."""
+    mode = _one_of(a, "mode", MODES)
+    key = ("importance", a["sentence"], a["attention"], mode)
+    grid = _memo(model, key, lambda: head_importance(model, a["sentence"], a["attention"],
+                                                      ablation=mode))  # fmt: skip
+    return float(_index(_index(grid, a["layer"], "layer"), a["head"], "head"))
+
+
+def role_score(model: LoadedModel, a: Args) -> float:
+    """One head's score for ``role`` (``vt.head_roles``: previous, self, first, duplicate,
+    induction, aligning), as the What heads do page's role maps give it."""
+    key = ("roles", a["sentence"], a["attention"])
+    scores = _memo(model, key, lambda: head_roles(model, a["attention"], a["sentence"]))
+    role = _one_of(a, "role", tuple(r for r in ROLES if r in scores))
+    return float(_index(_index(scores[role], a["layer"], "layer"), a["head"], "head"))
+
+
+def lens_probability(model: LoadedModel, a: Args) -> float:
+    """The logit lens: the probability of the top next token after decoder ``layer`` at decoder
+    ``position`` (``vt.logit_lens``)."""
+    lens = _memo(model, ("lens", a["sentence"]), lambda: logit_lens(model, a["sentence"]))
+    row = _index(lens.probs, a["layer"], "layer")
+    return float(_index(row, a["position"], "position"))
+
+
+def _capture(model: LoadedModel, a: Args) -> Any:
+    key = ("capture", a["sentence"], a["attention"])
+    return _memo(model, key, lambda: capture(model, a["sentence"], a["attention"]))
+
+
+def attention_score(model: LoadedModel, a: Args) -> float:
+    """The score q . k / sqrt(d_k) of ``query`` on ``key`` before the softmax (the Q, K, V
+    walkthrough's "Why this head looks there" map)."""
+    from viz_transformer.analysis.why import head_scores  # pandas: loaded on first use
+
+    scores = head_scores(_capture(model, a), a["layer"], a["head"])
+    value = float(_index(_index(scores, a["query"], "query"), a["key"], "key"))
+    if not np.isfinite(value):
+        raise ValueError(f"key {a['key']} comes after query {a['query']}: the mask hides it")
+    return value
+
+
+def score_part(model: LoadedModel, a: Args) -> float:
+    """One bar of a score taken apart: ``split`` (dimension, input, component) and its ``part``
+    (``d3``, ``position.content``, ...), as ``vt.score_parts`` names them."""
+    from viz_transformer.analysis.why import SPLITS, split_score  # pandas: on first use
+
+    split = _one_of(a, "split", SPLITS)
+    cap = _capture(model, a)
+    parts = split_score(cap, a["layer"], a["head"], a["query"], a["key"], split)  # type: ignore[arg-type]
+    found = parts.loc[parts["part"] == a["part"], "value"]
+    if found.empty:
+        names = ", ".join(str(p) for p in parts["part"] if p != "rest")
+        raise ValueError(f"no part {a['part']!r} in the {split} split; its parts: {names}")
+    return float(found.iloc[0])
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A course quantity: its args (all required) and how the model gives its value."""
+
+    fields: tuple[str, ...]
+    value: Callable[[LoadedModel, Args], float]
+
+
+_HEAD = ("sentence", "attention", "layer", "head")
+COURSE_QUANTITIES: dict[str, Quantity] = {
+    "position_value": Quantity(("position", "dim"), position_value),
+    "position_dot": Quantity(("position", "other"), position_dot),
+    "position_norm": Quantity(("position",), position_norm),
+    "saturation": Quantity((*_HEAD, "scale", "stat"), saturation),
+    "unscaled_weight": Quantity((*_HEAD, "query", "key"), unscaled_weight),
+    "next_token_prob": Quantity(("sentence", "beam", "step", "rank"), next_token_prob),
+    "beam_log_prob": Quantity(("sentence", "beam", "step", "rank"), beam_log_prob),
+    "head_importance": Quantity((*_HEAD, "mode"), importance),
+    "role_score": Quantity((*_HEAD, "role"), role_score),
+    "lens_probability": Quantity(("sentence", "layer", "position"), lens_probability),
+    "attention_score": Quantity((*_HEAD, "query", "key"), attention_score),
+    "score_part": Quantity((*_HEAD, "query", "key", "split", "part"), score_part),
+}
+# fields the lesson files' own checks do not type (they type layer, head, query, key, ...)
+WHOLE = ("other", "rank", "beam")
+WORDS = ("scale", "stat", "mode", "role", "split", "part")
+
+
+def course_value(model_name: str, quantity: str, args: Args) -> float:
+    """The value of a course ``quantity`` on the model named ``model_name``.
+
+    Raises:
+        ValueError: args the model cannot give a value for (an index it lacks, an unknown
+            role or split part), with what it has.
+    """
+    return COURSE_QUANTITIES[quantity].value(load_model(model_name), args)
+
+
+def arg_problems(quantity: str, args: Args) -> list[tuple[str, str]]:
+    """(field, what is wrong) for each arg of a course quantity whose type is wrong (none for
+    another quantity); the model-dependent ranges are left to ``course_value``."""
+    if quantity not in COURSE_QUANTITIES:
+        return []
+    found = []
+    for field in COURSE_QUANTITIES[quantity].fields:
+        value = args.get(field)
+        if field in WHOLE and (type(value) is not int or value < 0) and value is not None:
+            found.append((field, f"{field!r} must be a whole number from 0 (got {value!r})"))
+        elif field in WORDS and value is not None and not (isinstance(value, str) and value):
+            found.append((field, f"{field!r} must be non-empty text (got {value!r})"))
+    return found
