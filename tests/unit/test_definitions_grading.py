@@ -1,0 +1,158 @@
+"""``vt.grade`` against numbers read directly from ``vt.trace`` of the lesson model, for every
+check kind and at the edges of each rule: every head of every kind graded by its own cell
+against the best head's (or the best within ``layers``), exactly 0.9 of the best counting; each
+decoder step's token; weights and entropies (masked zeros included) within the tolerance and
+outside it, the 0.005 floor; each option's letter."""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+
+import numpy as np
+import pytest
+
+import viz_transformer as vt
+from viz_transformer.analysis.lessons import grading
+
+NAME = "lesson-tiny"  # the conftest's lesson_model
+SENTENCE = "kappa delta alpha eta"  # no built-in lesson reads it
+
+
+@pytest.fixture
+def weights(lesson_model) -> dict[str, np.ndarray]:
+    tr = vt.trace(lesson_model, SENTENCE)
+    return {
+        kind: np.asarray(tr.get(kind), dtype=np.float64) for kind in ("encoder", "decoder", "cross")
+    }
+
+
+def check(kind: str, **args) -> vt.Check:
+    return vt.Check(kind, MappingProxyType(args), NAME)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
+def test_every_head_is_graded_by_its_own_cell(weights, kind):
+    arr = weights[kind]  # [layers, heads, q, k]
+    n_q, n_k = arr.shape[2:]
+    for q, k in [(n_q - 1, 0), (1, min(1, n_k - 1)), (n_q - 1, n_k - 1)]:
+        cells = arr[:, :, q, k]
+        best = np.unravel_index(cells.argmax(), cells.shape)
+        c = check("head", attention=kind, sentence=SENTENCE, query=q, key=k)
+        assert vt.grade(c, "?").expected == f"L{best[0]} H{best[1]}"
+        for layer, head in np.ndindex(cells.shape):
+            right = bool(cells[layer, head] >= 0.9 * cells.max())
+            assert vt.grade(c, f"L{layer} H{head}").correct is right, (q, k, layer, head)
+
+
+def test_layers_restrict_the_best_head(weights):
+    arr = weights["encoder"][:, :, 2, 1]
+    for layer in range(arr.shape[0]):
+        c = check("head", attention="encoder", sentence=SENTENCE, query=2, key=1, layers=[layer])
+        best = int(arr[layer].argmax())
+        assert vt.grade(c, "?").expected == f"L{layer} H{best}"
+        for head in range(arr.shape[1]):
+            right = bool(arr[layer, head] >= 0.9 * arr[layer].max())
+            assert vt.grade(c, f"L{layer} H{head}").correct is right
+        other = 1 - layer
+        assert vt.grade(c, f"L{other} H{best}").correct is False
+
+
+def test_the_last_layer_and_head_are_among_the_heads_asked_about(weights):
+    arr = weights["cross"][:, :, 1, 0]
+    layers, heads = arr.shape
+    c = check("head", attention="cross", sentence=SENTENCE, query=1, key=0)
+    g = vt.grade(c, f"L{layers - 1} H{heads - 1}")
+    assert "not among" not in g.feedback
+    assert g.correct is bool(arr[-1, -1] >= 0.9 * arr.max())
+    for answer in (f"L{layers} H0", f"L0 H{heads}"):
+        g = vt.grade(c, answer)
+        assert g.correct is False and "not among the heads" in g.feedback
+
+
+def test_exactly_the_share_counts(weights, monkeypatch):
+    arr = weights["decoder"][:, :, 3, 1]
+    best = np.unravel_index(arr.argmax(), arr.shape)
+    c = check("head", attention="decoder", sentence=SENTENCE, query=3, key=1)
+    monkeypatch.setattr(grading, "HEAD_SHARE", 1.0)  # the best head alone, at exactly the share
+    assert vt.grade(c, f"L{best[0]} H{best[1]}").correct
+
+
+def test_each_step_reads_the_decoder_input_there(lesson_model):
+    tgt = vt.trace(lesson_model, SENTENCE).tgt_tokens
+    for step, token in enumerate(tgt):
+        c = check("token", sentence=SENTENCE, step=step)
+        assert vt.grade(c, token).correct and vt.grade(c, "?").expected == token
+        others = {t for t in tgt if grading.normalise_token(t) != grading.normalise_token(token)}
+        for other in sorted(others)[:2]:
+            assert vt.grade(c, other).correct is False
+
+
+def number(quantity: str, tolerance: float | None = None, **args) -> vt.Check:
+    extra = {} if tolerance is None else {"tolerance": tolerance}
+    return check("number", quantity=quantity, args={"sentence": SENTENCE, **args}, **extra)
+
+
+CELLS = [("decoder", 1, 1, 3, 2), ("cross", 0, 1, 2, 3), ("encoder", 1, 0, 0, 4)]
+
+
+@pytest.mark.parametrize(("kind", "layer", "head", "q", "k"), CELLS)
+def test_attention_weight_is_the_traces_cell(weights, kind, layer, head, q, k):
+    w = weights[kind][layer, head, q, k]
+    c = number(
+        "attention_weight", tolerance=0.1, attention=kind, layer=layer, head=head, query=q, key=k
+    )
+    assert grading.number_value(c) == pytest.approx(w, abs=1e-7)
+    assert vt.grade(c, "?").expected == f"{w:.4g}"
+    margin = max(0.1 * w, 0.005)
+    assert vt.grade(c, f"{w + 0.98 * margin:.9f}").correct
+    assert vt.grade(c, f"{w - 0.98 * margin:.9f}").correct
+    assert vt.grade(c, f"{w + 1.02 * margin:.9f}").correct is False
+    assert vt.grade(c, f"{w - 1.02 * margin:.9f}").correct is False
+
+
+def test_the_floor_and_the_relative_tolerance(weights):
+    # a weight small enough that 2% of it is under the 0.005 floor, and one large enough that
+    # 2% of it is over
+    arr = weights["encoder"]
+    small = np.unravel_index(np.abs(arr - 0.1).argmin(), arr.shape)
+    large = np.unravel_index(arr.argmax(), arr.shape)
+    assert arr[small] * 0.02 < 0.005 < arr[large] * 0.02 or arr[large] < 0.25
+    for cell in (small, large):
+        w = arr[cell]
+        layer, head, q, k = map(int, cell)
+        c = number("attention_weight", attention="encoder", layer=layer, head=head, query=q, key=k)
+        margin = max(0.02 * w, 0.005)
+        assert vt.grade(c, f"{w + 0.95 * margin:.9f}").correct
+        assert vt.grade(c, f"{w + 1.05 * margin:.9f}").correct is False
+
+
+@pytest.mark.parametrize(
+    ("kind", "q"), [("decoder", 1), ("decoder", 4), ("encoder", 2), ("cross", 0)]
+)
+def test_row_entropy_in_bits_with_masked_zeros(weights, kind, q):
+    row = weights[kind][1, 0, q]
+    bits = -sum(p * math.log2(p) for p in row if p > 0)
+    c = number("row_entropy", tolerance=0.001, attention=kind, layer=1, head=0, query=q)
+    assert grading.number_value(c) == pytest.approx(bits, rel=1e-5, abs=1e-7)
+    assert vt.grade(c, f"{bits:.6f}").correct
+    if bits > 0.1:
+        assert vt.grade(c, f"{bits * math.log(2):.6f}").correct is False
+
+
+def test_a_wrong_numbers_feedback_says_how_far_off_relatively(weights):
+    w = weights["cross"][1, 1, 2, 0]
+    c = number("attention_weight", attention="cross", layer=1, head=1, query=2, key=0)
+    g = vt.grade(c, f"{1.5 * w:.9f}")
+    assert g.correct is False and "50% off" in g.feedback
+
+
+def test_each_option_letter_is_that_option():
+    options = ["Queries", "Keys", "Values", "Softmax"]
+    for correct in range(len(options)):
+        c = check("choice", options=options, correct=correct)
+        for i, letter in enumerate("abcd"):
+            assert vt.grade(c, letter).correct is (i == correct)
+            assert vt.grade(c, f"{letter.upper()})").correct is (i == correct)
+            assert vt.grade(c, options[i].upper()).correct is (i == correct)
+        assert vt.grade(c, "e").readable is False
