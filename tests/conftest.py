@@ -54,6 +54,8 @@ OPTIONAL = {
     "haproxy": ("program:haproxy", "sudo apt-get install -y haproxy"),
     "chromium": ("program:chromium", "sudo apt-get install -y chromium"),
     "postgresql": ("program:initdb", "sudo apt-get install -y postgresql"),
+    "notebook": ("anywidget", "pip install -r requirements-notebook.txt"),
+    "jupyterlab": ("jupyterlab", "pip install -r requirements-notebook.txt"),
 }
 # test modules whose imports need optional parts, by path prefix: skipped whole when one is missing
 MODULES_NEED = {

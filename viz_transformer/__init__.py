@@ -10,6 +10,7 @@ Public API::
     lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].check, "L1 H3").correct
     store = vt.classroom(); code, key = store.create(lesson); token = store.join(code, "Ana")
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
+    vt.head_view(tr), vt.model_view(tr, "cross")  # notebook widgets (requirements-notebook.txt)
 
 Names whose modules need a heavy library load when first read (``LAZY``, PEP 562): the class
 store (SQLAlchemy), comparison and attention flow (SciPy), corpus statistics (pandas, Parquet),
@@ -70,6 +71,9 @@ LAZY = {
     "attention_scores": "viz_transformer.analysis.why",  # pandas tables
     "score_parts": "viz_transformer.analysis.why",
     "head_writes": "viz_transformer.analysis.writes",  # pandas tables
+    # the notebook widgets (anywidget): a peer of ui/, above this API, never loaded by an import
+    "head_view": "viz_transformer.notebook",
+    "model_view": "viz_transformer.notebook",
 }
 
 if TYPE_CHECKING:  # what a type checker and an editor see: the names as if imported above
@@ -81,6 +85,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see: the names as if impo
     from viz_transformer.analysis.why import attention_scores, score_parts
     from viz_transformer.analysis.writes import head_writes
     from viz_transformer.classroom import ClassStore, classroom
+    from viz_transformer.notebook import head_view, model_view
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -112,6 +117,7 @@ __all__ = [
     "head_importance",
     "head_roles",
     "head_summary",
+    "head_view",
     "head_writes",
     "hooks",
     "lessons",
@@ -119,6 +125,7 @@ __all__ = [
     "load_model",
     "logit_lens",
     "model_info",
+    "model_view",
     "patch_heads",
     "patch_set",
     "prepare_model",

@@ -28,7 +28,10 @@ RANK = {
     "classroom": 4,  # the class store (SQLAlchemy): grades through analysis.lessons, no Streamlit
     "figures": 5,
     "ui": 6,
+    "notebook": 6,  # the notebook widgets (anywidget): a peer of ui/ for Jupyter, no Streamlit
 }  # fmt: skip
+# what the public API (rank 4) names from above it, only inside its PEP 562 ``__getattr__``
+LAZY_API = {"viz_transformer.notebook"}
 APP_RANK = 7  # app.py and pages/
 ONLY_SETTINGS = {"networks"}  # torch modules with hook points import nothing else of ours
 STREAMLIT_OK = ("viz_transformer.ui", "app", "pages")
@@ -110,6 +113,8 @@ def test_imports_point_down_the_layers(name):
                 f"{name} imports streamlit; only viz_transformer/ui/, app.py and pages/ may."
             )
     for target in GRAPH[name]:
+        if name == PACKAGE and target in LAZY_API:
+            continue  # only under TYPE_CHECKING: test_the_public_api_names_lazily_only_what_it_may
         assert _rank(target) <= own, f"{name} (rank {own}) imports {target} ({_rank(target)})"
         if _folder(name) in ONLY_SETTINGS and name.startswith(PACKAGE):
             assert _folder(target) in {_folder(name), "settings"}, (
@@ -150,6 +155,20 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return out
+
+
+def test_the_public_api_names_lazily_only_what_it_may():
+    """``vt.LAZY`` (names loaded on first use) points down the layers too, except the notebook
+    widgets (``LAZY_API``), which the API names but never imports when it is imported."""
+    import viz_transformer
+
+    for name, module in viz_transformer.LAZY.items():
+        assert module in SOURCES, f"vt.{name}: no module {module}"
+        assert _rank(module) <= RANK[""] or module in LAZY_API, f"vt.{name} -> {module}"
+    tree = ast.parse((ROOT / PACKAGE / "__init__.py").read_text())
+    for node in tree.body:  # at import time: not under ``if TYPE_CHECKING``
+        if isinstance(node, ast.ImportFrom) and node.module:
+            assert not {_resolve(node.module, a.name) for a in node.names} & LAZY_API
 
 
 def test_the_library_and_the_app_never_import_the_test_fixtures():

@@ -1,0 +1,119 @@
+"""The notebook widgets' traits and messages without a kernel: what a click (a front-end update)
+does in Python, what setting a trait in Python sends, and that only what is drawn travels."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import traitlets
+
+import viz_transformer as vt
+from viz_transformer.notebook import payload
+from viz_transformer.testing.paper import tiny_paper_model
+
+pytestmark = pytest.mark.needs("notebook")
+
+
+@pytest.fixture(scope="module")
+def trace() -> vt.Trace:
+    model = tiny_paper_model(n_heads=4, max_len=12)
+    return vt.trace(model, "alpha beta gamma")
+
+
+class Wire:
+    """Stands in for the comm: records each message a widget sends to the browser."""
+
+    def __init__(self, widget) -> None:
+        self.sent: list[dict] = []
+        widget.comm.send = lambda data, buffers=None, **kw: self.sent.append(
+            {**data, "bytes": sum(len(b) for b in buffers or [])}
+        )
+
+    def updates(self) -> list[dict]:
+        """The states sent as updates (ipywidgets also echoes a click back: ``echo_update``)."""
+        return [m["state"] for m in self.sent if m.get("method") == "update"]
+
+    def keys(self) -> list[set[str]]:
+        return [set(state) for state in self.updates()]
+
+
+def click(widget, **state) -> None:
+    """What the browser's ``model.set(...); model.save_changes()`` does in Python."""
+    widget.set_state(state)
+
+
+def test_a_click_sets_the_traits_and_observers_fire(trace):
+    view = vt.head_view(trace)
+    seen = []
+    view.observe(lambda c: seen.append((c["name"], c["new"])), names=["layer", "head"])
+    wire = Wire(view)
+    click(view, layer=1, head=3)
+    assert view.selected == ("encoder", 1, 3) and ("layer", 1) in seen and ("head", 3) in seen
+    assert wire.keys() == [{"lines"}]  # the new layer's lines
+    assert wire.updates()[0]["lines"]["layer"] == 1
+    click(view, head=0)  # the same layer: its lines are in the browser already
+    assert wire.keys() == [{"lines"}]
+
+
+def test_setting_in_python_redraws(trace):
+    view = vt.model_view(trace, "cross")
+    wire = Wire(view)
+    view.head = 2
+    assert wire.keys() == [{"head"}, {"focus"}]
+    assert (view.focus["layer"], view.focus["head"]) == (0, 2)
+    view.kind = "decoder"
+    sent = set().union(*wire.keys()[2:])
+    assert {"kind", "grid", "focus"} <= sent and view.grid["kind"] == "decoder"
+
+
+def test_a_kind_with_fewer_layers_keeps_the_selection_inside_it(trace):
+    view = vt.head_view(trace, "encoder", layer=1, head=3)
+    view.query = len(trace.src_tokens) - 1
+    click(view, kind="cross")
+    last = min(len(trace.src_tokens), len(trace.tgt_tokens)) - 1
+    assert view.selected == ("cross", 1, 3) and view.query == last
+    assert view.lines["kind"] == "cross" and view.start == 0
+
+
+def test_bad_selections_name_the_sizes(trace):
+    with pytest.raises(ValueError, match="layer 2, head 0 does not exist: encoder has 2 layers"):
+        vt.head_view(trace, layer=2)
+    view = vt.head_view(trace)
+    with pytest.raises(traitlets.TraitError, match=r"head 4 does not exist: encoder has 4 heads"):
+        view.head = 4
+    with pytest.raises(traitlets.TraitError, match="Unknown attention kind 'self'"):
+        view.kind = "self"
+    assert view.selected == ("encoder", 0, 0)
+    view.query = -7
+    assert view.query == -1
+
+
+def test_on_select_follows_clicks_and_python(trace):
+    view = vt.model_view(trace)
+    calls = []
+    observer = view.on_select(lambda *sel: calls.append(sel))
+    click(view, layer=1, head=1)
+    view.head = 2
+    assert calls[-1] == ("encoder", 1, 2) and ("encoder", 1, 1) in calls
+    view.unobserve(observer, names=["kind", "layer", "head"])
+    view.head = 0
+    assert calls[-1] == ("encoder", 1, 2)
+
+
+def test_the_state_holds_what_is_drawn_and_the_javascript_ships_inside(trace):
+    from viz_transformer.notebook.widgets import STATIC, state_bytes
+
+    view = vt.head_view(trace)
+    state = view.get_state()
+    assert "export default" in state["_esm"] and ".vt-root" in state["_css"]
+    assert Path(STATIC, "widget.js").read_text() == state["_esm"]
+    for name in ("widget.js", "widget.css"):
+        text = Path(STATIC, name).read_text()
+        assert not re.search(r"https?://|import\s*\(|from\s+['\"]", text), name  # no network
+    arr = np.asarray(trace.encoder)
+    assert state_bytes(view) < len(state["_esm"]) + len(state["_css"]) + 40 * arr[0].nbytes
+    assert {"lines", "grid", "header"} <= set(state) and state["focus"] == {}
+    assert payload.header(trace) == view.header
