@@ -61,6 +61,7 @@ OPTIONAL = {
 MODULES_NEED = {
     "tests/app/": ("streamlit",),
     "tests/e2e/": ("streamlit", "playwright", "chromium"),
+    "tests/unit/test_notebook_widgets.py": ("notebook",),
 }
 ROOT = Path(__file__).resolve().parents[1]
 STRICT_HELP = "fail, not skip, a test whose optional part is missing (CI: it installs them all)"

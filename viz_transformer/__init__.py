@@ -14,8 +14,8 @@ Public API::
 
 Names whose modules need a heavy library load when first read (``LAZY``, PEP 562): the class
 store (SQLAlchemy), comparison and attention flow (SciPy), corpus statistics (pandas, Parquet),
-the score splits and a head's writes (pandas tables). A user who only traces imports none of those
-libraries, and the package imports without SQLAlchemy.
+the score splits and a head's writes (pandas tables), the notebook widgets (anywidget). A user
+who only traces imports none of those libraries, and the package imports without SQLAlchemy.
 """
 
 from __future__ import annotations
