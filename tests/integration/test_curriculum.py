@@ -5,7 +5,9 @@ question's option, which is data), and one check wrong."""
 
 from __future__ import annotations
 
+import html
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,12 +15,14 @@ import yaml
 
 import viz_transformer as vt
 from viz_transformer.analysis import decoding
+from viz_transformer.figures.heatmap import axes
 from viz_transformer.networks.positional import sinusoidal_table
 
 # the optional part (tests/conftest.py OPTIONAL) a lesson on a wheel's model needs
 WHEELS = {"smollm2": "smollm2", "minilm": "minilm", "bergamot-en-pt": "bergamot",
           "bergamot-pt-en": "bergamot"}  # fmt: skip
 MODEL_GRADED = ("head", "token", "number")  # answers computed from the model (not pe_value)
+LABELLED = ("attention_maps", "softmax_saturation", "qkv_walkthrough")  # pages with a map
 COURSE = ("paper_tour", "attention_maps", "positions", "softmax_scaling", "decoder",
           "what_heads_do", "why_heads_attend")  # fmt: skip
 
@@ -166,3 +170,52 @@ def test_the_course_is_ordered_and_covers_the_paper() -> None:
     for topic in ("attention maps", "multi-head", "positional", "softmax", "decoder",
                   "cross-attention", "what heads do", "why a head attends"):  # fmt: skip
         assert topic in topics, topic
+
+
+def map_labels(trace: vt.Trace, page: str, kind: str) -> tuple[list[str], list[str]]:
+    """The row and column labels the page's map shows: Attention maps labels a cross row by the
+    token predicted there; the softmax page and the walkthrough by the token read."""
+    if page == "attention_maps":
+        rows, cols, *_ = axes(trace, kind, hide_special=False)
+        return [html.unescape(r) for r in rows], [html.unescape(c) for c in cols]
+    rows, cols = trace.tokens_for(kind)
+    return list(rows), list(cols)
+
+
+def named(question: str, label: str) -> bool:
+    return any(f"{q}{label}{q}" in question for q in ('"', "`"))
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_a_question_names_a_cell_as_its_page_labels_it(name: str, need) -> None:
+    """Every check on one cell of a map (a head check, or a number of one query and key) whose
+    step opens a page with that map names the row and the column by their labels there."""
+    lesson, model = load(name, need)
+    for i, step in enumerate(lesson.steps):
+        check = step.check
+        if check is None or step.page not in LABELLED:
+            continue
+        a = dict(check.args["args"] if check.kind == "number" else check.args)
+        if not {"query", "key", "attention"} <= set(a):
+            continue
+        rows, cols = map_labels(vt.trace(model, a["sentence"]), step.page, a["attention"])
+        question = check.question or step.title
+        row, col = rows[a["query"]], cols[a["key"]]
+        assert named(question, row), f"{name} step {i}: row {a['query']} is labelled {row!r}"
+        itself = a["query"] == a["key"] and "itself" in question
+        assert itself or named(question, col), f"{name} step {i}: column {a['key']} is {col!r}"
+
+
+def test_the_docs_course_table_matches_the_files() -> None:
+    """docs/lessons.md's course table: one row per built-in lesson, as its file says."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "lessons.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "`: " in line]
+    expected = []
+    for name in COURSE:
+        lesson = vt.load_lesson(name)
+        course = course_of(lesson)
+        graded = sum(1 for s in lesson.steps if s.check is not None and s.check.kind != "text")
+        cells = (course["order"], f"`{name}`: {lesson.title}", course["topic"],
+                 course["minutes"], lesson.model, f"{len(lesson.steps)} ({graded})")  # fmt: skip
+        expected.append("| " + " | ".join(map(str, cells)) + " |")
+    assert rows == expected
