@@ -41,14 +41,18 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
     """One replica process: its ``students`` join and open the step at once (threads), then it
     says ``ready``, waits for ``go`` on stdin, and they submit at once; prints the seconds per
     submit and the errors as JSON."""
-    import viz_transformer as vt
+    import functools
 
-    store = vt.classroom(url)
+    import viz_transformer as vt
+    from viz_transformer.analysis.lessons import traced
+
+    traces = functools.lru_cache(maxsize=64)(traced)  # a server's trace cache, as the app's
+    store = vt.classroom(url, traces)
     check = store.lesson(code).steps[STEP].check
     store.warm(code)  # as the class's first page on a replica of serve does
     vt.load_model(check.model)  # as a replica of serve, which loads the model before it listens
     if warm:
-        vt.grade(check, ANSWER)
+        vt.grade(check, ANSWER, traces)
     go, times, errors, joined = threading.Event(), [], [], threading.Barrier(students + 1)
 
     def student(i: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import sys
@@ -29,6 +30,7 @@ import viz_transformer as vt
 from bench import lesson_ws
 from bench.classroom_ws import serving
 from bench.common import table, write_section
+from viz_transformer.analysis import lessons as vt_lessons
 
 STEPS = 12
 TARGET_S = 1.0
@@ -47,7 +49,11 @@ def fill(store: vt.ClassStore, lesson_path: Path, students: int) -> tuple[str, s
     """A class of ``lesson_path`` whose ``students`` opened and answered every step."""
     code, key = store.create(lesson_path)
     lesson = store.lesson(code)
-    right = {i: vt.grade(s.check, "L0 H0").expected for i, s in enumerate(lesson.steps) if s.check}
+    right = {
+        i: vt.grade(s.check, "L0 H0", store.traces).expected
+        for i, s in enumerate(lesson.steps)
+        if s.check
+    }
     for n in range(students):
         token = store.join(code, f"student {n + 1}")
         for i, step in enumerate(lesson.steps):
@@ -77,7 +83,8 @@ def measure(kind: str, students: int, runs: int) -> list[object]:
     """The table row of one database: fill a class, serve the app on it, time the page."""
     with tempfile.TemporaryDirectory() as folder, lesson_ws.database(kind) as db_url:
         start = time.monotonic()
-        code, key = fill(vt.classroom(db_url), twelve_steps(Path(folder)), students)
+        traces = functools.lru_cache(maxsize=64)(vt_lessons.traced)  # a server's trace cache
+        code, key = fill(vt.classroom(db_url, traces), twelve_steps(Path(folder)), students)
         print(f"{kind}: {students} students x {STEPS} steps stored in "
               f"{time.monotonic() - start:.0f} s", flush=True)  # fmt: skip
         os.environ["VT_DATABASE_URL"] = db_url

@@ -17,7 +17,6 @@ import sqlalchemy as sa
 
 import viz_transformer as vt
 from viz_transformer.__main__ import main
-from viz_transformer.analysis.lessons import grading
 from viz_transformer.classroom.database import make_engine
 from viz_transformer.classroom.store import class_code
 
@@ -89,20 +88,36 @@ def test_a_class_from_create_to_the_teachers_tables(store, lesson, lesson_model)
     assert mine[0].grade.expected == vt.trace(lesson_model, SENTENCE).tgt_tokens[0]
 
 
+class Recorded:
+    """A server's trace cache that notes each sentence traced (as the app passes its pages')."""
+
+    def __init__(self) -> None:
+        self.traced: list[tuple[str, str]] = []
+        self.cache: dict[tuple[str, str], vt.Trace] = {}
+
+    def __call__(self, name: str, sentence: str) -> vt.Trace:
+        if (name, sentence) not in self.cache:
+            self.traced.append((name, sentence))
+            self.cache[name, sentence] = vt.trace(vt.load_model(name), sentence)
+        return self.cache[name, sentence]
+
+
 def test_another_replica_grades_the_same_lesson_from_the_database(store, lesson):
     code, _ = store.create(lesson)
-    grading._CACHE.clear()
-    other = vt.ClassStore(store.engine)  # a fresh process's store: no lesson in memory
+    traces = Recorded()
+    other = vt.ClassStore(store.engine, traces)  # a fresh process's store: no lesson in memory
     assert other.lesson(code).source == LESSON and other.lesson(code).steps[2].check.kind == "token"
     other.warm(code)  # as the class's first page on that replica does
     for _ in range(200):  # the warm-up traces the lesson's sentence meanwhile
-        if (lesson.model, SENTENCE) in {(name, text) for name, _, text in grading._CACHE}:
+        if traces.traced:
             break
         time.sleep(0.05)
     else:
         raise AssertionError("the class's sentence was not traced in the background")
     token = other.join(code, "Cy")
     assert other.submit(code, token, 2, "<s>").correct
+    assert other.submit(code, token, 1, "L0 H0").expected.startswith("L")
+    assert traces.traced == [(lesson.model, SENTENCE)]  # the warm-up's trace graded both
 
 
 def test_wrong_key_unknown_code_token_and_step(store, lesson):
@@ -216,8 +231,8 @@ def test_class_commands_create_a_class_and_export_its_answers(database_url, less
 
 def test_warm_traces_a_class_s_sentences_once_per_store(store, lesson, database_url):
     code, _ = store.create(lesson)
-    grading._CACHE.clear()
-    reader = vt.classroom(database_url)  # another replica
+    traces = Recorded()
+    reader = vt.classroom(database_url, traces)  # another replica
     before = set(threading.enumerate())
     reader.lesson(code)
     assert set(threading.enumerate()) == before  # reading starts nothing
@@ -227,4 +242,4 @@ def test_warm_traces_a_class_s_sentences_once_per_store(store, lesson, database_
     assert len(started) <= 1 and not any(t.daemon for t in started)
     for t in started:
         t.join(60)
-    assert {(name, sentence) for name, _, sentence in grading._CACHE} == {("lesson-tiny", SENTENCE)}
+    assert traces.traced == [("lesson-tiny", SENTENCE)]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import grading
+from viz_transformer.analysis.lessons import graders
 
 NAME = "lesson-tiny"  # the conftest's lesson_model
 SENTENCE = "kappa delta alpha eta"  # no built-in lesson reads it
@@ -83,7 +83,7 @@ def test_each_step_reads_the_decoder_input_there(lesson_model):
     for step, token in enumerate(tgt):
         c = check("token", sentence=SENTENCE, step=step)
         assert vt.grade(c, token).correct and vt.grade(c, "?").expected == token
-        others = {t for t in tgt if grading.normalise_token(t) != grading.normalise_token(token)}
+        others = {t for t in tgt if graders.normalise_token(t) != graders.normalise_token(token)}
         for other in sorted(others)[:2]:
             assert vt.grade(c, other).correct is False
 
@@ -102,7 +102,7 @@ def test_attention_weight_is_the_traces_cell(weights, kind, layer, head, q, k):
     c = number(
         "attention_weight", tolerance=0.1, attention=kind, layer=layer, head=head, query=q, key=k
     )
-    assert grading.number_value(c) == pytest.approx(w, abs=1e-7)
+    assert graders.number_value(c) == pytest.approx(w, abs=1e-7)
     assert vt.grade(c, "?").expected == f"{w:.4g}"
     margin = max(0.1 * w, 0.005)
     assert vt.grade(c, f"{w + 0.98 * margin:.9f}").correct
@@ -134,7 +134,7 @@ def test_row_entropy_in_bits_with_masked_zeros(weights, kind, q):
     row = weights[kind][1, 0, q]
     bits = -sum(p * math.log2(p) for p in row if p > 0)
     c = number("row_entropy", tolerance=0.001, attention=kind, layer=1, head=0, query=q)
-    assert grading.number_value(c) == pytest.approx(bits, rel=1e-5, abs=1e-7)
+    assert graders.number_value(c) == pytest.approx(bits, rel=1e-5, abs=1e-7)
     assert vt.grade(c, f"{bits:.6f}").correct
     if bits > 0.1:
         assert vt.grade(c, f"{bits * math.log(2):.6f}").correct is False

@@ -13,7 +13,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis.lessons import grading, read_lesson
-from viz_transformer.analysis.lessons.grading import layer_weights, parse_number, pe_value
+from viz_transformer.analysis.lessons.graders import layer_weights, parse_number, pe_value
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.paper import tiny_paper_model
 
@@ -176,7 +176,7 @@ def test_a_lazy_traces_layer_reads_as_the_whole_array():
     assert np.array_equal(layer_weights(weights[None], 0), weights)
 
 
-def test_warm_traces_caches_every_sentence_a_check_is_graded_on(model):
+def test_warm_traces_asks_for_every_sentence_a_check_is_graded_on_once(model):
     text = f"""\
 title: warm
 model: {NAME}
@@ -188,9 +188,44 @@ steps:
   - title: c
     check: {{kind: number, quantity: pe_value, args: {{position: 1, dim: 0, d_model: 8}}}}
   - title: d
-    check: {{kind: token, sentence: "zebra", step: 1}}
+    check: {{kind: token, sentence: "alpha zebra", step: 1}}
 """
-    grading._CACHE.clear()
-    grading.warm_traces(read_lesson(text, "warm"))
-    assert {(name, sentence) for name, _, sentence in grading._CACHE} == {
-        (NAME, SENTENCE), (NAME, "kappa iota")}  # fmt: skip
+    asked: list[tuple[str, str]] = []
+
+    def traces(name: str, sentence: str) -> None:
+        asked.append((name, sentence))
+        if "zebra" in sentence:
+            raise ValueError("not in the vocabulary")  # left for validate_lesson; goes on
+
+    grading.warm_traces(read_lesson(text, "warm"), traces)
+    assert asked == [(NAME, "alpha zebra"), (NAME, SENTENCE), (NAME, "kappa iota")]  # sorted
+    asked.clear()
+    grading.warm_traces(read_lesson(text, "warm"), traces, lambda: not asked)
+    assert asked == [(NAME, "alpha zebra")]  # stops before the next once told to
+
+
+def test_grading_reads_the_callers_traces_and_keeps_none_of_its_own(model):
+    """The trace comes from ``traces`` each time (a live model retrained under the same name
+    gives a new one); ``vt.grade`` alone traces afresh."""
+    c = check("token", sentence=SENTENCE, step=1)
+    real = vt.trace(model, SENTENCE)
+    asked: list[tuple[str, str]] = []
+
+    def traces(name: str, sentence: str) -> vt.Trace:
+        asked.append((name, sentence))
+        return replace(real, tgt_tokens=("<s>", f"word{len(asked)}", *real.tgt_tokens[2:]))
+
+    assert vt.grade(c, "word1", traces).correct and vt.grade(c, "word2", traces).correct
+    assert asked == [(NAME, SENTENCE)] * 2
+    assert vt.grade(c, real.tgt_tokens[1]).correct  # no traces given: the model's own trace
+
+
+def test_a_kind_the_model_does_not_record_is_a_clear_value_error(model):
+    real = vt.trace(model, SENTENCE)
+    no_cross = replace(real, cross=None, notes={"cross": "an encoder-only model"})
+    cell = {"sentence": SENTENCE, "attention": "cross", "query": 1, "key": 0}
+    head = check("head", **cell)
+    weight = check("number", quantity="attention_weight", args={**cell, "layer": 0, "head": 0})
+    for c in (head, weight):
+        with pytest.raises(ValueError, match="has no cross attention \\(an encoder-only model\\)"):
+            vt.grade(c, "L0 H0", lambda name, sentence: no_cross)

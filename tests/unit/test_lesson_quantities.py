@@ -15,7 +15,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.analysis import decoding
 from viz_transformer.analysis.lessons import read_lesson
-from viz_transformer.analysis.lessons.files import NUMBER_FIELDS
+from viz_transformer.analysis.lessons.kinds import NUMBER_FIELDS
 from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
 
 NAME = "lesson-tiny"  # the conftest's lesson_model

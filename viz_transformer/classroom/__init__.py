@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from viz_transformer import settings
+from viz_transformer.analysis.lessons import TraceOf, traced
 from viz_transformer.classroom.database import engine_for, normalise_url
 from viz_transformer.classroom.store import Answer, ClassStore, Student
 
@@ -18,18 +19,20 @@ LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py,
 __all__ = ["Answer", "ClassStore", "Student", "classroom", "links", "normalise_url"]
 
 
-def classroom(url: str | None = None) -> ClassStore:
+def classroom(url: str | None = None, traces: TraceOf = traced) -> ClassStore:
     """The class store in the database at ``url``.
 
     Args:
         url: a SQLAlchemy URL (``sqlite:///classes.sqlite3``,
             ``postgresql://user:password@host:5432/db``); None: ``VT_DATABASE_URL``, else one
             SQLite file in the cache folder (``settings.database_url()``).
+        traces: ``(model name, sentence) -> Trace`` grading reads from; a server passes its
+            cache of traces (the app: its pages' cache), by default every answer traces.
 
     Raises:
         ValueError: a bad URL. OperationalError (SQLAlchemy): a database that cannot be reached.
     """
-    return ClassStore(engine_for(url or settings.database_url()))
+    return ClassStore(engine_for(url or settings.database_url()), traces)
 
 
 def links(base: str, code: str, key: str) -> tuple[str, str]:

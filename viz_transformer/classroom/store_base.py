@@ -13,8 +13,14 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine, select
 
-from viz_transformer.analysis.lessons import Grade, Lesson, read_lesson
-from viz_transformer.analysis.lessons.grading import warm_traces
+from viz_transformer.analysis.lessons import (
+    Grade,
+    Lesson,
+    TraceOf,
+    read_lesson,
+    traced,
+    warm_traces,
+)
 from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import NAME_CHARS, classes
 
@@ -85,10 +91,18 @@ def clean_name(name: str) -> str:
 
 
 class StoreBase:
-    """The engine and the lessons of its classes; safe to share between threads and replicas."""
+    """The engine, the lessons of its classes and where answers are graded from; safe to share
+    between threads and replicas.
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    Args:
+        engine: the database's engine (``database.engine_for``).
+        traces: ``(model name, sentence) -> Trace`` that grading reads the model's answers
+            from: the app passes its pages' cache (``ui/caches.trace``); the default traces at
+            every answer (``grading.traced``).
+    """
+
+    def __init__(self, engine: Engine, traces: TraceOf = traced) -> None:
+        self.engine, self.traces = engine, traces
         self._lessons: dict[str, Lesson] = {}  # code -> its lesson (a class's never changes)
         self._lock = threading.Lock()
         self._warmed: set[str] = set()  # the classes warm() has started tracing
@@ -119,8 +133,9 @@ class StoreBase:
         return lesson
 
     def warm(self, code: str) -> None:
-        """Trace the sentences class ``code`` is graded on in a background thread, once per
-        store, so its first answers wait for no forward pass (a server calls it when a page
+        """Ask the store's ``traces`` for the sentences class ``code`` is graded on in a
+        background thread, once per store, so with a cache its first answers wait for no
+        forward pass (and for no model load in any case) (a server calls it when a page
         opens the class; ``lesson`` does not, as a script reading a class may be about to exit).
         The thread is not a daemon (PyTorch mid-call in a daemon thread aborts the exiting
         process) and stops after its current sentence once the main thread has ended."""
@@ -131,7 +146,8 @@ class StoreBase:
                 return
             self._warmed.add(code)
         keep_going = threading.main_thread().is_alive
-        threading.Thread(target=warm_traces, args=(lesson, keep_going), name="warm-traces").start()
+        work = (lesson, self.traces, keep_going)
+        threading.Thread(target=warm_traces, args=work, name="warm-traces").start()
 
     def _step(self, code: str, step: int) -> Lesson:
         """Class ``code``'s lesson, once ``step`` (0-based) is known to be one of its steps."""

@@ -110,7 +110,7 @@ class StudentSide(StoreBase):
         last = run(self.engine, lambda conn: self._last_answer(conn, code, token, step))
         if last is not None and last.answer == answer:
             return last.grade
-        result = grade(check, answer)  # before the transaction: no lock held while grading
+        result = grade(check, answer, self.traces)  # before the transaction: no lock held
         at = now()
 
         def work(conn: Connection) -> Grade:

@@ -4,23 +4,23 @@ answer. Answers are strings as the student gives them; ``vt.grade`` reads them."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import streamlit as st
 
 import viz_transformer as vt
+from viz_transformer.analysis.lessons.kinds import CHECK_TABLE
 from viz_transformer.records.kinds import Head, head_label, parse_head_label
 from viz_transformer.ui import caches, widgets
 
 Answer = Callable[[str], None]
-PLACEHOLDERS = {"head": "L1 H3", "token": "a token, as the page shows it", "number": "0.62"}
-LABELS = {"head": "Head (layer and head, from 0)", "token": "Token", "number": "Number",
-          "text": "Your answer"}  # fmt: skip
+Widget = Callable[[vt.Check, int, "str | None", Answer], None]  # check, step, given, on_answer
 
 
 def answer_box(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
-    """Draw the answer widgets of ``check`` (the ``step``-th of its lesson); an answer given
-    calls ``on_answer(answer)`` (a callback: it runs before the page's next run).
+    """Draw the answer widget of ``check`` (the ``step``-th of its lesson), the one
+    ``ANSWER_WIDGETS`` names for its kind; an answer given calls ``on_answer(answer)`` (a
+    callback: it runs before the page's next run).
 
     Args:
         check: the step's check.
@@ -30,21 +30,35 @@ def answer_box(check: vt.Check, step: int, given: str | None, on_answer: Answer)
     """
     if check.question:
         st.markdown(f"**{check.question}**")  # the lesson's own Markdown
-    if check.kind == "choice":
-        _choice(check.options, step, given, on_answer)
-        return
-    if check.kind == "head":
-        _head_grid(check, step, given, on_answer)
-    key = f"lesson-typed-{step}"
+    ANSWER_WIDGETS[check.kind](check, step, given, on_answer)
+
+
+def head_answer(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
+    """A head clicked in a grid of the check's heads, or typed ("L1 H3")."""
+    _head_grid(check, step, given, on_answer)
+    typed_answer(check, step, given, on_answer)
+
+
+def typed_answer(
+    check: vt.Check, step: int, given: str | None, on_answer: Answer, area: bool = False
+) -> None:
+    """A box to type the answer in (one line; ``area``: several), with the kind's label and
+    placeholder from ``CHECK_TABLE``."""
+    kind, key = CHECK_TABLE[check.kind], f"lesson-typed-{step}"
     if given is not None and key not in st.session_state:
         st.session_state[key] = given  # a resumed session shows the last answer
     with st.form(key=f"lesson-answer-{step}", border=False):
-        box = st.text_area if check.kind == "text" else st.text_input
-        box(LABELS[check.kind], key=key, placeholder=PLACEHOLDERS.get(check.kind, ""))
-        st.form_submit_button("Submit" if check.kind == "text" else "Check", type="primary",
+        box = st.text_area if area else st.text_input
+        box(kind.label, key=key, placeholder=kind.placeholder)
+        st.form_submit_button("Check" if kind.graded else "Submit", type="primary",
                               on_click=_send, args=(key, on_answer))  # fmt: skip
     if st.session_state.pop(f"{key}-blank", False):
         st.warning("Type an answer first: an empty box is not sent (your last answer stays).")
+
+
+def free_answer(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
+    """Free text in a box of several lines, kept, not graded."""
+    typed_answer(check, step, given, on_answer, area=True)
 
 
 def _send(key: str, on_answer: Answer) -> None:
@@ -58,9 +72,9 @@ def _send(key: str, on_answer: Answer) -> None:
         on_answer(str(answer))
 
 
-def _choice(options: Sequence[str], step: int, given: str | None, on_answer: Answer) -> None:
-    """One option picked among ``options`` (its text is the answer)."""
-    key = f"lesson-choice-{step}"
+def choice_answer(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
+    """One option picked among the check's options (its text is the answer)."""
+    options, key = check.options, f"lesson-choice-{step}"
     if given in options and key not in st.session_state:
         st.session_state[key] = given
     with st.form(key=f"lesson-answer-{step}", border=False):
@@ -124,3 +138,14 @@ def show_grade(answer: str, grade: vt.Grade) -> None:
     else:
         show = st.error if grade.readable else st.warning
         show(f"{said}  \n{widgets.literal(grade.feedback)}", icon=":material/close:")
+
+
+# each check kind's answer widget: its keys are CHECK_TABLE's kinds, each widget the one its row
+# names (tests/unit/test_lesson_kinds.py)
+ANSWER_WIDGETS: dict[str, Widget] = {
+    "head": head_answer,
+    "token": typed_answer,
+    "number": typed_answer,
+    "choice": choice_answer,
+    "text": free_answer,
+}

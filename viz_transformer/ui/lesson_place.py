@@ -13,7 +13,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 import viz_transformer as vt
-from viz_transformer.ui import widgets
+from viz_transformer.ui import caches, widgets
 
 T = TypeVar("T")
 SOLO_KEY = "_lesson_solo"  # lesson name -> {"step": int, "answers": {step: (answer, Grade)}}
@@ -24,8 +24,9 @@ STORE_ERRORS = (*widgets.LOAD_ERRORS, SQLAlchemyError)
 
 @st.cache_resource(show_spinner=False)
 def store() -> vt.ClassStore:
-    """The class store of this server (``VT_DATABASE_URL``, else SQLite in the cache folder)."""
-    return vt.classroom()
+    """The class store of this server (``VT_DATABASE_URL``, else SQLite in the cache folder),
+    grading from the pages' traces (``caches.trace``): one trace per sentence per server."""
+    return vt.classroom(traces=caches.trace)
 
 
 def class_lesson(code: str) -> vt.Lesson:
@@ -84,10 +85,12 @@ class Place:
         self.step = step
 
     def submit(self, step: int, answer: str) -> vt.Grade:
-        """Grade ``answer`` to ``step`` on the lesson's model and keep it."""
+        """Grade ``answer`` to ``step`` on the lesson's model (from the pages' traces) and keep
+        it. Raises ``ValueError`` for a step without a question, or one its model cannot grade."""
         check = self.lesson.steps[step].check
-        assert check is not None, f"step {step} has no question"
-        result = vt.grade(check, answer)
+        if check is None:  # a stale form of a step the lesson no longer asks about
+            raise ValueError(f"Step {step + 1} has no question to answer.")
+        result = vt.grade(check, answer, caches.trace)
         self.answers[step] = (answer, result)
         return result
 

@@ -1,12 +1,14 @@
 """Lessons: YAML files of steps whose questions the lesson's model grades (docs/lessons.md).
 
-``files`` finds and reads them (shape validated, ``FILE:LINE`` problems), ``validation``
-validates what they ask of the model, ``grading`` grades an answer from the model's trace at
-answer time.
+``kinds`` is the table of check kinds (fields, validation, grading, answer widget); ``files``
+finds lesson files and loads them, ``shape`` reads a file's text with its shape validated
+(``FILE:LINE`` problems), ``validation`` validates what a lesson asks of its model, ``grading``
+grades an answer from the model's trace at answer time (``graders``: each kind's grader).
 """
 
-from viz_transformer.analysis.lessons.files import LessonError, lessons, load_lesson, read_lesson
-from viz_transformer.analysis.lessons.grading import grade, lesson_trace
+from viz_transformer.analysis.lessons.files import lessons, load_lesson
+from viz_transformer.analysis.lessons.grading import TraceOf, grade, traced, warm_traces
+from viz_transformer.analysis.lessons.kinds import CHECK_TABLE, KindRule
 from viz_transformer.analysis.lessons.records import (
     CHECK_KINDS,
     Check,
@@ -15,20 +17,25 @@ from viz_transformer.analysis.lessons.records import (
     Lesson,
     Step,
 )
+from viz_transformer.analysis.lessons.shape import LessonError, read_lesson
 from viz_transformer.analysis.lessons.validation import validate_lesson
 
 __all__ = [
     "CHECK_KINDS",
+    "CHECK_TABLE",
     "Check",
     "CheckKind",
     "Grade",
+    "KindRule",
     "Lesson",
     "LessonError",
     "Step",
+    "TraceOf",
     "grade",
-    "lesson_trace",
     "lessons",
     "load_lesson",
     "read_lesson",
+    "traced",
     "validate_lesson",
+    "warm_traces",
 ]

@@ -2,10 +2,10 @@
 position table, a head with and without 1/sqrt(d_k), decoding steps and beams, ablation, head
 roles, the logit lens and a score taken apart. Each is read from the library on the lesson's
 model when a student answers, never stored; ``COURSE_QUANTITIES`` registers them with the
-grader (``grading.number_value``) and the validator (``files``, ``checking``), which import it.
+grader (``graders.number_value``) and the validator (``kinds``, ``validation``), which import it.
 
 A computation a class repeats (an ablation of every head, a beam search) runs once per model and
-input: the results are kept in a small thread-safe cache, as ``grading.lesson_trace`` keeps traces.
+input: the results are kept in a small thread-safe cache.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """What a lesson asks of its model, validated on the model: every layer, head and token index it
-names exists, and the model reads every sentence (``vt.validate_lesson``, ``lesson validate``)."""
+names exists, every attention kind it asks about is one the model shows, and the model reads
+every sentence (``vt.validate_lesson``, ``lesson validate``). What each check kind asks is its
+row's ``on_model`` in ``kinds.CHECK_TABLE``."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from viz_transformer.analysis.lessons.files import LessonError, load_lesson
-from viz_transformer.analysis.lessons.grading import lesson_trace
+from viz_transformer.analysis.lessons.files import load_lesson
+from viz_transformer.analysis.lessons.grading import traced
+from viz_transformer.analysis.lessons.kinds import rule
 from viz_transformer.analysis.lessons.located import Path_, line_of, load_located
-from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
+from viz_transformer.analysis.lessons.quantities import course_value
 from viz_transformer.analysis.lessons.records import Lesson
+from viz_transformer.analysis.lessons.shape import LessonError
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.trace import Trace
@@ -33,82 +37,72 @@ def validate_lesson(name_or_path: str | Path) -> list[str]:
         lesson = load_lesson(name_or_path)
     except LessonError as exc:
         return exc.problems
-    return _ModelValidation(lesson).problems()
+    try:
+        model = load_model(lesson.model)
+    except (ValueError, RuntimeError) as exc:
+        return [f"{_where(lesson, ('model',))}: {exc}"]
+    return _ModelValidation(lesson, model).problems()
+
+
+def _where(lesson: Lesson, path: Path_) -> str:
+    """``FILE:LINE`` of the value at ``path`` in the lesson's file."""
+    filename = str(lesson.path) if lesson.path else lesson.name
+    return f"{filename}:{line_of(load_located(lesson.source)[1], path)}"
 
 
 class _ModelValidation:
-    def __init__(self, lesson: Lesson) -> None:
-        self.lesson, self.found = lesson, []
+    """One lesson validated on its model (``kinds.ModelCheck``: what a kind's row calls)."""
+
+    def __init__(self, lesson: Lesson, model: LoadedModel) -> None:
+        self.lesson, self.model, self.found = lesson, model, []
         self.filename = str(lesson.path) if lesson.path else lesson.name
         self.lines = load_located(lesson.source)[1]
+        self.traces: dict[str, Trace | None] = {}  # sentence -> its trace, None: unreadable
 
     def add(self, path: Path_, message: str) -> None:
         self.found.append(f"{self.filename}:{line_of(self.lines, path)}: {message}")
 
     def problems(self) -> list[str]:
-        try:
-            model = load_model(self.lesson.model)
-        except (ValueError, RuntimeError) as exc:
-            self.add(("model",), str(exc))
-            return self.found
         for i, step in enumerate(self.lesson.steps):
-            at = ("steps", i)
-            self.view(model, step.view, (*at, "view"))
-            if step.check is not None and step.check.kind in ("head", "token"):
-                self.attention(model, step.check.args, (*at, "check"), step.check.kind)
-            elif step.check is not None and step.check.kind == "number":
-                args, quantity = step.check.args["args"], step.check.args["quantity"]
-                if quantity in COURSE_QUANTITIES:
-                    self.course(model, quantity, args, (*at, "check", "args"))
-                elif quantity != "pe_value":
-                    self.attention(model, args, (*at, "check", "args"), "number")
+            self.view(step.view, ("steps", i, "view"))
+            on_model = rule(step.check).on_model if step.check is not None else None
+            if step.check is not None and on_model is not None:
+                on_model(self, step.check, ("steps", i, "check"))
         return self.found
 
-    def course(
-        self, model: LoadedModel, quantity: str, args: Mapping[str, Any], path: Path_
-    ) -> None:
-        """A course quantity (``quantities``): its sentence and indices as any check's, then
-        its value computed once, so an index, role or part the model lacks is reported here."""
-        before = len(self.found)
-        if "attention" in args:
-            self.attention(model, args, path, "number")
-        elif "sentence" in args:
-            self.trace(model, args["sentence"], path)
-        if len(self.found) > before:
-            return
-        try:
-            course_value(model.name, quantity, args)
-        except (ValueError, IndexError) as exc:
-            self.add(path, f"{quantity} cannot be computed on {model.name}: {exc}")
-
-    def trace(self, model: LoadedModel, sentence: str, path: Path_) -> Trace | None:
-        try:
-            model.source_ids(sentence)
-            return lesson_trace(model.name, sentence)
-        except (ValueError, NotImplementedError) as exc:
-            self.add((*path, "sentence"), f"{model.name} cannot read {sentence!r}: {exc}")
-            return None
+    def trace(self, sentence: str, path: Path_) -> Trace | None:
+        """The sentence's trace (once per validation), or None once its problem is reported."""
+        model = self.model
+        if sentence not in self.traces:
+            try:
+                model.source_ids(sentence)
+                self.traces[sentence] = traced(model.name, sentence)
+            except (ValueError, NotImplementedError) as exc:
+                self.traces[sentence] = None
+                self.add((*path, "sentence"), f"{model.name} cannot read {sentence!r}: {exc}")
+        return self.traces[sentence]
 
     def index(self, args: Mapping[str, Any], key: str, upper: int, path: Path_, what: str) -> None:
         if key in args and args[key] >= upper:
             self.add((*path, key), f"{key} {args[key]} does not exist: {what} has {upper} "
                      f"(counted from 0)")  # fmt: skip
 
-    def kind(self, model: LoadedModel, kind: Any, path: Path_) -> bool:
+    def kind(self, kind: Any, path: Path_) -> bool:
+        model = self.model
         if kind in model.facts.kinds:
             return True
         self.add(path, f"{model.name} shows no {kind!r} attention; it shows "
                  f"{', '.join(model.facts.kinds)}")  # fmt: skip
         return False
 
-    def view(self, model: LoadedModel, view: Mapping[str, Any], path: Path_) -> None:
+    def view(self, view: Mapping[str, Any], path: Path_) -> None:
         if isinstance(view.get("sentence"), str):
-            self.trace(model, view["sentence"], path)
+            self.trace(view["sentence"], path)
+        facts = self.model.facts
         for kind_key, layer_key, head_key in VIEW_HEADS:
             kind = view.get(kind_key)
-            if kind is not None and not self.kind(model, kind, (*path, kind_key)):
+            if kind is not None and not self.kind(kind, (*path, kind_key)):
                 continue
-            facts = model.facts
             kinds = [kind] if kind is not None else list(facts.kinds)
             layers = max(facts.layers[k] for k in kinds)
             heads = max(facts.heads[k] for k in kinds)
@@ -116,19 +110,38 @@ class _ModelValidation:
                 if type(view.get(key)) is int:
                     self.index(view, key, upper, path, f"the model's {what} ({kinds[0]})")
 
-    def attention(
-        self, model: LoadedModel, args: Mapping[str, Any], path: Path_, kind: str
-    ) -> None:
-        tr = self.trace(model, args["sentence"], path)
-        if tr is None:
+    def course(self, quantity: str, args: Mapping[str, Any], path: Path_) -> None:
+        """A course quantity (``quantities``): its sentence and indices as any check's, then
+        its value computed once, so an index, role or part the model lacks is reported here."""
+        before = len(self.found)
+        if "attention" in args:
+            self.attention(args, path)
+        elif "sentence" in args:
+            self.trace(args["sentence"], path)
+        if len(self.found) > before:
             return
-        if kind == "token":
+        try:
+            course_value(self.model.name, quantity, args)
+        except (ValueError, IndexError) as exc:
+            self.add(path, f"{quantity} cannot be computed on {self.model.name}: {exc}")
+
+    def decoder_step(self, args: Mapping[str, Any], path: Path_) -> None:
+        tr = self.trace(args["sentence"], path)
+        if tr is not None:
             self.index(args, "step", len(tr.tgt_tokens), path, "the decoder's input")
-            return
+
+    def attention(self, args: Mapping[str, Any], path: Path_) -> None:
+        tr = self.trace(args["sentence"], path)
         attention = args["attention"]
-        if not self.kind(model, attention, (*path, "attention")) or tr.get(attention) is None:
+        if tr is None or not self.kind(attention, (*path, "attention")):
             return
-        n_layers, n_heads, n_q, n_k = tr.get(attention).shape
+        patterns = tr.get(attention)
+        if patterns is None:  # shown by the model, but not recorded for this sentence
+            why = tr.notes.get(attention, "no reason given")
+            self.add((*path, "attention"), f"{tr.model_name} records no {attention} attention "
+                     f"for {args['sentence']!r} ({why})")  # fmt: skip
+            return
+        n_layers, n_heads, n_q, n_k = patterns.shape
         rows, cols = tr.tokens_for(attention)
         self.index(args, "layer", n_layers, path, f"{attention} attention's layers")
         self.index(args, "head", n_heads, path, f"{attention} attention's heads")
