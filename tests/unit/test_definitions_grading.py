@@ -74,7 +74,7 @@ def test_exactly_the_share_counts(weights, monkeypatch):
     arr = weights["decoder"][:, :, 3, 1]
     best = np.unravel_index(arr.argmax(), arr.shape)
     c = check("head", attention="decoder", sentence=SENTENCE, query=3, key=1)
-    monkeypatch.setattr(grading, "HEAD_SHARE", 1.0)  # the best head alone, at exactly the share
+    monkeypatch.setattr(graders, "HEAD_SHARE", 1.0)  # the best head alone, at exactly the share
     assert vt.grade(c, f"L{best[0]} H{best[1]}").correct
 
 

@@ -10,8 +10,6 @@ from typing import Any, Literal
 
 CheckKind = Literal["head", "token", "number", "choice", "text"]
 CHECK_KINDS: tuple[CheckKind, ...] = ("head", "token", "number", "choice", "text")
-Quantity = Literal["attention_weight", "row_entropy", "pe_value"]
-QUANTITIES: tuple[Quantity, ...] = ("attention_weight", "row_entropy", "pe_value")
 DEFAULT_TOLERANCE = 0.02  # relative, for ``number`` checks
 
 
