@@ -212,3 +212,33 @@ def test_tests_import_no_other_test_file_or_bench():
         for imported in _imports(path):
             top = imported.split(".")[0]
             assert top not in {"tests", "bench", "conftest"}, f"{path.name} imports {imported}"
+
+
+@pytest.mark.parametrize("folder", ["viz_transformer/ui", "viz_transformer/analysis/lessons"])
+def test_docs_architecture_names_every_module_of_a_folder(folder):
+    """The folder's row of docs/architecture.md names each of its files as `name.py` (the ui/
+    row once missed four); a new module is listed where a newcomer looks."""
+    row = _docs_row(folder)
+    missing = [
+        p.name
+        for p in sorted((ROOT / folder).iterdir())
+        if p.suffix == ".py" and f"`{p.name}`" not in row
+    ]
+    assert not missing, f"docs/architecture.md's {folder}/ row lacks {missing}"
+
+
+def _docs_row(folder: str) -> str:
+    """The text of the Folders table's row of ``folder`` (a subfolder: its part of the parent's
+    row, from its name to the closing parenthesis that ends its list)."""
+    lines = (ROOT / "docs" / "architecture.md").read_text().splitlines()
+    own = [line for line in lines if line.startswith(f"| `{folder}/` |")]
+    if own:
+        return own[0]
+    parent, name = folder.rsplit("/", 1)
+    text = _docs_row(parent)
+    start, depth = text.index(f"`{name}/` ("), 0
+    for end in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        if text[end] == ")" and depth == 0:
+            return text[start:end]
+    return text[start:]
