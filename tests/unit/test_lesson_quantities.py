@@ -17,6 +17,7 @@ from viz_transformer.analysis import decoding
 from viz_transformer.analysis.lessons import read_lesson
 from viz_transformer.analysis.lessons.kinds import NUMBER_FIELDS
 from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
+from viz_transformer.testing.hf import BUILDERS
 
 NAME = "lesson-tiny"  # the conftest's lesson_model
 SENTENCE = "delta alpha kappa"
@@ -188,3 +189,22 @@ def test_validation_names_a_course_quantitys_bad_args(model, tmp_path):
     args = f"{{sentence: {SENTENCE}, attention: encoder, layer: 5, head: 0, mode: zero}}"
     problems = lesson_problems(tmp_path, "head_importance", args)
     assert len(problems) == 1 and "layer 5 does not exist" in problems[0]
+
+
+def test_rotary_angle_is_position_times_the_pairs_frequency(tmp_path):
+    llama = vt.load_model(f"hf:{BUILDERS['llama'](tmp_path / 'llama')}")
+    config = llama.module.config
+    d_head = config.hidden_size // config.num_attention_heads
+    theta = (getattr(config, "rope_parameters", None) or {}).get("rope_theta") or config.rope_theta
+    for position, pair in [(0, 0), (1, 0), (5, 1), (40, d_head // 2 - 1)]:
+        angle = position * theta ** (-2 * pair / d_head)
+        wrapped = math.atan2(math.sin(angle), math.cos(angle))
+        got = course_value(llama.name, "rotary_angle", {"position": position, "pair": pair})
+        assert got == pytest.approx(wrapped, abs=1e-5)
+    with pytest.raises(ValueError, match="pair 99 does not exist"):
+        course_value(llama.name, "rotary_angle", {"position": 3, "pair": 99})
+
+
+def test_rotary_angle_needs_a_rotary_model(model):
+    with pytest.raises(ValueError, match="has no rotary positions"):
+        value("rotary_angle", position=1, pair=0)

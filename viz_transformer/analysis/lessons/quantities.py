@@ -1,8 +1,9 @@
 """The course's ``number`` quantities beyond one cell of a map (docs/lessons.md): the model's own
-position table, a head with and without 1/sqrt(d_k), decoding steps and beams, ablation, head
-roles, the logit lens and a score taken apart. Each is read from the library on the lesson's
-model when a student answers, never stored; ``COURSE_QUANTITIES`` registers them with the
-grader (``graders.number_value``) and the validator (``kinds``, ``validation``), which import it.
+position table or rotary angles, a head with and without 1/sqrt(d_k), decoding steps and beams,
+ablation, head roles, the logit lens and a score taken apart. Each is read from the library on
+the lesson's model when a student answers, never stored; ``COURSE_QUANTITIES`` registers them
+with the grader (``graders.number_value``) and the validator (``kinds``, ``validation``), which
+import it.
 
 A computation a class repeats (an ablation of every head, a beam search) runs once per model and
 input: the results are kept in a small thread-safe cache.
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from viz_transformer.analysis import decoding, positional, softmax
+from viz_transformer.analysis import decoding, positional, rope, softmax
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import head_importance
 from viz_transformer.analysis.lens import logit_lens
@@ -100,6 +101,17 @@ def position_norm(model: LoadedModel, a: Args) -> float:
     paper's sinusoid)."""
     row = _index(_positions(model), a["position"], "position")
     return float(np.linalg.norm(row.astype(np.float64)))
+
+
+def rotary_angle(model: LoadedModel, a: Args) -> float:
+    """The angle (radians, wrapped into [-pi, pi]) by which a rotary model turns the (q, k)
+    ``pair`` at ``position``: position x theta_i, theta_i = base^(-2i/d_head) (the positional
+    page's "Rotation of each (q, k) pair" map)."""
+    tables = model.rotary_tables(a["position"] + 1)
+    if tables is None:
+        raise ValueError(f"{model.name} has no rotary positions to read")
+    row = _index(rope.pair_angles(*tables), a["position"], "position")
+    return float(_index(row, a["pair"], "pair"))
 
 
 def _pattern_pair(model: LoadedModel, a: Args) -> tuple[np.ndarray, np.ndarray]:
@@ -222,6 +234,7 @@ COURSE_QUANTITIES: dict[str, Quantity] = {
     "position_value": Quantity(("position", "dim"), position_value),
     "position_dot": Quantity(("position", "other"), position_dot),
     "position_norm": Quantity(("position",), position_norm),
+    "rotary_angle": Quantity(("position", "pair"), rotary_angle),
     "saturation": Quantity((*_HEAD, "scale", "stat"), saturation),
     "unscaled_weight": Quantity((*_HEAD, "query", "key"), unscaled_weight),
     "next_token_prob": Quantity(("sentence", "beam", "step", "rank"), next_token_prob),
@@ -233,7 +246,7 @@ COURSE_QUANTITIES: dict[str, Quantity] = {
     "score_part": Quantity((*_HEAD, "query", "key", "split", "part"), score_part),
 }
 # fields the lesson files' own checks do not type (they type layer, head, query, key, ...)
-WHOLE = ("other", "rank", "beam")
+WHOLE = ("other", "rank", "beam", "pair")
 WORDS = ("scale", "stat", "mode", "role", "split", "part")
 
 
