@@ -9,7 +9,7 @@ import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
 import streamlit as st
 
 from pages.sections import lesson_entry, lesson_step
-from viz_transformer.ui import lesson_place, sidebar, widgets
+from viz_transformer.ui import class_place, lesson_place, sidebar, widgets
 
 
 def lesson_page() -> None:
@@ -21,7 +21,11 @@ def lesson_page() -> None:
         lesson_entry.join_form(code)
         return
     if code:
-        place: lesson_place.Place = lesson_entry.class_place(code, token)
+        place: lesson_place.Place = lesson_entry.class_student(code, token)
+        class_place.watch(code, place.controls)  # redraws when the teacher pauses or paces
+        if place.controls.paused:
+            class_place.paused()
+            return
         note = f"Class **{widgets.literal(code)}** · you are **{widgets.literal(place.name)}**"
     elif name:
         place = widgets.or_stop(lesson_place.solo, name)

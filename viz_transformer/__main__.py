@@ -3,7 +3,8 @@
 ``corpus``: head statistics over a corpus (``viz_transformer.cli.corpus``).
 ``serve``: app replicas behind HAProxy for a classroom (``viz_transformer.serve.cli``).
 ``lesson validate``: validate lesson files (``viz_transformer.cli.lessons``).
-``class create|export``: classes of a lesson and their answers (``viz_transformer.cli.classes``).
+``class create|export|pace|pause|resume|names|remove|close|viewer``: classes of a lesson, their
+answers and the teacher's controls (``viz_transformer.cli.classes``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ USAGE = (
     "       python -m viz_transformer serve [--replicas N] [--port P] [--address A]\n"
     "       python -m viz_transformer lesson validate FILE...\n"
     "       python -m viz_transformer class create LESSON [--db URL] [--url BASE]\n"
-    "       python -m viz_transformer class export CODE --key KEY [--db URL]"
+    "       python -m viz_transformer class export|pause|resume|close|viewer CODE [--db URL]\n"
+    "       python -m viz_transformer class pace CODE N|all   (class remove CODE NAME,\n"
+    "       class names CODE hide|show; the teacher's key from VT_TEACHER_KEY or a prompt)"
 )
 
 

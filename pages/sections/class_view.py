@@ -1,5 +1,7 @@
-"""The Teacher page's live view of a class: the funnel, who is where, the most common wrong answers
-and the answers as CSV, redrawn every few seconds (a fragment: the rest of the page stays)."""
+"""The Teacher page's view of a class: how to join (the code, the students' link and its QR
+code), then, redrawn every few seconds (a fragment: the rest of the page stays), the teacher's
+controls as they stand, the funnel, who is where (pseudonyms when names are hidden), the most
+common wrong answers and the answers as CSV."""
 
 from __future__ import annotations
 
@@ -7,21 +9,30 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
+from pages.sections.class_controls import status
+from viz_transformer.classroom import Controls
 from viz_transformer.classroom import links as class_links
-from viz_transformer.figures.classroom import funnel_figure, step_label
+from viz_transformer.figures.classroom import funnel_figure, qr_png, step_label
 from viz_transformer.ui import lesson_place, widgets
 
 REFRESH_S = 3  # seconds between redraws of the live view
-FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 620
+FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 430
+QR_PX, PRESENTER_QR_PX = 140, 170
 
 
-def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson) -> pd.DataFrame:
-    """The roster as the teacher reads it: name, the step open (number and title), answered and
-    correct steps, last seen. Names stay plain text: a table cell never renders markup."""
+def base_url() -> str:
+    """The app's address as the browser sees it (``http://host:8501``)."""
+    return st.context.url.split("/teacher")[0] if st.context.url else "http://localhost:8501"
+
+
+def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson, hidden: bool) -> pd.DataFrame:
+    """The roster as the teacher reads it: name (its pseudonym when ``hidden``), the step open
+    (number and title), answered and correct steps, last seen. Names stay plain text: a table
+    cell never renders markup."""
     titles = [step_label(i, s.title) for i, s in enumerate(lesson.steps, start=1)]
     return pd.DataFrame(
         {
-            "student": roster["student"],
+            "student": roster["pseudonym" if hidden else "student"],
             "step": [titles[s - 1] if 1 <= s <= len(titles) else str(s) for s in roster["step"]],
             "answered": roster["answered"],
             "correct": roster["correct"],
@@ -69,33 +80,46 @@ def csv_download(code: str, key: str) -> None:
     )
 
 
-def links(code: str, key: str) -> None:
-    """The students' link (and code) to give out, and the teacher's link to keep."""
-    base = st.context.url.split("/teacher")[0] if st.context.url else "http://localhost:8501"
-    students, teacher = class_links(base, code, key)
-    st.markdown(f"Students join with the code **{code}** or the link `{students}`.")
+def join_box(code: str) -> None:
+    """What students need to join: the code, the link and its QR code, large enough to read
+    off a projector."""
+    students, _ = class_links(base_url(), code, "")
+    text, qr = st.columns([4, 1], vertical_alignment="center")
+    text.markdown(f"## Class code **{code}**")
+    text.markdown(f"Students join at `{students}` or scan the code.")
+    width = PRESENTER_QR_PX if widgets.presenting() else QR_PX
+    qr.image(qr_png(students), width=width, caption=None)
+
+
+def teacher_link(code: str, key: str) -> None:
+    """The teacher's link to keep (never on a projector: the page leaves it out then)."""
+    _, teacher = class_links(base_url(), code, key)
     with st.expander("The teacher's link (keep it; it shows this page)"):
         st.code(teacher, language=None)
 
 
 @st.fragment(run_every=REFRESH_S)
 def live(code: str, key: str, lesson: vt.Lesson) -> None:
-    """Class ``code`` as it is now; the teacher's ``key`` was checked by the page."""
+    """Class ``code`` as it is now; the ``key`` (the teacher's or a read-only one) was checked
+    by the page."""
     try:
         store = lesson_place.store()
+        controls: Controls = store.controls(code)
         roster, funnel = store.roster(code, key), store.funnel(code, key)
         wrong = store.wrong_answers(code, key)
     except lesson_place.STORE_ERRORS as exc:  # the next redraw tries again
         widgets.show_error(lesson_place.message(exc))
         return
-    summary(roster, funnel)
+    st.markdown(status(controls))
     height = PRESENTER_FUNNEL_HEIGHT if widgets.presenting() else FUNNEL_HEIGHT
     widgets.chart(funnel_figure(funnel, len(roster), height), f"class-{code}-funnel")
-    # on a projector the names stay folded away
+    summary(roster, funnel)
+    # on a projector the names stay folded away (and pseudonyms when names are hidden)
     where = st.expander("Who is where") if widgets.presenting() else st.container()
     with where:
         st.subheader("Who is where", anchor=False)
-        st.dataframe(where_students_are(roster, lesson), hide_index=True, width="stretch")
+        table = where_students_are(roster, lesson, controls.hide_names)
+        st.dataframe(table, hide_index=True, width="stretch")
         st.subheader("Most common wrong answers", anchor=False)
         if wrong.empty:
             st.caption("No wrong answer yet.")

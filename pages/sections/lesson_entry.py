@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.ui import lesson_place, widgets
+from viz_transformer.ui import class_place, lesson_place, widgets
 
 JOIN_ERROR = "_join_error"
 
@@ -22,8 +22,12 @@ def chooser() -> None:
     for name in widgets.or_stop(vt.lessons):
         found = widgets.or_none(lesson_place.lesson, name)
         if found is not None:
-            st.button(f"{found.title} ({len(found.steps)} steps)", key=f"start-{name}",
-                      on_click=st.query_params.from_dict, args=({"lesson": name},))  # fmt: skip
+            st.button(
+                f"{found.title} ({len(found.steps)} steps)",
+                key=f"start-{name}",
+                on_click=st.query_params.from_dict,
+                args=({"lesson": name},),
+            )
 
 
 def _to_class() -> None:
@@ -46,15 +50,15 @@ def join_form(code: str) -> None:
 
 def _join(code: str) -> None:
     try:
-        lesson_place.join(code, st.session_state.get("name", ""))
+        class_place.join(code, st.session_state.get("name", ""))
     except lesson_place.STORE_ERRORS as exc:
         st.session_state[JOIN_ERROR] = lesson_place.message(exc)
 
 
-def class_place(code: str, token: str) -> lesson_place.ClassPlace:
+def class_student(code: str, token: str) -> class_place.ClassPlace:
     """The student's place in the class, or a message and a way to join again."""
     try:
-        return lesson_place.in_class(code, token)
+        return class_place.in_class(code, token)
     except lesson_place.STORE_ERRORS as exc:
         widgets.show_error(lesson_place.message(exc))
         st.button("Join again with a name", on_click=st.query_params.pop, args=("student",))

@@ -7,6 +7,7 @@ import functools
 
 import streamlit as st
 
+from viz_transformer.classroom.student_side import CLOSED
 from viz_transformer.ui import lesson_checks, lesson_links, lesson_place, widgets
 
 ERROR_KEY = "_lesson_error"  # why the last answer or move failed, shown once
@@ -28,11 +29,17 @@ def progress(place: lesson_place.Place) -> None:
     answered = sum(1 for k in questions if k in place.answers)
     st.progress((i + 1) / n, text=f"Step {i + 1} of {n} · {answered} of {len(questions)} answered")
     labels = [f"{m} {k + 1}" for k, m in enumerate(marks(place))]
-    key = f"lesson-steps-{i}"  # one per step open: a move starts the control on its step
+    key = f"lesson-steps-{i}-{place.open_steps}"  # a move or a new pace starts it afresh
     st.segmented_control(
-        "Steps", range(n), format_func=lambda k: labels[k], default=i, key=key,
-        label_visibility="collapsed", on_change=_picked, args=(place, key),
-    )  # fmt: skip
+        "Steps",
+        range(place.open_steps),
+        format_func=lambda k: labels[k],
+        default=i,
+        key=key,
+        label_visibility="collapsed",
+        on_change=_picked,
+        args=(place, key),
+    )
 
 
 def _picked(place: lesson_place.Place, key: str) -> None:
@@ -59,14 +66,35 @@ def _answer(place: lesson_place.Place, step: int, answer: str) -> None:
 
 
 def navigation(place: lesson_place.Place) -> None:
-    """Back and Next: they move the student's place (answering does not)."""
+    """Back and Next: they move the student's place (answering does not); Next stops at the
+    teacher's pace."""
     n, i = len(place.lesson.steps), place.step
+    held = i >= place.open_steps - 1 and place.open_steps < n
     back, _, forward = st.columns([1, 3, 1])
-    back.button("Back", icon=":material/arrow_back:", disabled=i == 0, width="stretch",
-                on_click=_move, args=(place, i - 1))  # fmt: skip
-    forward.button("Next", icon=":material/arrow_forward:", type="primary", disabled=i == n - 1,
-                   width="stretch", on_click=_move, args=(place, i + 1))  # fmt: skip
-    if i == n - 1:
+    back.button(
+        "Back",
+        icon=":material/arrow_back:",
+        disabled=i == 0,
+        width="stretch",
+        on_click=_move,
+        args=(place, i - 1),
+    )
+    forward.button(
+        "Next",
+        icon=":material/arrow_forward:",
+        type="primary",
+        disabled=i == n - 1 or held,
+        width="stretch",
+        on_click=_move,
+        args=(place, i + 1),
+    )
+    if held:
+        st.info(
+            f"Wait for your teacher: the class goes up to step {place.open_steps} for now. "
+            "Next opens when they move the class on.",
+            icon=":material/front_hand:",
+        )
+    elif i == n - 1:
         st.caption("The last step. Well done.")
 
 
@@ -82,7 +110,11 @@ def draw(place: lesson_place.Place) -> None:
             lesson_links.step_link(step.page, place.lesson.model, step.view, place.back)
         except ValueError as exc:
             widgets.show_error(exc)
-    if step.check is not None:
+    if step.check is not None and place.controls.closed:
+        st.info(CLOSED)
+        if i in place.answers:
+            lesson_checks.show_grade(*place.answers[i])
+    elif step.check is not None:
         given = place.answers[i][0] if i in place.answers else None
         lesson_checks.answer_box(step.check, i, given, functools.partial(_answer, place, i))
         if ERROR_KEY in st.session_state:

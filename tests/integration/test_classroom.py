@@ -210,22 +210,26 @@ def test_postgres_urls_use_psycopg_and_bad_urls_say_so(postgres_url):
     assert {"vt_classes", "vt_students", "vt_visits", "vt_answers"} <= set(tables)
 
 
-def test_class_commands_create_a_class_and_export_its_answers(database_url, lesson, capsys):
+def test_class_commands_create_a_class_and_export_its_answers(
+    database_url, lesson, capsys, monkeypatch
+):
     argv = ["class", "create", str(lesson.path), "--db", database_url, "--url", "http://h:1/"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"key=([\w-]+)", out)[1]
     keys = [key] + [vt.classroom(database_url).create(lesson)[1] for _ in range(100)]
-    assert not [k for k in keys if k.startswith("-")]  # `--key KEY` would read an option
+    assert not [k for k in keys if k.startswith("-")]  # a prompt's answer, never an option
     assert f"students:   http://h:1/lesson?class={code}\n" in out
     assert f"teacher:    http://h:1/teacher?class={code}&key={key}\n" in out
     store = vt.classroom(database_url)
     store.submit(code, store.join(code, 'Ana, "Jr"'), 3, "a, b\nc")
-    assert main(["class", "export", code.lower(), "--key", key, "--db", database_url]) == 0
+    monkeypatch.setenv("VT_TEACHER_KEY", key)
+    assert main(["class", "export", code.lower(), "--db", database_url]) == 0
     df = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert df.columns.tolist() == ["student", "step", "answer", "correct", "seconds", "at"]
     assert (df["student"][0], df["step"][0], df["answer"][0]) == ('Ana, "Jr"', 4, "a, b\nc")
-    assert main(["class", "export", code, "--key", "wrong", "--db", database_url]) == 1
+    monkeypatch.setenv("VT_TEACHER_KEY", "wrong")
+    assert main(["class", "export", code, "--db", database_url]) == 1
     assert capsys.readouterr().err == "error: wrong teacher key for this class.\n"
 
 

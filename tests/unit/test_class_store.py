@@ -6,49 +6,22 @@ CSV are each computed again here from the script's own log and compared with the
 from __future__ import annotations
 
 import io
-import math
 import random
 from dataclasses import dataclass, field
 
 import pandas as pd
 import pytest
-import sqlalchemy as sa
-from sqlalchemy.pool import StaticPool
 
 import viz_transformer as vt
 from viz_transformer.analysis.lessons import read_lesson
-from viz_transformer.classroom.schema import metadata
-
-LESSON = """\
-title: Counting class
-model: lesson-tiny
-steps:
-  - title: read
-  - title: pick
-    check: {kind: choice, options: [sine, cosine, tangent], correct: 1}
-  - title: value
-    check: {kind: number, quantity: pe_value, args: {position: 3, dim: 1, d_model: 8}}
-  - title: say
-    check: {kind: text}
-  - title: pick again
-    check: {kind: choice, options: [one, two], correct: 0}
-"""
-RIGHT = {1: "cosine", 2: f"{math.cos(3 / 10000 ** (0 / 8)):.4f}", 4: "one"}
-WRONG = {1: ["sine", "Tangent", "  SINE "], 2: ["0.5", "2", "-0.5"], 4: ["two", "TWO"]}
-
-
-def memory_store() -> vt.ClassStore:
-    """A class store on a fresh in-memory SQLite database (one connection shared)."""
-    engine = sa.create_engine(
-        "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
-    )
-    metadata.create_all(engine)
-    return vt.ClassStore(engine)
+from viz_transformer.classroom.database import make_engine
+from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
+from viz_transformer.testing.classroom import RIGHT, WRONG
 
 
 @pytest.fixture
 def store(lesson_model) -> vt.ClassStore:
-    return memory_store()
+    return vt.ClassStore(make_engine("sqlite://"))  # a database in memory, new each time
 
 
 @dataclass

@@ -2,7 +2,7 @@
 (SQLAlchemy Core; SQLite by default, PostgreSQL by URL). Imports no Streamlit.
 
 ``vt.classroom(url=None)`` returns a ``ClassStore``; ``links`` builds the students' and the
-teacher's links of a class.
+teacher's links of a class, ``viewer_link`` its read-only link.
 """
 
 from __future__ import annotations
@@ -12,11 +12,20 @@ from urllib.parse import urlencode
 from viz_transformer import settings
 from viz_transformer.analysis.lessons import TraceOf, traced
 from viz_transformer.classroom.database import engine_for, normalise_url
-from viz_transformer.classroom.store import Answer, ClassStore, Student
+from viz_transformer.classroom.store import Answer, ClassStore, Controls, Student
 
 LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
 
-__all__ = ["Answer", "ClassStore", "Student", "classroom", "links", "normalise_url"]
+__all__ = [
+    "Answer",
+    "ClassStore",
+    "Controls",
+    "Student",
+    "classroom",
+    "links",
+    "normalise_url",
+    "viewer_link",
+]
 
 
 def classroom(url: str | None = None, traces: TraceOf = traced) -> ClassStore:
@@ -43,3 +52,9 @@ def links(base: str, code: str, key: str) -> tuple[str, str]:
         f"{base}/{LESSON_PAGE}?{urlencode({'class': code})}",
         f"{base}/{TEACHER_PAGE}?{urlencode({'class': code, 'key': key})}",
     )
+
+
+def viewer_link(base: str, code: str, viewer_key: str) -> str:
+    """The read-only link of class ``code`` (``ClassStore.viewer_key``): the Teacher page as the
+    teacher's link opens it, without its controls."""
+    return links(base, code, viewer_key)[1]

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.pool import StaticPool
 
 from viz_transformer.classroom.schema import metadata
 
@@ -83,13 +84,17 @@ def engine_for(url: str) -> Engine:
 
 def make_engine(url: str) -> Engine:
     """A new engine for ``url`` with the settings above; the tables are created when missing.
-    Each engine stands for one replica: use ``engine_for`` to share one in a process."""
+    Each engine stands for one replica: use ``engine_for`` to share one in a process.
+    ``sqlite://`` is a database in memory, new with each engine (for tests)."""
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
+            engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
+        else:  # in memory (``sqlite://``): one connection, or each would see a database of its own
+            engine = create_engine(url, poolclass=StaticPool,
+                                   connect_args={"check_same_thread": False})  # fmt: skip
         _sqlite_events(engine)
         _WRITERS[engine] = threading.Lock()
     else:

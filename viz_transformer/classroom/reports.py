@@ -10,6 +10,7 @@ import pandas as pd
 from sqlalchemy import Connection, Select, distinct, func, select
 
 from viz_transformer.analysis.lessons import Lesson
+from viz_transformer.classroom.controls import pseudonyms
 from viz_transformer.classroom.schema import answers, students, visits
 
 ANSWER_COLUMNS = ["student", "step", "answer", "correct", "seconds", "at"]
@@ -47,8 +48,9 @@ def answer_table(conn: Connection, code: str) -> pd.DataFrame:
 
 
 def roster_table(conn: Connection, code: str) -> pd.DataFrame:
-    """One row per student of class ``code`` in joining order: ``id``, ``student``, ``step``,
-    ``answered`` and ``correct`` (steps), ``joined``, ``seen``."""
+    """One row per student of class ``code`` in joining order: ``id``, ``student``,
+    ``pseudonym`` (stable: what the Teacher page shows with names hidden), ``step``, ``answered``
+    and ``correct`` (steps), ``joined``, ``seen``."""
     done = (
         select(answers.c.student_id, func.count(distinct(answers.c.step)).label("answered"))
         .where(answers.c.class_code == code)
@@ -81,7 +83,9 @@ def roster_table(conn: Connection, code: str) -> pd.DataFrame:
     df = df.astype(
         {"id": "int64", "student": object, "step": "int64", "answered": "int64", "correct": "int64"}
     )
-    return df.assign(joined=_utc(df["joined"]), seen=_utc(df["seen"]))
+    df = df.assign(joined=_utc(df["joined"]), seen=_utc(df["seen"]))
+    df.insert(2, "pseudonym", pseudonyms(code, df["id"].tolist()))
+    return df
 
 
 def _per_step(conn: Connection, query: Select) -> dict[int, int]:

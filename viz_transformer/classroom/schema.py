@@ -1,5 +1,9 @@
-"""The class store's tables (SQLAlchemy Core): a class, its students, the steps each opened and
-every answer given. Times are UTC."""
+"""The class store's tables (SQLAlchemy Core): a class, its students, the steps each opened,
+every answer given, and the teacher's controls of the class. Times are UTC.
+
+A table added later (``vt_class_controls``) is created by ``create_all`` on a database made
+before it, and a class without a row there has the default controls: existing SQLite and
+PostgreSQL databases need no migration step."""
 
 from __future__ import annotations
 
@@ -64,4 +68,16 @@ answers = Table(
     Column("feedback", Text, nullable=False),
     Column("seconds", Float, nullable=True),  # from first opening the step to this answer
     Column("at", DateTime(timezone=True), nullable=False),
+)
+
+controls = Table(  # the teacher's controls of a class; no row: no pace, not paused, names shown
+    "vt_class_controls",
+    metadata,
+    Column("code", String(16), ForeignKey("vt_classes.code"), primary_key=True),
+    Column("pace", Integer, nullable=True),  # the last step students may open, from 1; None: all
+    Column("paused", Boolean, nullable=False, default=False),
+    Column("hide_names", Boolean, nullable=False, default=False),
+    Column("closed_at", DateTime(timezone=True), nullable=True),  # None: open
+    Column("viewer_hash", String(64), nullable=True),  # sha256 of the read-only key, if made
+    Column("changed_at", DateTime(timezone=True), nullable=False),
 )

@@ -4,14 +4,17 @@ at) and answer, each answer graded on the lesson's model at answer time and kept
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, Row, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from viz_transformer.analysis.lessons import Grade, grade
+from viz_transformer.classroom import controls as class_controls
+from viz_transformer.classroom.controls import Controls
 from viz_transformer.classroom.database import run
-from viz_transformer.classroom.schema import ANSWER_CHARS, answers, students, visits
+from viz_transformer.classroom.schema import ANSWER_CHARS, answers, classes, students, visits
 from viz_transformer.classroom.store_base import (
     Answer,
     StoreBase,
@@ -21,6 +24,27 @@ from viz_transformer.classroom.store_base import (
     now,
     utc,
 )
+
+CLOSED = "This class is closed: it takes no more students or answers (yours are kept)."
+
+
+@dataclass(frozen=True)
+class StudentView:
+    """What a student's page needs, read in one transaction (``StudentSide.view``).
+
+    Attributes:
+        student: name, place (0-based) and when they joined.
+        answers: their answers, oldest first.
+        controls: the teacher's controls of the class now.
+    """
+
+    student: Student
+    answers: list[Answer]
+    controls: Controls
+
+
+def _beyond(controls: Controls) -> ValueError:
+    return ValueError(f"Wait for your teacher: the class goes up to step {controls.pace} for now.")
 
 
 class StudentSide(StoreBase):
@@ -45,7 +69,13 @@ class StudentSide(StoreBase):
             "joined_at": at,
             "seen_at": at,
         }
-        run(self.engine, lambda conn: conn.execute(students.insert(), row), True)
+
+        def work(conn: Connection) -> None:
+            if class_controls.read(conn, code).closed:
+                raise ValueError(CLOSED)
+            conn.execute(students.insert(), row)
+
+        run(self.engine, work, True)
         return token
 
     def _student_row(self, conn: Connection, code: str, token: str) -> Row:
@@ -54,7 +84,8 @@ class StudentSide(StoreBase):
             select(students).where(students.c.token == str(token), students.c.class_code == code)
         ).first()
         if row is None:
-            self.lesson(code)  # says so when the code is the unknown one
+            if conn.execute(select(classes.c.code).where(classes.c.code == code)).first() is None:
+                raise ValueError(f"no class with code {code!r}; check the code.")
             raise ValueError("unknown student token for this class; join again with your name.")
         return row
 
@@ -75,13 +106,20 @@ class StudentSide(StoreBase):
 
     def move(self, code: str, token: str, step: int) -> None:
         """Record that the student opened ``step``: their place, and the first time they
-        reached it (Next and Back call this; answering does not move a student)."""
+        reached it (Next and Back call this; answering does not move a student).
+
+        Raises:
+            ValueError: a step beyond the teacher's pace ("Wait for your teacher").
+        """
         code = class_code(code)
         self._step(code, step)
         at = now()
 
         def work(conn: Connection) -> None:
             row = self._student_row(conn, code, token)
+            controls = class_controls.read(conn, code)
+            if not controls.allows(step):
+                raise _beyond(controls)
             self._visit(conn, row.id, step, at)
             moved = update(students).where(students.c.id == row.id)
             conn.execute(moved.values(place=step, seen_at=at))
@@ -98,7 +136,8 @@ class StudentSide(StoreBase):
 
         Raises:
             ValueError: unknown code or token, a step that does not exist or has no question,
-                an answer longer than ``ANSWER_CHARS``.
+                an answer longer than ``ANSWER_CHARS``, a step beyond the teacher's pace, a
+                closed class.
         """
         code = class_code(code)
         check = self._step(code, step).steps[step].check
@@ -115,6 +154,11 @@ class StudentSide(StoreBase):
 
         def work(conn: Connection) -> Grade:
             row = self._student_row(conn, code, token)
+            controls = class_controls.read(conn, code)
+            if controls.closed:
+                raise ValueError(CLOSED)
+            if not controls.allows(step):
+                raise _beyond(controls)
             again = self._last_answer(conn, code, token, step)  # sent twice at once
             if again is not None and again.answer == answer:
                 return again.grade
@@ -151,18 +195,32 @@ class StudentSide(StoreBase):
         found = Grade(last.correct, last.expected, last.feedback)
         return Answer(last.step, last.answer, found, utc(last.at))
 
+    def _answers(self, conn: Connection, student_id: int) -> list[Answer]:
+        mine = select(answers).where(answers.c.student_id == student_id)
+        rows = conn.execute(mine.order_by(answers.c.at, answers.c.id)).all()
+        return [
+            Answer(r.step, r.answer, Grade(r.correct, r.expected, r.feedback), utc(r.at))
+            for r in rows
+        ]
+
     def answers_of(self, code: str, token: str) -> list[Answer]:
         """The student's own answers, oldest first (the last per step is the one to show)."""
         code = class_code(code)
+        return run(
+            self.engine, lambda conn: self._answers(conn, self._student_row(conn, code, token).id)
+        )
 
-        def work(conn: Connection) -> list[Answer]:
+    def view(self, code: str, token: str) -> StudentView:
+        """The student, their answers and the class's controls, read in one transaction: what
+        every run of a student's page reads (a removed student's token is unknown)."""
+        code = class_code(code)
+
+        def work(conn: Connection) -> StudentView:
             row = self._student_row(conn, code, token)
-            mine = select(answers).where(answers.c.student_id == row.id)
-            rows = conn.execute(mine.order_by(answers.c.at, answers.c.id)).all()
-            return [
-                Answer(r.step, r.answer, Grade(r.correct, r.expected, r.feedback), utc(r.at))
-                for r in rows
-            ]
+            student = Student(row.name, row.place, utc(row.joined_at))
+            return StudentView(
+                student, self._answers(conn, row.id), class_controls.read(conn, code)
+            )
 
         return run(self.engine, work)
 

@@ -15,6 +15,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
 from viz_transformer.analysis.lessons import Lesson, load_lesson
+from viz_transformer.classroom import controls as class_controls
 from viz_transformer.classroom import reports
 from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import classes
@@ -22,12 +23,14 @@ from viz_transformer.classroom.store_base import StoreBase, class_code, key_hash
 
 CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud or off a projector
 CODE_LENGTH = 6
+TEACHER, VIEWER = "teacher", "viewer"  # what a key lets one do: everything, or read only
 T = TypeVar("T")
 
 
 class TeacherSide(StoreBase):
     """What the teacher does: every method but ``create`` takes the class's key and raises
-    ``PermissionError`` for a wrong one and ``ValueError`` for an unknown class code."""
+    ``PermissionError`` for a wrong one and ``ValueError`` for an unknown class code. The
+    tables also take the class's read-only key; the controls (``teacher_controls.py``) do not."""
 
     def create(self, lesson: Lesson | str | Path) -> tuple[str, str]:
         """Open a class on ``lesson`` (a ``Lesson``, a lesson name or a file path).
@@ -55,29 +58,46 @@ class TeacherSide(StoreBase):
             return code, key
         raise RuntimeError("could not draw a free class code; try again.")
 
-    def _authorise(self, conn: Connection, code: str, key: str) -> None:
+    def _authorise(self, conn: Connection, code: str, key: str) -> str:
         found = conn.execute(select(classes.c.key_hash).where(classes.c.code == code)).first()
         if found is None:
             raise ValueError(f"no class with code {code!r}; check the code.")
-        if not hmac.compare_digest(found.key_hash, key_hash(key)):
-            raise PermissionError("wrong teacher key for this class.")
+        if hmac.compare_digest(found.key_hash, key_hash(key)):
+            return TEACHER
+        viewer = class_controls.viewer_hash(conn, code)
+        if viewer is not None and hmac.compare_digest(viewer, key_hash(key)):
+            return VIEWER
+        raise PermissionError("wrong teacher key for this class.")
 
-    def check_key(self, code: str, key: str) -> None:
-        """Nothing when ``key`` is the teacher's key of class ``code``.
+    def check_key(self, code: str, key: str) -> str:
+        """``"teacher"`` when ``key`` is the teacher's key of class ``code``, ``"viewer"`` when
+        it is its read-only key (``viewer_key``: sees the class, changes nothing).
 
         Raises:
-            ValueError: unknown code. PermissionError: wrong key.
+            ValueError: unknown code. PermissionError: neither key.
         """
-        self._as_teacher(code, key, lambda conn, code: None)
+        return self._as_teacher(code, key, lambda conn, code: None, role=True)
 
-    def _as_teacher(self, code: str, key: str, read: Callable[[Connection, str], T]) -> T:
+    def _as_teacher(
+        self,
+        code: str,
+        key: str,
+        work: Callable[[Connection, str], T],
+        change: bool = False,
+        role: bool = False,
+    ) -> T:
+        """``work(conn, code)`` once ``key`` is the class's teacher key, or its read-only key
+        when nothing changes; ``role``: return the key's role instead."""
         code = class_code(code)
 
-        def work(conn: Connection) -> T:
-            self._authorise(conn, code, key)
-            return read(conn, code)
+        def checked(conn: Connection) -> T:
+            found = self._authorise(conn, code, key)
+            if change and found != TEACHER:
+                raise PermissionError("a read-only key sees the class but changes nothing.")
+            done = work(conn, code)
+            return found if role else done  # type: ignore[return-value]
 
-        return run(self.engine, work)
+        return run(self.engine, checked, change)
 
     def answers(self, code: str, key: str) -> pd.DataFrame:
         """Every answer of the class, oldest first: columns ``student`` (display name), ``step``
@@ -86,8 +106,9 @@ class TeacherSide(StoreBase):
         return self._as_teacher(code, key, reports.answer_table)
 
     def roster(self, code: str, key: str) -> pd.DataFrame:
-        """Who joined, in joining order: ``id``, ``student``, ``step`` (the step each has open,
-        from 1), ``answered`` and ``correct`` (how many steps), ``joined`` and ``seen`` (UTC)."""
+        """Who joined, in joining order: ``id``, ``student``, ``pseudonym`` (shown instead of the
+        name when names are hidden), ``step`` (the step each has open, from 1), ``answered`` and
+        ``correct`` (how many steps), ``joined`` and ``seen`` (UTC)."""
         return self._as_teacher(code, key, reports.roster_table)
 
     def funnel(self, code: str, key: str) -> pd.DataFrame:

@@ -1,44 +1,130 @@
-"""``python -m viz_transformer class create|export``: open a class on a lesson, and export its
-answers as CSV (docs/lessons.md).
+"""``python -m viz_transformer class ...``: open a class on a lesson, export its answers, and the
+teacher's controls (docs/lessons.md).
 
-``class create LESSON [--db URL] [--url BASE]`` prints the class code, the students' link and
-the teacher's link (the only place the teacher's key is shown: only its hash is stored).
-``class export CODE --key KEY [--db URL]`` writes every answer as CSV to stdout. Bad input gets
-one line on stderr and exit 1, never a traceback.
+``class create LESSON [--url BASE]`` prints the class code, the students' link and the teacher's
+link (the only place the teacher's key is shown: only its hash is stored). Every other command
+takes the class code and the teacher's key from ``VT_TEACHER_KEY`` (or a prompt that does not
+echo it), never from the command line, where ``ps`` and the shell's history would keep it:
+``export CODE`` (every answer as CSV on stdout), ``pace CODE N|all``, ``pause CODE``,
+``resume CODE``, ``names CODE hide|show``, ``remove CODE NAME``, ``close CODE``,
+``viewer CODE [--url BASE]`` (a new read-only link). All take ``--db URL``. Bad input gets one
+line on stderr and exit 1, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
 import sys
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from viz_transformer.classroom import classroom, links
+from viz_transformer.classroom import ClassStore, classroom, links, viewer_link
 
 DEFAULT_BASE = "http://localhost:8501"  # where `streamlit run app.py` and `serve` listen
+KEY_ENV = "VT_TEACHER_KEY"
+NO_KEY_OPTION = (
+    "the teacher's key is not read from the command line (ps and the shell's history keep it): "
+    f"set {KEY_ENV}, or leave it unset to be asked for it."
+)
+DONE = {  # what each control command prints once done
+    "pause": "paused: every student's page shows 'Eyes on the teacher'.",
+    "resume": "resumed: every student's page shows their step again.",
+    "close": "closed: no more joins or answers; the answers stay (class export).",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m viz_transformer class",
-                                description="Classes of a lesson (docs/lessons.md).")  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m viz_transformer class", description="Classes of a lesson (docs/lessons.md)."
+    )
     sub = p.add_subparsers(dest="action", required=True)
     db_help = "database URL (default: VT_DATABASE_URL, else a SQLite file in the cache folder)"
+    url_help = f"the app's address ({DEFAULT_BASE})"
     create = sub.add_parser("create", help="open a class on a lesson; print its links")
     create.add_argument("lesson", help="a lesson name (vt.lessons()) or a .yaml file")
-    create.add_argument("--db", help=db_help)
-    create.add_argument("--url", default=DEFAULT_BASE, help=f"the app's address ({DEFAULT_BASE})")
-    export = sub.add_parser("export", help="write a class's answers as CSV to stdout")
-    export.add_argument("code", help="the class code")
-    export.add_argument("--key", required=True, help="the teacher's key (in the teacher's link)")
-    export.add_argument("--db", help=db_help)
+    create.add_argument("--url", default=DEFAULT_BASE, help=url_help)
+    helps = {
+        "export": "write a class's answers as CSV to stdout",
+        "pace": "let students go up to step N (from 1), or 'all'",
+        "pause": "every student's page shows 'Eyes on the teacher'",
+        "resume": "end a pause",
+        "names": "hide students' names on the Teacher page (pseudonyms), or show them",
+        "remove": "remove a student (and their answers) by name",
+        "close": "no more joins or answers (the answers stay)",
+        "viewer": "print a new read-only link for a co-teacher (the old one stops working)",
+    }
+    for action, text in helps.items():
+        cmd = sub.add_parser(action, help=f"{text}; key from {KEY_ENV} or a prompt")
+        cmd.add_argument("code", help="the class code")
+        if action == "pace":
+            cmd.add_argument("step", help="the last step students may open (from 1), or 'all'")
+        elif action == "names":
+            cmd.add_argument("shown", choices=("hide", "show"))
+        elif action == "remove":
+            cmd.add_argument("name", help="the student's name as the Teacher page shows it")
+        elif action == "viewer":
+            cmd.add_argument("--url", default=DEFAULT_BASE, help=url_help)
+        cmd.add_argument("--key", help=argparse.SUPPRESS)  # refused with a message: see NO_KEY
+    for cmd in sub.choices.values():
+        cmd.add_argument("--db", help=db_help)
     return p
 
 
+def teacher_key() -> str:
+    """The teacher's key: ``VT_TEACHER_KEY``, else typed at a prompt that does not echo it.
+
+    Raises:
+        ValueError: neither (no terminal to ask on).
+    """
+    key = os.environ.get(KEY_ENV, "").strip()
+    if key:
+        return key
+    if not sys.stdin.isatty():
+        raise ValueError(f"set {KEY_ENV} to the teacher's key (the end of the teacher's link).")
+    key = getpass.getpass("Teacher's key (the end of the teacher's link): ").strip()
+    if not key:
+        raise ValueError("no key given.")
+    return key
+
+
+def _pace(step: str) -> int | None:
+    if step.strip().lower() == "all":
+        return None
+    try:
+        return int(step)
+    except ValueError:
+        raise ValueError(f"the pace is a step number from 1, or 'all'; not {step!r}.") from None
+
+
+def control(store: ClassStore, args: argparse.Namespace, key: str) -> str:
+    """Run one of the teacher's commands on ``store``; what to print (stdout)."""
+    code = args.code
+    if args.action == "export":
+        store.answers(code, key).to_csv(sys.stdout, index=False)
+        return ""
+    if args.action == "pace":
+        pace = _pace(args.step)
+        store.set_pace(code, key, pace)
+        return "pace lifted: every step is open." if pace is None else f"pace: up to step {pace}."
+    if args.action == "names":
+        store.hide_names(code, key, args.shown == "hide")
+        return f"names {'hidden (pseudonyms)' if args.shown == 'hide' else 'shown'}."
+    if args.action == "remove":
+        return f"removed {store.remove(code, key, args.name)!r} and their answers."
+    if args.action == "viewer":
+        return f"read-only link: {viewer_link(args.url, code, store.viewer_key(code, key))}"
+    {"pause": store.pause, "resume": store.resume, "close": store.close}[args.action](code, key)
+    return DONE[args.action]
+
+
 def main(argv: list[str]) -> int:
-    """Run ``class create`` or ``class export``; 0 on success, 1 on bad input."""
+    """Run a ``class`` command; 0 on success, 1 on bad input."""
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "key", None) is not None:
+            raise ValueError(NO_KEY_OPTION)
         store = classroom(args.db)
         if args.action == "create":
             code, key = store.create(args.lesson)
@@ -47,7 +133,9 @@ def main(argv: list[str]) -> int:
             print(f"class code: {code}  ({title})\nstudents:   {students}\nteacher:    {teacher}")
             print("Keep the teacher's link: its key is shown only now.", file=sys.stderr)
         else:
-            store.answers(args.code, args.key).to_csv(sys.stdout, index=False)
+            said = control(store, args, teacher_key())
+            if said:
+                print(said)
     except (ValueError, PermissionError, OSError, SQLAlchemyError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1

@@ -1,10 +1,13 @@
-"""The Teacher page's funnel: per step of a lesson, how many students reached it, answered it and
-answered it right."""
+"""The Teacher page's figures: the funnel (per step of a lesson, how many students reached it,
+answered it and answered it right) and the QR code of the students' link."""
 
 from __future__ import annotations
 
+import io
+
 import pandas as pd
 import plotly.graph_objects as go
+import segno
 
 from viz_transformer.figures.common import labels
 
@@ -34,39 +37,66 @@ def count_dtick(most: int, ticks: int = 8) -> int:
 
 
 def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.Figure:
-    """Grouped horizontal bars, a group per step (first step on top), of the students who
-    reached, answered and got right each step.
+    """Grouped columns, a group per step (numbered from 1, left to right), of the students who
+    reached, answered and got right each step, each count written above its column.
+
+    The counts are never shrunk to fit a column (``constraintext="none"``): a projected page
+    keeps them at the figure's font size (19 px in presenter mode), however many students.
 
     Args:
-        funnel: one row per step with ``step``, ``title``, ``reached``, ``answered`` and
-            ``correct`` (NA where a step has no graded question: no bar), as
+        funnel: one row per step with ``step`` (from 1), ``title``, ``reached``, ``answered``
+            and ``correct`` (NA where a step has no graded question: no column), as
             ``ClassStore.funnel`` returns it.
-        students: how many joined (the axis ends there, so a full bar is the whole class).
+        students: how many joined (the axis ends there, so a full column is the whole class).
         height: of the figure in pixels.
     """
-    steps = zip(funnel["step"], funnel["title"], strict=True)
-    names = labels([step_label(int(s), str(t)) for s, t in steps])
+    numbers = [str(int(s)) for s in funnel["step"]]
+    titles = labels(
+        [step_label(int(s), str(t)) for s, t in zip(funnel["step"], funnel["title"], strict=True)]
+    )
     fig = go.Figure()
     for column, label, colour in FUNNEL_BARS:
         counts = pd.to_numeric(funnel[column], errors="coerce")  # NA: not a graded step
-        fig.add_trace(go.Bar(
-            y=names, x=counts, name=label, orientation="h", marker_color=colour,
-            text=[("" if pd.isna(c) else int(c)) for c in counts], textposition="outside",
-            hovertemplate=f"%{{y}}: %{{x}} {label}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                x=numbers,
+                y=counts,
+                name=label,
+                marker_color=colour,
+                text=[("" if pd.isna(c) else int(c)) for c in counts],
+                textposition="outside",
+                constraintext="none",
+                cliponaxis=False,
+                customdata=titles,
+                hovertemplate=f"%{{customdata}}: %{{y}} {label}<extra></extra>",
+            )
+        )
+    top = max(students, 1)
     fig.update_layout(
         barmode="group",
+        bargap=0.12,
+        bargroupgap=0.0,
         height=height,
         title=f"Where the class is: {students} student{'' if students == 1 else 's'}",
-        xaxis={
+        xaxis={"title": "step", "type": "category"},
+        yaxis={
             "title": "students",
-            "range": [0, max(students, 1) * 1.1],
+            "range": [0, top * 1.18],  # room for the counts above full columns
             "tick0": 0,
-            "dtick": count_dtick(students),
+            "dtick": count_dtick(top),
             "tickformat": "d",
         },
-        yaxis={"autorange": "reversed", "automargin": True},
-        legend={"orientation": "h", "y": -0.12},
-        margin={"t": 50, "b": 40, "l": 10, "r": 20},
+        legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
+        margin={"t": 60, "b": 40, "l": 10, "r": 10},
     )
     return fig
+
+
+def qr_png(text: str, scale: int = 6) -> bytes:
+    """A QR code of ``text`` (a class's link) as PNG bytes, drawn here without a network or a
+    browser (segno): ``scale`` pixels per module, a 4-module quiet zone, error correction M
+    (a projected code stays readable with a little glare)."""
+    code = segno.make(text, error="m", micro=False)
+    out = io.BytesIO()
+    code.save(out, kind="png", scale=scale, border=4)
+    return out.getvalue()

@@ -1,6 +1,7 @@
 """Where a student is in a lesson, and what they answered: in the session for a student alone
-(``?lesson=NAME``), in the class store for a class (``?class=CODE&student=TOKEN``), so a reload
-or another replica resumes at the same step with the same answers.
+(``?lesson=NAME``), in the class store for a class (``?class=CODE&student=TOKEN``,
+``ui/class_place.py``), so a reload or another replica resumes at the same step with the same
+answers.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 import viz_transformer as vt
+from viz_transformer.classroom import Controls
 from viz_transformer.ui import caches, widgets
 
 T = TypeVar("T")
@@ -72,6 +74,7 @@ class Place:
         answers: step -> ``(answer as typed, its Grade)``, the last one given.
         back: the lesson page's query parameters (how a step's page links back here).
         name: the student's display name in a class (None alone).
+        controls: the teacher's controls of the class (none alone).
     """
 
     lesson: vt.Lesson
@@ -79,6 +82,13 @@ class Place:
     answers: dict[int, tuple[str, vt.Grade]] = field(default_factory=dict)
     back: dict[str, str] = field(default_factory=dict)
     name: str | None = None
+    controls: Controls = field(default_factory=Controls)
+
+    @property
+    def open_steps(self) -> int:
+        """How many steps the student may open: every step, or up to the teacher's pace."""
+        n = len(self.lesson.steps)
+        return n if self.controls.pace is None else min(n, self.controls.pace)
 
     def move(self, step: int) -> None:
         """Open ``step`` (Next, Back, a step picked)."""
@@ -108,23 +118,6 @@ class SoloPlace(Place):
         return result
 
 
-@dataclass
-class ClassPlace(Place):
-    """A student of a class: every move and answer is written to the class store first."""
-
-    code: str = ""
-    token: str = ""
-
-    def move(self, step: int) -> None:
-        store().move(self.code, self.token, step)
-        super().move(step)
-
-    def submit(self, step: int, answer: str) -> vt.Grade:
-        result = store().submit(self.code, self.token, step, answer)
-        self.answers[step] = (answer, result)
-        return result
-
-
 def solo(name: str) -> SoloPlace:
     """The session's place in lesson ``name`` (step 0 on a first visit).
 
@@ -136,25 +129,3 @@ def solo(name: str) -> SoloPlace:
         found.name, {"step": 0, "answers": {}}
     )
     return SoloPlace(found, kept["step"], dict(kept["answers"]), {"lesson": name})
-
-
-def in_class(code: str, token: str) -> ClassPlace:
-    """The place of the student ``token`` in class ``code``, read from the class store.
-
-    Raises:
-        ValueError: an unknown class code or student token.
-    """
-    found, student = class_lesson(code), store().student(code, token)
-    answers = {a.step: (a.answer, a.grade) for a in store().answers_of(code, token)}
-    step = min(student.place, len(found.steps) - 1)
-    back = {"class": code, "student": token}
-    return ClassPlace(found, step, answers, back, student.name, code, token)
-
-
-def join(code: str, name: str) -> str:
-    """Join class ``code`` as ``name``; the token, also put in the URL (``&student=``) so a
-    reload resumes. Raises ``ValueError`` for an unknown code or an empty name."""
-    token = store().join(code, name)
-    store().move(code, token, 0)  # the first step is opened: the funnel counts it reached
-    st.query_params["student"] = token
-    return token

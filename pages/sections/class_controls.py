@@ -1,0 +1,130 @@
+"""The teacher's controls on the Teacher page: pause and the pace on top (the two used while
+teaching), then names hidden, a student removed, a read-only link and closing the class. Each
+writes to the class store, where every student's page reads it within a couple of seconds; a
+read-only link draws none of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.classroom import Controls, viewer_link
+from viz_transformer.figures.classroom import step_label
+from viz_transformer.ui import lesson_place, widgets
+
+ERROR = "_class_control_error"
+VIEWER_LINK = "_class_viewer_link"  # code -> the read-only link made in this session
+
+
+def _do(change: Callable[..., Any], *args: Any) -> None:
+    """Callback: one change to the class; its failure is shown by the next run."""
+    try:
+        change(*args)
+    except lesson_place.STORE_ERRORS as exc:
+        st.session_state[ERROR] = lesson_place.message(exc)
+
+
+def status(controls: Controls) -> str:
+    """The controls in a few words ("Paused · up to step 3 · names hidden")."""
+    words = ["**Closed**"] if controls.closed else []
+    words += ["**Paused**"] if controls.paused else []
+    words += [f"up to step {controls.pace}"] if controls.pace is not None else ["every step open"]
+    words += ["names hidden"] if controls.hide_names else []
+    return " · ".join(words)
+
+
+def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
+    """Pause (or Resume) and the pace, where the teacher finds them while teaching."""
+    store = lesson_place.store()
+    pause, pace = st.columns([1, 3], vertical_alignment="bottom")
+    if controls.paused:
+        pause.button(
+            "Resume",
+            icon=":material/play_arrow:",
+            key="class-resume",
+            width="stretch",
+            on_click=_do,
+            args=(store.resume, code, key),
+            type="primary",
+        )
+    else:
+        pause.button(
+            "Pause",
+            icon=":material/pause:",
+            key="class-pause",
+            width="stretch",
+            on_click=_do,
+            args=(store.pause, code, key),
+            help="Every student's page shows 'Eyes on the teacher' until you resume.",
+        )
+    steps = [None, *range(1, len(lesson.steps) + 1)]
+    st.session_state["class-pace"] = controls.pace  # as stored (a command may have set it)
+    pace.selectbox(
+        "Students may go up to",
+        steps,
+        key="class-pace",
+        format_func=lambda n: (
+            "every step" if n is None else step_label(n, lesson.steps[n - 1].title)
+        ),
+        on_change=lambda: _do(store.set_pace, code, key, st.session_state["class-pace"]),
+    )
+    if ERROR in st.session_state:
+        widgets.show_error(st.session_state.pop(ERROR))
+
+
+def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: str) -> None:
+    """Names hidden, a student removed, a read-only link, the class closed."""
+    store = lesson_place.store()
+    st.session_state["class-hide-names"] = controls.hide_names
+    st.toggle(
+        "Hide names (pseudonyms on this page)",
+        key="class-hide-names",
+        on_change=lambda: _do(store.hide_names, code, key, st.session_state["class-hide-names"]),
+    )
+    shown = roster["pseudonym"] if controls.hide_names else roster["student"]
+    who = dict(zip(roster["id"].astype(int), shown, strict=True))
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    left.selectbox(
+        "Remove a student (and their answers)",
+        list(who),
+        format_func=who.get,
+        index=None,
+        key="class-remove",
+        placeholder="a test join, a mistaken name",
+    )
+    right.button(
+        "Remove",
+        key="class-remove-go",
+        width="stretch",
+        disabled=st.session_state.get("class-remove") is None,
+        on_click=lambda: _do(store.remove, code, key, st.session_state["class-remove"]),
+    )
+    if st.button(
+        "Make a read-only link",
+        key="class-viewer",
+        help="For a co-teacher or an assistant: sees this page, changes nothing. "
+        "A new one replaces the last.",
+    ):
+        try:
+            made = viewer_link(base, code, store.viewer_key(code, key))
+        except lesson_place.STORE_ERRORS as exc:
+            widgets.show_error(lesson_place.message(exc))
+        else:
+            st.session_state.setdefault(VIEWER_LINK, {})[code] = made
+    if code in st.session_state.get(VIEWER_LINK, {}):
+        st.code(st.session_state[VIEWER_LINK][code], language=None)
+    if controls.closed:
+        st.caption("The class is closed: no more joins or answers. Its answers stay.")
+        return
+    sure = st.checkbox("I want to close the class (no more joins or answers)", key="class-close-ok")
+    st.button(
+        "Close the class",
+        key="class-close",
+        disabled=not sure,
+        on_click=_do,
+        args=(store.close, code, key),
+    )

@@ -1,0 +1,141 @@
+"""The teacher's controls in AppTest: each clicked on the Teacher page, then seen on a student's
+page opened as another session would (another replica: only the database is shared); the key
+out of the address bar; a read-only link that draws no control. (The student page redrawing by
+itself within 2 s: tests/e2e/test_teacher.py.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import viz_transformer as vt
+from viz_transformer.ui import lesson_place
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON, TEACHER, TOUR = "pages/lesson.py", "pages/teacher.py", "paper_tour"
+TEXTS = ("markdown", "caption", "success", "error", "warning", "info", "title", "header")
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> vt.ClassStore:
+    """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
+    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    lesson_place.store.clear()
+    yield lesson_place.store()
+    lesson_place.store.clear()
+
+
+def _open(page: str, params: dict[str, str]) -> AppTest:
+    """``page`` through app.py's navigation with ``params`` in the URL: a new session."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params.update(params)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join(str(e.value) for kind in TEXTS for e in at.get(kind))
+
+
+def _teacher(store: vt.ClassStore) -> tuple[AppTest, str, str, str]:
+    code, key = store.create(TOUR)
+    token = store.join(code, "Ada Lovelace")
+    store.move(code, token, 0)
+    at = _open(TEACHER, {"class": code, "key": key})
+    assert not at.error, [e.value for e in at.error]
+    return at, code, key, token
+
+
+def _click(at: AppTest, label: str) -> None:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+
+
+def test_the_key_leaves_the_address_bar_and_stays_in_the_session(store):
+    at, code, key, _ = _teacher(store)
+    assert "key" not in at.query_params and at.query_params["class"] in (code, [code])
+    assert at.session_state["_teacher_keys"][code] == key
+    at.run()  # a redraw without the key in the URL: still the class
+    assert not at.error and at.get("plotly_chart") and f"Class code **{code}**" in _texts(at)
+    fresh = _open(TEACHER, {"class": code})  # a new session without the key sees nothing
+    assert fresh.error and not fresh.get("plotly_chart")
+
+
+def test_pause_shows_only_eyes_on_the_teacher_until_resume(store):
+    at, code, _, token = _teacher(store)
+    _click(at, "Pause")
+    assert store.controls(code).paused and "**Paused**" in _texts(at)
+    student = _open(LESSON, {"class": code, "student": token})
+    assert [t.value for t in student.title] == ["Eyes on the teacher"]
+    assert not student.header and not student.button and not student.get("radio")
+    _click(at, "Resume")
+    assert not store.controls(code).paused
+    student.run()
+    assert student.header[0].value == vt.load_lesson(TOUR).steps[0].title
+
+
+def test_a_pace_holds_students_at_its_step(store):
+    at, code, _, token = _teacher(store)
+    lesson = vt.load_lesson(TOUR)
+    at.selectbox(key="class-pace").set_value(2).run()
+    assert store.controls(code).pace == 2 and "up to step 2" in _texts(at)
+    store.move(code, token, 1)
+    student = _open(LESSON, {"class": code, "student": token})
+    assert student.header[0].value == lesson.steps[1].title
+    assert "Wait for your teacher" in _texts(student)
+    assert next(b for b in student.button if b.label == "Next").disabled
+    [picker] = [g for g in student.get("button_group") if g.key.startswith("lesson-steps")]
+    assert list(picker.options) != [] and len(picker.options) == 2  # steps 1 and 2 only
+    at.selectbox(key="class-pace").set_value(None).run()
+    student.run()
+    assert "Wait for your teacher" not in _texts(student)
+    assert not next(b for b in student.button if b.label == "Next").disabled
+
+
+def test_hidden_names_show_pseudonyms_on_the_teacher_page(store):
+    at, code, key, _ = _teacher(store)
+    assert list(at.dataframe[0].value["student"]) == ["Ada Lovelace"]
+    at.toggle(key="class-hide-names").set_value(True).run()
+    pseudonym = store.roster(code, key)["pseudonym"][0]
+    assert store.controls(code).hide_names
+    assert list(at.dataframe[0].value["student"]) == [pseudonym]
+    assert "Ada" not in _texts(at) and at.selectbox(key="class-remove").options == [pseudonym]
+
+
+def test_remove_and_close(store):
+    at, code, key, token = _teacher(store)
+    bo = store.join(code, "Bo")
+    at.run()
+    bo_id = int(store.roster(code, key).set_index("student").loc["Bo", "id"])
+    at.selectbox(key="class-remove").set_value(bo_id).run()
+    _click(at, "Remove")
+    assert store.roster(code, key)["student"].tolist() == ["Ada Lovelace"]
+    assert "unknown student token" in _open(LESSON, {"class": code, "student": bo}).error[0].value
+    assert next(b for b in at.button if b.label == "Close the class").disabled
+    at.checkbox(key="class-close-ok").check().run()
+    _click(at, "Close the class")
+    assert store.controls(code).closed and "**Closed**" in _texts(at)
+    student = _open(LESSON, {"class": code, "student": token})
+    assert "closed" in _texts(student) and not student.get("radio")  # no answer box
+    joining = _open(LESSON, {"class": code})
+    joining.text_input(key="name").input("Cy")
+    _click(joining, "Join")
+    assert "closed" in joining.error[0].value and "student" not in joining.query_params
+
+
+def test_a_read_only_link_sees_the_class_and_draws_no_control(store):
+    at, code, key, _ = _teacher(store)
+    _click(at, "Make a read-only link")
+    [link] = [c.value for c in at.get("code") if "key=" in c.value and key not in c.value]
+    viewer = link.split("key=")[1]
+    view = _open(TEACHER, {"class": code, "key": viewer})
+    assert not view.error and view.get("plotly_chart")
+    assert list(view.dataframe[0].value["student"]) == ["Ada Lovelace"]
+    labels = {b.label for b in view.button}
+    assert not labels & {"Pause", "Resume", "Remove", "Close the class", "Make a read-only link"}
+    assert not view.get("selectbox") and "read-only" in _texts(view)
+    assert not any("key=" in str(c.value) for c in view.get("code"))

@@ -1,0 +1,97 @@
+"""``python -m viz_transformer class ...``: the teacher's controls from a shell, on a SQLite file,
+with the key from ``VT_TEACHER_KEY`` or a prompt and never from the command line."""
+
+from __future__ import annotations
+
+import getpass
+import io
+import re
+import sys
+
+import pandas as pd
+import pytest
+
+import viz_transformer as vt
+from viz_transformer.__main__ import main
+from viz_transformer.classroom import Controls
+from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
+
+
+@pytest.fixture
+def room(tmp_path, lesson_model, capsys, monkeypatch):
+    path = tmp_path / "counting.yaml"
+    path.write_text(LESSON)
+    db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    assert main(["class", "create", str(path), "--db", db, "--url", "http://h:1"]) == 0
+    out = capsys.readouterr().out
+    code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"key=(\w+)", out)[1]
+    monkeypatch.setenv("VT_TEACHER_KEY", key)
+    return vt.classroom(db), code, key, db
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(["class", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_each_control_command_changes_the_class(room, capsys):
+    store, code, key, db = room
+    ana = store.join(code, "Ana")
+    store.join(code, "Bo")
+    assert run(capsys, "pace", code.lower(), "2", "--db", db) == (0, "pace: up to step 2.\n", "")
+    assert store.controls(code).pace == 2
+    assert run(capsys, "pace", code, "ALL", "--db", db)[:2] == (
+        0,
+        "pace lifted: every step is open.\n",
+    )
+    assert store.controls(code).pace is None
+    assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.controls(code).paused
+    assert run(capsys, "resume", code, "--db", db)[0] == 0 and not store.controls(code).paused
+    assert (
+        run(capsys, "names", code, "hide", "--db", db)[0] == 0 and store.controls(code).hide_names
+    )
+    assert run(capsys, "names", code, "show", "--db", db)[0] == 0
+    assert not store.controls(code).hide_names
+    status, out, _ = run(capsys, "remove", code, "bo", "--db", db)
+    assert (status, out) == (0, "removed 'Bo' and their answers.\n")
+    assert store.roster(code, key)["student"].tolist() == ["Ana"]
+    store.submit(code, ana, 1, "sine")
+    assert run(capsys, "close", code, "--db", db)[0] == 0 and store.controls(code).closed
+    status, out, _ = run(capsys, "export", code, "--db", db)
+    assert status == 0
+    csv = pd.read_csv(io.StringIO(out))
+    assert csv[["student", "step", "answer"]].values.tolist() == [["Ana", 2, "sine"]]
+    status, out, _ = run(capsys, "viewer", code, "--db", db, "--url", "http://h:1/")
+    viewer = re.fullmatch(rf"read-only link: http://h:1/teacher\?class={code}&key=(\w+)\n", out)[1]
+    assert status == 0 and store.check_key(code, viewer) == "viewer"
+
+
+def test_bad_input_is_one_line_and_exit_1(room, capsys):
+    store, code, _, db = room
+    assert run(capsys, "pace", code, "two", "--db", db) == (
+        1, "", "error: the pace is a step number from 1, or 'all'; not 'two'.\n"
+    )  # fmt: skip
+    assert run(capsys, "pace", code, "9", "--db", db)[2].startswith("error: the pace is a step")
+    assert run(capsys, "remove", code, "Nobody", "--db", db)[2] == (
+        f"error: no student 'Nobody' in class {code}.\n"
+    )
+    assert run(capsys, "pause", "NOSUCH", "--db", db)[2].startswith("error: no class")
+    assert store.controls(code) == Controls()
+
+
+def test_the_key_is_never_read_from_the_command_line(room, capsys, monkeypatch):
+    store, code, key, db = room
+    status, _, err = run(capsys, "pause", code, "--key", key, "--db", db)
+    assert status == 1 and "not read from the command line" in err and key not in err
+    assert not store.controls(code).paused
+    monkeypatch.setenv("VT_TEACHER_KEY", key + "x")
+    assert run(capsys, "pause", code, "--db", db)[2] == "error: wrong teacher key for this class.\n"
+    monkeypatch.delenv("VT_TEACHER_KEY")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # no terminal to ask on
+    assert "set VT_TEACHER_KEY" in run(capsys, "pause", code, "--db", db)[2]
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    asked = []
+    monkeypatch.setattr(getpass, "getpass", lambda prompt: asked.append(prompt) or f" {key}\n")
+    assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.controls(code).paused
+    assert asked and "key" in asked[0]

@@ -1,0 +1,172 @@
+"""The teacher's controls in the class store, on in-memory SQLite: pace, pause, names hidden,
+a student removed, a class closed, a read-only key; each read by a second store on the same
+database (another replica: nothing kept in memory), and a database made before the controls
+existed. (PostgreSQL: tests/integration/test_class_controls.py.)"""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+import viz_transformer as vt
+from viz_transformer.analysis.lessons import read_lesson
+from viz_transformer.classroom import controls as class_controls
+from viz_transformer.classroom.database import make_engine
+from viz_transformer.classroom.schema import metadata, students
+from viz_transformer.classroom.store_base import now
+from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
+
+
+@pytest.fixture
+def store(lesson_model) -> vt.ClassStore:
+    return vt.ClassStore(make_engine("sqlite://"))  # a database in memory, new each time
+
+
+@pytest.fixture
+def room(store):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    return store, code, key, vt.ClassStore(store.engine)  # the last: another replica
+
+
+def test_a_pace_stops_students_at_its_step_and_all_lifts_it(room):
+    store, code, key, replica = room
+    ana = store.join(code, "Ana")
+    store.move(code, ana, 3)  # ahead before the pace is set
+    store.submit(code, ana, 3, "my words")
+    store.set_pace(code, key, 2)  # steps 1 and 2, counted as on screen
+    assert replica.controls(code).pace == 2 and replica.view(code, ana).controls.pace == 2
+    store.move(code, ana, 1)
+    with pytest.raises(ValueError, match=r"Wait for your teacher.*step 2"):
+        store.move(code, ana, 2)
+    with pytest.raises(ValueError, match="Wait for your teacher"):
+        store.submit(code, ana, 4, "one")
+    assert store.submit(code, ana, 1, "cosine").correct  # at the pace: answers as before
+    assert [a.step for a in replica.answers_of(code, ana)] == [3, 1]  # nothing lost
+    replica.set_pace(code, key, None)  # `class pace CODE all`
+    store.move(code, ana, 4)
+    assert store.controls(code).pace is None and store.place(code, ana) == 4
+    for bad in (0, 6, True, -1):
+        with pytest.raises(ValueError, match="from 1 to 5"):
+            store.set_pace(code, key, bad)
+
+
+def test_pause_and_resume_reach_every_replica(room):
+    store, code, key, replica = room
+    ana = store.join(code, "Ana")
+    assert replica.view(code, ana).controls == class_controls.Controls()
+    store.pause(code, key)
+    assert replica.view(code, ana).controls.paused and replica.controls(code).paused
+    store.submit(code, ana, 1, "sine")  # an answer sent as the pause came is kept
+    replica.resume(code, key)
+    assert not store.controls(code).paused and len(store.answers(code, key)) == 1
+    with pytest.raises(ValueError, match="no class"):
+        store.controls("NOSUCH")
+
+
+def test_hidden_names_are_stable_distinct_pseudonyms(room):
+    store, code, key, replica = room
+    tokens = [store.join(code, f"Student {i}") for i in range(40)]
+    store.hide_names(code, key)
+    assert replica.controls(code).hide_names
+    first = store.roster(code, key)["pseudonym"].tolist()
+    assert len(set(first)) == 40 and not set(first) & {f"Student {i}" for i in range(40)}
+    store.remove(code, key, "Student 0")
+    assert replica.roster(code, key)["pseudonym"].tolist() == first[1:]  # the others keep theirs
+    store.move(code, tokens[5], 2)
+    assert replica.roster(code, key)["pseudonym"].tolist() == first[1:]
+    store.hide_names(code, key, False)
+    assert not store.controls(code).hide_names
+
+
+def test_pseudonyms_are_unique_in_a_big_class_and_depend_on_the_class():
+    ids = list(range(1, 301))
+    names = class_controls.pseudonyms("ABCDEF", ids)
+    assert len(set(names)) == 300 and names == class_controls.pseudonyms("ABCDEF", ids)
+    assert names[:20] != class_controls.pseudonyms("GHJKMN", ids)[:20]
+    assert all(len(n.split()) == 2 for n in names)
+
+
+def test_a_student_is_removed_by_name_or_id_with_their_answers(room):
+    store, code, key, replica = room
+    ana, bo, _ = (store.join(code, n) for n in ("Ana", "Bo", "bo"))
+    store.move(code, bo, 1)
+    store.submit(code, bo, 1, "sine")
+    store.submit(code, ana, 1, "cosine")
+    assert store.remove(code, key, "  ANA ") == "Ana"  # as typed on a command line
+    with pytest.raises(ValueError, match="unknown student token"):
+        replica.view(code, ana)  # their page asks them to join again
+    with pytest.raises(ValueError, match="2 students are named 'Bo'"):
+        store.remove(code, key, "Bo")
+    with pytest.raises(ValueError, match="no student 'Cy'"):
+        store.remove(code, key, "Cy")
+    bo_id = int(store.roster(code, key).set_index("student").loc["bo", "id"])
+    assert store.remove(code, key, bo_id) == "bo"
+    assert store.roster(code, key)["student"].tolist() == ["Bo"]
+    assert store.answers(code, key)["student"].tolist() == ["Bo"]
+    funnel = store.funnel(code, key).set_index("step")
+    assert funnel.loc[2, ["reached", "answered", "correct"]].tolist() == [1, 1, 0]
+
+
+def test_a_closed_class_takes_no_joins_or_answers_and_keeps_its_answers(room):
+    store, code, key, replica = room
+    ana = store.join(code, "Ana")
+    store.submit(code, ana, 1, "sine")
+    store.close(code, key)
+    assert replica.controls(code).closed
+    with pytest.raises(ValueError, match="closed"):
+        replica.join(code, "Bo")
+    with pytest.raises(ValueError, match="closed"):
+        replica.submit(code, ana, 1, "cosine")
+    store.move(code, ana, 2)  # reading the steps goes on
+    assert store.answers(code, key)["answer"].tolist() == ["sine"]
+    assert store.view(code, ana).answers[0].answer == "sine"
+
+
+def test_a_read_only_key_sees_the_class_and_changes_nothing(room):
+    store, code, key, replica = room
+    store.join(code, "Ana")
+    viewer = store.viewer_key(code, key)
+    assert viewer != key and store.check_key(code, key) == "teacher"
+    assert replica.check_key(code, viewer) == "viewer"
+    assert replica.roster(code, viewer)["student"].tolist() == ["Ana"]
+    assert len(replica.funnel(code, viewer)) == 5 and replica.answers(code, viewer).empty
+    changes = [
+        lambda k: store.pause(code, k),
+        lambda k: store.set_pace(code, k, 2),
+        lambda k: store.hide_names(code, k),
+        lambda k: store.close(code, k),
+        lambda k: store.remove(code, k, "Ana"),
+        lambda k: store.viewer_key(code, k),
+    ]
+    for change in changes:
+        with pytest.raises(PermissionError, match="read-only"):
+            change(viewer)
+        with pytest.raises(PermissionError, match="wrong teacher key"):
+            change(key + "x")
+    assert store.controls(code) == class_controls.Controls()
+    assert len(store.roster(code, key)) == 1
+    newer = store.viewer_key(code, key)  # a new read-only link: the old one stops
+    with pytest.raises(PermissionError):
+        store.check_key(code, viewer)
+    assert store.check_key(code, newer) == "viewer"
+
+
+def test_a_database_made_before_the_controls_gets_them_with_its_classes_kept(
+    tmp_path, lesson_model
+):
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    old = sa.create_engine(url)
+    before = [t for name, t in metadata.tables.items() if name != "vt_class_controls"]
+    metadata.create_all(old, tables=before)  # the four tables of the last release
+    code, key = vt.ClassStore(old).create(read_lesson(LESSON, "counting"))
+    with old.begin() as conn:  # a student of the last release
+        row = {"token": "t0", "class_code": code, "name": "Ana", "place": 2}
+        conn.execute(students.insert(), {**row, "joined_at": now(), "seen_at": now()})
+    old.dispose()
+    for again in (False, True):  # opened again: the table created once, then found, kept
+        store = vt.ClassStore(make_engine(url))
+        assert "vt_class_controls" in sa.inspect(store.engine).get_table_names()
+        assert store.view(code, "t0").controls == class_controls.Controls(paused=again)
+        store.pause(code, key)
+        assert store.controls(code).paused and store.student(code, "t0").place == 2
+        store.engine.dispose()

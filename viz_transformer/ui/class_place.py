@@ -1,0 +1,82 @@
+"""A student of a class on the Lesson page (``?class=CODE&student=TOKEN``): their place and
+answers, and the teacher's controls, read from the class store on every run; and the watch that
+redraws the page within ``WATCH_S`` seconds of the teacher pausing, pacing or closing the class
+(another replica's change too: nothing is kept in a process's memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.classroom import Controls
+from viz_transformer.ui.lesson_place import STORE_ERRORS, Place, class_lesson, store
+
+WATCH_S = 1.0  # seconds between two reads of the controls by an open student page
+
+
+@dataclass
+class ClassPlace(Place):
+    """A student of a class: every move and answer is written to the class store first."""
+
+    code: str = ""
+    token: str = ""
+
+    def move(self, step: int) -> None:
+        store().move(self.code, self.token, step)
+        super().move(step)
+
+    def submit(self, step: int, answer: str) -> vt.Grade:
+        result = store().submit(self.code, self.token, step, answer)
+        self.answers[step] = (answer, result)
+        return result
+
+
+def in_class(code: str, token: str) -> ClassPlace:
+    """The place of the student ``token`` in class ``code``, read from the class store (one
+    transaction): at most the teacher's pace, whatever step they had open before it was set.
+
+    Raises:
+        ValueError: an unknown class code or student token (a student removed, too).
+    """
+    found, view = class_lesson(code), store().view(code, token)
+    answers = {a.step: (a.answer, a.grade) for a in view.answers}
+    back = {"class": code, "student": token}
+    place = ClassPlace(found, 0, answers, back, view.student.name, view.controls, code, token)
+    place.step = min(view.student.place, place.open_steps - 1)
+    return place
+
+
+def join(code: str, name: str) -> str:
+    """Join class ``code`` as ``name``; the token, also put in the URL (``&student=``) so a
+    reload resumes. Raises ``ValueError`` for an unknown code, an empty name or a closed class."""
+    token = store().join(code, name)
+    store().move(code, token, 0)  # the first step is opened: the funnel counts it reached
+    st.query_params["student"] = token
+    return token
+
+
+def _seen(controls: Controls) -> tuple[int | None, bool, bool]:
+    """What of the controls a student's page shows (names hidden only change the teacher's)."""
+    return controls.pace, controls.paused, controls.closed
+
+
+@st.fragment(run_every=WATCH_S)
+def watch(code: str, drawn: Controls) -> None:
+    """Every ``WATCH_S`` seconds, read class ``code``'s controls; rerun the whole page when they
+    differ from ``drawn``, those the page was drawn with (a database error: the next tick)."""
+    try:
+        now = store().controls(code)
+    except STORE_ERRORS:
+        return
+    if _seen(now) != _seen(drawn):
+        st.rerun()
+
+
+def paused() -> None:
+    """The page of every student while the teacher pauses the class: nothing else."""
+    st.title("Eyes on the teacher", anchor=False)
+    st.markdown(
+        "Your teacher paused the class. This page comes back by itself; your answers are kept."
+    )
