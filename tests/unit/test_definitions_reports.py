@@ -30,6 +30,7 @@ steps:
 """
 ANSWERS = {1: ["sine", "cosine", "tangent", "Sine"], 2: ["heads align"], 3: ["one", "two"]}
 CLOCK = ("joined", "seen", "at", "seconds")
+PER_STORE = ("id", "pseudonym")  # drawn from the class code and the student's id
 
 
 def memory_store() -> vt.ClassStore:
@@ -79,7 +80,9 @@ def reports(store: vt.ClassStore, code: str, key: str) -> dict[str, pd.DataFrame
         "answers": store.answers(code, key),
     }
     return {
-        name: t.drop(columns=[c for c in (*CLOCK, "id") if c in t.columns]).reset_index(drop=True)
+        name: t.drop(columns=[c for c in (*CLOCK, *PER_STORE) if c in t.columns]).reset_index(
+            drop=True
+        )
         for name, t in tables.items()
     }
 
