@@ -18,16 +18,57 @@ def chooser() -> None:
     with st.form("join-code", border=False):
         st.text_input("Class code", max_chars=16, placeholder="K7QX2M", key="class-code")
         st.form_submit_button("Join the class", type="primary", on_click=_to_class)
-    st.subheader("On your own", anchor=False)
-    for name in widgets.or_stop(vt.lessons):
-        found = widgets.or_none(lesson_place.lesson, name)
-        if found is not None:
-            st.button(
-                f"{found.title} ({len(found.steps)} steps)",
-                key=f"start-{name}",
-                on_click=st.query_params.from_dict,
-                args=({"lesson": name},),
-            )
+    listed, missing = _listed(widgets.or_stop(vt.lessons))
+    course = [found for found in listed if found.order is not None]
+    st.subheader("The course", anchor=False)
+    st.caption("Follow the lessons in this order, or start where your prerequisites allow.")
+    titles = {found.name: found.title for found in listed}
+    for found in course:
+        _entry(found, titles)
+    others = [found for found in listed if found.order is None]
+    if others or missing:
+        st.subheader("More lessons", anchor=False)
+    for found in others:
+        _entry(found, titles)
+    for name, why in missing.items():
+        st.caption(f"**{widgets.literal(name)}** cannot open here: {widgets.literal(why)}")
+
+
+def _listed(names: list[str]) -> tuple[list[vt.Lesson], dict[str, str]]:
+    """The lessons that load, in course order (a lesson outside the course after, by title),
+    and name -> why for those that do not (a model this machine lacks)."""
+    found, missing = [], {}
+    for name in names:
+        try:
+            found.append(lesson_place.lesson(name))
+        except widgets.LOAD_ERRORS as exc:
+            missing[name] = str(exc).splitlines()[0]
+    order = lambda f: (f.order is None, f.order or 0, f.title)  # noqa: E731
+    return sorted(found, key=order), missing
+
+
+def _entry(found: vt.Lesson, titles: dict[str, str]) -> None:
+    """One lesson: a button that starts it, its topic, minutes, steps and model, what it needs
+    first, and its goals."""
+    number = f"{found.order}. " if found.order is not None else ""
+    st.button(
+        f"{number}{found.title}",
+        key=f"start-{found.name}",
+        on_click=st.query_params.from_dict,
+        args=({"lesson": found.name},),
+    )
+    facts = [
+        found.topic,
+        f"{found.minutes} min" if found.minutes else "",
+        f"{len(found.steps)} steps",
+        f"on {found.model}",
+    ]
+    after = ", ".join(titles.get(p, p) for p in found.prerequisites)
+    line = " · ".join(widgets.literal(f) for f in facts if f)
+    st.caption(line + (f" · after: {widgets.literal(after)}" if after else ""))
+    if found.goals:
+        with st.expander("Goals", expanded=False):
+            st.markdown("\n".join(f"- {widgets.literal(goal)}" for goal in found.goals))
 
 
 def _to_class() -> None:

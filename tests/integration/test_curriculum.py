@@ -28,12 +28,6 @@ COURSE = ("paper_tour", "attention_maps", "positions", "softmax_scaling", "decod
           "what_heads_do", "why_heads_attend", "modern_decoder")  # fmt: skip
 
 
-def course_of(lesson: vt.Lesson) -> dict:
-    """The lesson's course fields as its file gives them."""
-    data = yaml.safe_load(lesson.source)
-    return {k: data.get(k) for k in ("order", "topic", "minutes", "goals", "prerequisites")}
-
-
 def file_of(name: str) -> dict:
     """A built-in lesson's file as data: readable where its model's wheel is missing too."""
     return yaml.safe_load((settings.CURRICULUM_DIR / f"{name}.yaml").read_text())
@@ -167,9 +161,10 @@ def test_a_new_lesson_has_the_courses_shape(name: str, need) -> None:
     graded = [c for c in checks if c.kind in MODEL_GRADED
               and (c.kind != "number" or c.args["quantity"] != "pe_value")]  # fmt: skip
     assert len(graded) >= 4, f"{name}: {len(graded)} checks graded by the model"
-    course = course_of(lesson)
-    assert 20 <= course["minutes"] <= 30 and course["topic"] and len(course["goals"]) >= 3
-    assert set(course["prerequisites"]) <= set(vt.lessons()) - {name}
+    assert 20 <= lesson.minutes <= 30 and lesson.topic and len(lesson.goals) >= 3
+    assert lesson.prerequisites and set(lesson.prerequisites) <= set(COURSE) - {name}
+    orders = {n: file_of(n)["order"] for n in lesson.prerequisites}
+    assert max(orders.values()) < lesson.order, f"{name} comes before a prerequisite: {orders}"
 
 
 def test_the_course_is_ordered_and_covers_the_paper() -> None:

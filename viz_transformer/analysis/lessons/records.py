@@ -70,6 +70,11 @@ class Lesson:
         steps: the steps in order; a student's step number is the 0-based index here.
         source: the file's text (a class keeps it, so any replica grades the same lesson).
         path: the file read, or None for a lesson read from text.
+        order: its place in a course (1 first), or None for a lesson outside one.
+        topic: what part of the paper or the app it teaches, "" if not given.
+        minutes: about how long it takes, or None.
+        goals: what a student can do after it, one sentence each.
+        prerequisites: names of the lessons (``vt.lessons()``) to follow first.
     """
 
     name: str
@@ -78,6 +83,11 @@ class Lesson:
     steps: tuple[Step, ...]
     source: str
     path: Path | None = None
+    order: int | None = None
+    topic: str = ""
+    minutes: int | None = None
+    goals: tuple[str, ...] = ()
+    prerequisites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.view_keys import MODEL_KEY, URL_KEYS
 
 TOP_KEYS = {"title": True, "model": True, "steps": True, "description": False}  # key: required
-TOP_KEYS |= dict.fromkeys(("order", "topic", "minutes", "goals", "prerequisites"), False)
+COURSE_KEYS = ("order", "topic", "minutes", "goals", "prerequisites")  # a lesson in a course
+TOP_KEYS |= dict.fromkeys(COURSE_KEYS, False)
+MAX_MINUTES = 600
 STEP_KEYS = {"title": True, "text": False, "page": False, "view": False, "check": False}
 # a step's view: the app's URL keys, but the model (the lesson's) and the way back (the link's)
 VIEW_KEYS = set(URL_KEYS) - {MODEL_KEY, "lesson_back"}
@@ -117,9 +119,36 @@ class _Shape:
             self.add(("steps",), "'steps' must be a list of at least one step")
             steps = []
         built = [self.step(s, ("steps", i), model or "") for i, s in enumerate(steps)]
+        course = self.course(data)
         if self.problems or title is None or model is None:
             return None
-        return Lesson(name, title, model, tuple(s for s in built if s), source, path)
+        return Lesson(name, title, model, tuple(s for s in built if s), source, path, **course)
+
+    def course(self, data: dict) -> dict[str, Any]:
+        """The course fields (``COURSE_KEYS``), each of its type: a whole order from 1, minutes
+        from 1 to ``MAX_MINUTES``, a topic, goals and prerequisites as texts."""
+        found: dict[str, Any] = {}
+        for key in ("order", "minutes"):
+            value, top = data.get(key), MAX_MINUTES if key == "minutes" else None
+            if value is not None and (type(value) is not int or value < 1 or (top and value > top)):
+                upto = f" to {top}" if top else ""
+                self.add((key,), f"{key!r} must be a whole number from 1{upto} (got {value!r})")
+            elif value is not None:
+                found[key] = value
+        topic = self.text(data, "topic", (), "the lesson")
+        if topic is not None:
+            found["topic"] = topic
+        for key in ("goals", "prerequisites"):
+            value = data.get(key, [])
+            listed = isinstance(value, list)
+            bad = [i for i, v in enumerate(value if listed else []) if not str(v).strip()
+                   or not isinstance(v, str)]  # fmt: skip
+            if not listed or bad:
+                at = (key, bad[0]) if bad else (key,)
+                self.add(at, f"{key!r} must be a list of non-empty texts")
+            else:
+                found[key] = tuple(value)
+        return found
 
     def step(self, data: Any, path: Path_, model: str) -> Step | None:
         what = f"step {path[-1]}"

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from viz_transformer.analysis.lessons.files import load_lesson
+from viz_transformer.analysis.lessons.files import lessons, load_lesson
 from viz_transformer.analysis.lessons.grading import traced
 from viz_transformer.analysis.lessons.kinds import rule
 from viz_transformer.analysis.lessons.located import Path_, line_of, load_located
@@ -27,8 +27,9 @@ VIEW_HEADS = (("kind", "layer", "head"), ("heads_kind", "heads_layer", "heads_he
 def validate_lesson(name_or_path: str | Path) -> list[str]:
     """Every problem of a lesson file, ``FILE:LINE: what is wrong`` each (empty: it is fine).
 
-    First its shape (as ``vt.load_lesson``), then, on its model: a layer, head or token index
-    the model does not have, an attention kind it does not show, a sentence it cannot read.
+    First its shape (as ``vt.load_lesson``), then a prerequisite that is no lesson here, then,
+    on its model: a layer, head or token index the model does not have, an attention kind it
+    does not show, a sentence it cannot read.
 
     Raises:
         ValueError: an unknown lesson name or a missing file.
@@ -37,11 +38,20 @@ def validate_lesson(name_or_path: str | Path) -> list[str]:
         lesson = load_lesson(name_or_path)
     except LessonError as exc:
         return exc.problems
+    found = _prerequisites(lesson)
     try:
         model = load_model(lesson.model)
     except (ValueError, RuntimeError) as exc:
-        return [f"{_where(lesson, ('model',))}: {exc}"]
-    return _ModelValidation(lesson, model).problems()
+        return [*found, f"{_where(lesson, ('model',))}: {exc}"]
+    return found + _ModelValidation(lesson, model).problems()
+
+
+def _prerequisites(lesson: Lesson) -> list[str]:
+    """A prerequisite that is no lesson here (``vt.lessons()``), or the lesson itself."""
+    known = set(lessons()) - {lesson.name}
+    return [f"{_where(lesson, ('prerequisites', i))}: prerequisite {name!r} is not another "
+            f"lesson here; lessons: {', '.join(sorted(known)) or 'none'}"
+            for i, name in enumerate(lesson.prerequisites) if name not in known]  # fmt: skip
 
 
 def _where(lesson: Lesson, path: Path_) -> str:
