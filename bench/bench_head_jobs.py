@@ -1,9 +1,9 @@
 """What heads do's long jobs on the built-in LLM ``smollm2`` (issue 28 point 4): the logit lens,
 head roles and activation patching, each timed without and with a progress callback, with the
 longest gap between two progress calls (a page's Stop is seen at a progress call) and the time
-from a Stop half way through (a ``StopToken`` set from a timer, checked at the next progress
-call, as the page does) until the call returns; the target is a Stop that ends the work within
-2 s. Inputs of 96 tokens and the page's cap, 256.
+from a Stop half way through (a ``StopToken`` set from a timer, passed as the job's ``stop``
+as the page passes it, checked at each progress point) until the call returns; the target is a
+Stop that ends the work within 2 s. Inputs of 96 tokens and the page's cap, 256.
 """
 
 from __future__ import annotations
@@ -35,27 +35,23 @@ PARAGRAPH = (
 def _jobs(model: vt.LoadedModel, text: str) -> dict[str, Callable[..., object]]:
     clean, corrupted = model.facts.patch_pair
     return {
-        "logit lens": lambda p: vt.logit_lens(model, text, None, p),
-        "head roles": lambda p: vt.head_roles(model, "decoder", text, None, p),
-        "patching (the page's pair)": lambda p: vt.patch_heads(
-            model, clean, corrupted, "decoder", p
+        "logit lens": lambda p, stop=None: vt.logit_lens(model, text, None, p, stop),
+        "head roles": lambda p, stop=None: vt.head_roles(model, "decoder", text, None, p, stop),
+        "patching (the page's pair)": lambda p, stop=None: vt.patch_heads(
+            model, clean, corrupted, "decoder", p, stop
         ),
     }
 
 
 def _stop_after(job: Callable[..., object], after: float) -> float:
-    """Seconds from ``after`` s into ``job`` until it returns, stopped as the page stops it: a
-    ``StopToken`` set from another thread, checked at the job's next progress call."""
+    """Seconds from ``after`` s into ``job`` until it returns, stopped as the page stops it: its
+    ``stop`` token set from another thread, checked at the job's next progress point."""
     token = vt.StopToken()
     timer = threading.Timer(after, token.set)
     began = time.perf_counter()
     timer.start()
-
-    def progress(_fraction: float) -> None:
-        token.check()
-
     try:
-        job(progress)
+        job(None, token)
     except Cancelled:
         return time.perf_counter() - began - after
     finally:

@@ -213,7 +213,7 @@ def flow_view(view: MapView) -> None:
         FLOW_JOB,
         head_caches.flow_store(),
         ("flow", view.name, view.text, view.kind),
-        lambda progress: flow.attention_flow(view.trace, view.kind, progress),
+        lambda progress, stop: flow.attention_flow(view.trace, view.kind, progress, stop=stop),
     )
     if flows is None:
         return

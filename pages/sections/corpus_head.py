@@ -58,8 +58,8 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
         PASS,
         _samples(),
         (name, sample),
-        lambda progress: head_page.sample_traces(
-            caches.model(name), sample, lambda d, t: progress(d / t)
+        lambda progress, stop: head_page.sample_traces(
+            caches.model(name), sample, lambda d, t: progress(d / t), stop
         ),
     )
     if traces is None:

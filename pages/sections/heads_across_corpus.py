@@ -169,8 +169,8 @@ def qk_view(name: str, sentences: Sequence[str], kind: AttentionKind, layer: int
         QK_JOB,
         head_caches.qk_store(),
         (name, first, kind, layer, head, method),
-        lambda progress: corpus_qk.qk_points(
-            caches.model(name), first, kind, layer, head, method, progress=progress
+        lambda progress, stop: corpus_qk.qk_points(
+            caches.model(name), first, kind, layer, head, method, progress=progress, stop=stop
         ),
     )
     if points is None:

@@ -37,7 +37,9 @@ def importance(name: str, text: str, kind: AttentionKind, mode: str) -> np.ndarr
         IMPORTANCE,
         head_caches.head_importance_store(),
         (name, text, kind, mode),
-        lambda progress: vt.head_importance(caches.model(name), text, kind, None, mode, progress),
+        lambda progress, stop: vt.head_importance(
+            caches.model(name), text, kind, None, mode, progress, stop
+        ),
     )
     if scores is None:
         return None
@@ -98,7 +100,9 @@ def compare_outputs(
         replace(ABLATED, key=f"ablate_{where}"),
         head_caches.ablated_store(),
         (name, text, heads, mode),
-        lambda progress: effects.ablated_output(caches.model(name), text, heads, mode, progress),
+        lambda progress, stop: effects.ablated_output(
+            caches.model(name), text, heads, mode, progress, stop
+        ),
     )
     if ablated is None:
         return
@@ -160,7 +164,9 @@ def patching(name: str, kind: AttentionKind, pair: tuple[str, str]) -> None:
         PATCHING,
         head_caches.patching_store(),
         key,
-        lambda progress: vt.patch_heads(caches.model(name), clean, corrupted, kind, progress),
+        lambda progress, stop: vt.patch_heads(
+            caches.model(name), clean, corrupted, kind, progress, stop
+        ),
     )
     if scores is None:
         return
@@ -190,7 +196,7 @@ def roles(name: str, text: str, kind: AttentionKind) -> None:
         ROLES,
         head_caches.roles_store(),
         ("roles", name, text, kind),
-        lambda progress: vt.head_roles(caches.model(name), kind, text, None, progress),
+        lambda progress, stop: vt.head_roles(caches.model(name), kind, text, None, progress, stop),
     )
     if scores is None:
         return
@@ -220,7 +226,7 @@ def lens(name: str, text: str) -> None:
         LENS,
         head_caches.lens_store(),
         ("lens", name, text),
-        lambda progress: vt.logit_lens(caches.model(name), text, None, progress),
+        lambda progress, stop: vt.logit_lens(caches.model(name), text, None, progress, stop),
     )
     if read is not None:
         widgets.chart(figures.lens_figure(read.inputs, read.tokens, read.probs), "logit-lens")

@@ -9,6 +9,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import effects, heads
+from viz_transformer.records.progress import Cancelled, StopToken
 from viz_transformer.testing.paper import tiny_paper_model
 
 TEXT = "alpha beta gamma delta"
@@ -61,6 +62,19 @@ def test_a_stop_from_progress_ends_the_ablated_output_and_leaves_the_model_clean
 
     with pytest.raises(_Stop):
         effects.ablated_output(model, TEXT, [("cross", 1, 0)], "zero", stop_past_half)
+    assert same_trace(vt.trace(model, TEXT), plain)
+
+
+def test_its_stop_token_ends_the_ablated_output_and_leaves_the_model_clean(same_trace):
+    model = tiny_paper_model(device="cpu")
+    plain, stop = vt.trace(model, TEXT), StopToken()
+
+    def set_past_half(fraction: float) -> None:
+        if fraction > 0.5:  # inside the ablated decode: a Stop pressed meanwhile
+            stop.set()
+
+    with pytest.raises(Cancelled):
+        effects.ablated_output(model, TEXT, [("cross", 1, 0)], "zero", set_past_half, stop)
     assert same_trace(vt.trace(model, TEXT), plain)
 
 

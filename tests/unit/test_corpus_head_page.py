@@ -12,7 +12,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.analysis.corpus import head_page
 from viz_transformer.figures import corpus_head
-from viz_transformer.records.progress import Cancelled
+from viz_transformer.records.progress import Cancelled, StopToken
 from viz_transformer.testing.paper import tiny_paper_model
 
 SENTENCES = ["alpha beta gamma", "delta alpha", "beta beta zeta eta", "theta iota kappa alpha"]
@@ -103,11 +103,15 @@ def test_the_sample_is_traced_once_with_progress_and_can_stop(model):
     assert seen == [(1, 2), (2, 2)]
     assert [t.src_tokens for t in got] == [vt.trace(model, s).src_tokens for s in SENTENCES[:2]]
 
-    def stop(done: int, total: int) -> None:
-        raise Cancelled
+    stop, seen = StopToken(), []
+
+    def press_stop(done: int, total: int) -> None:
+        seen.append(done)
+        stop.set()  # a Stop pressed while the first sentence was traced
 
     with pytest.raises(Cancelled):
-        head_page.sample_traces(model, SENTENCES, stop)
+        head_page.sample_traces(model, SENTENCES, press_stop, stop)
+    assert seen == [1]  # the other sentences were never traced
 
 
 def test_the_picked_head_is_marked_among_all():

@@ -12,6 +12,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import flow
+from viz_transformer.records.progress import Cancelled
 
 
 def fake_trace(encoder: np.ndarray) -> SimpleNamespace:
@@ -78,3 +79,17 @@ def test_the_token_limit_is_inclusive():
         vt.attention_flow(fake_trace(heads), "encoder", max_tokens=2)
     with pytest.raises(ValueError, match="no decoder attention"):
         vt.attention_flow(fake_trace(heads), "decoder")
+
+
+def test_its_stop_token_ends_the_flow_at_a_progress_point(monkeypatch):
+    monkeypatch.setattr(flow, "PROGRESS_EVERY", 0.0)  # a report after every layer
+    stop, seen = vt.StopToken(), []
+
+    def press_stop(fraction: float) -> None:
+        seen.append(fraction)
+        stop.set()
+
+    heads = np.full((3, 1, 3, 3), 1 / 3)  # three layers of uniform rows
+    with pytest.raises(Cancelled):
+        vt.attention_flow(fake_trace(heads), "encoder", press_stop, stop=stop)
+    assert len(seen) == 1 and seen[0] < 1.0  # ended at the first report

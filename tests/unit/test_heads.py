@@ -20,6 +20,7 @@ from viz_transformer.analysis.roles import (
     repeated_text,
 )
 from viz_transformer.figures import heads as head_figures
+from viz_transformer.records.progress import Cancelled, StopToken
 from viz_transformer.testing.paper import tiny_paper_model
 
 TEXT, OTHER = "alpha beta gamma delta", "alpha beta theta delta"
@@ -229,10 +230,20 @@ class _Stop(Exception):
     pass
 
 
-JOBS = {  # issue 28 point 4: the page's three other long jobs, each with its progress last
-    "lens": lambda model, progress: vt.logit_lens(model, TEXT, None, progress).probs,
-    "roles": lambda model, progress: vt.head_roles(model, "decoder", TEXT, None, progress),
-    "patching": lambda model, progress: vt.patch_heads(model, TEXT, OTHER, "cross", progress),
+JOBS = {  # issue 28 point 4: the page's three other long jobs, each with its progress and stop
+    "lens": lambda model, progress, stop=None: vt.logit_lens(model, TEXT, None, progress, stop),
+    "roles": lambda model, progress, stop=None: vt.head_roles(
+        model, "decoder", TEXT, None, progress, stop
+    ),
+    "patching": lambda model, progress, stop=None: vt.patch_heads(
+        model, TEXT, OTHER, "cross", progress, stop
+    ),
+}
+STOPPABLE = {  # every long job of the page, by its stop argument
+    **JOBS,
+    "importance": lambda model, progress, stop=None: vt.head_importance(
+        model, TEXT, "cross", None, "zero", progress, stop
+    ),
 }
 
 
@@ -240,6 +251,7 @@ JOBS = {  # issue 28 point 4: the page's three other long jobs, each with its pr
 def test_progress_rises_to_one_and_leaves_the_result_unchanged(tiny, job):
     fractions: list[float] = []
     got, plain = JOBS[job](tiny, fractions.append), JOBS[job](tiny, None)
+    got, plain = (getattr(x, "probs", x) for x in (got, plain))  # the lens: its probabilities
     # the progress hooks read z only; the fused attention kernel differs by float rounding
     got, plain = (x if isinstance(x, dict) else {"": x} for x in (got, plain))
     assert list(got) == list(plain)
@@ -263,6 +275,31 @@ def test_a_stop_from_progress_ends_the_job_and_leaves_the_model_clean(tiny, job,
         JOBS[job](tiny, stop_past_half)
     assert seen[-1] < 1.0  # stopped before the end
     assert same_trace(vt.trace(tiny, TEXT), plain)  # no hook, no step callback left
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_its_stop_token_ends_the_job_and_leaves_the_model_clean(tiny, job, same_trace):
+    plain = vt.trace(tiny, TEXT)
+    stop, seen = StopToken(), []
+
+    def progress(fraction: float) -> None:
+        seen.append(fraction)
+        if fraction > 0.5:
+            stop.set()  # as a Stop pressed in another thread
+
+    with pytest.raises(Cancelled):
+        JOBS[job](tiny, progress, stop)
+    assert seen[-1] < 1.0  # ended at the next progress point, before the end
+    assert same_trace(vt.trace(tiny, TEXT), plain)  # no hook, no step callback left
+
+
+@pytest.mark.parametrize("job", STOPPABLE)
+def test_a_stop_set_before_the_start_ends_the_job_without_progress_asked(tiny, job, same_trace):
+    plain, stop = vt.trace(tiny, TEXT), StopToken()
+    stop.set()
+    with pytest.raises(Cancelled):  # no progress asked: the token alone still ends it
+        STOPPABLE[job](tiny, None, stop)
+    assert same_trace(vt.trace(tiny, TEXT), plain)
 
 
 def test_the_lens_cuts_tokens_to_their_cells_and_keeps_them_whole_in_the_hover():

@@ -7,7 +7,13 @@ import threading
 
 import pytest
 
-from viz_transformer.records.progress import Cancelled, Progress, ProgressMeter, StopToken
+from viz_transformer.records.progress import (
+    Cancelled,
+    Progress,
+    ProgressMeter,
+    StopToken,
+    with_stop,
+)
 
 
 class Clock:
@@ -78,3 +84,21 @@ def test_a_stop_token_raises_cancelled_once_set_from_another_thread_or_by_its_co
     assert watching.is_set()
     with pytest.raises(Cancelled):
         watching.check()
+
+
+def test_with_stop_checks_the_token_after_each_report() -> None:
+    seen: list[tuple[int, ...]] = []
+    assert with_stop(None, None) is None
+    append = seen.append
+    assert with_stop(append, None) is append  # no token: the report itself
+    stop = StopToken()
+    report = with_stop(lambda *args: seen.append(args), stop)
+    report(1, 4)  # any report's arguments pass through (a fraction, or done and total)
+    stop.set()
+    with pytest.raises(Cancelled):
+        report(2, 4)
+    assert seen == [(1, 4), (2, 4)]  # the job's last report, then it ends
+    only = with_stop(None, StopToken())  # a job asked for its Stop alone still gets its points
+    only(0.5)
+    with pytest.raises(Cancelled):
+        with_stop(None, stop)(0.5)

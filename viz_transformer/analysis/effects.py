@@ -22,7 +22,7 @@ from viz_transformer.analysis.heads import head_importance, ticking
 from viz_transformer.analysis.stepping import decoding
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind, Head, KindHead
-from viz_transformer.records.progress import OnFraction
+from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.text.checks import check_text
 
 DEMO_FILE = "ablation_demo.json"  # in a model's weights folder, written by bench/ablation_demo.py
@@ -87,6 +87,7 @@ def ablated_output(
     heads: Sequence[KindHead],
     ablation: Ablation = "zero",
     progress: OnFraction | None = None,
+    stop: StopToken | None = None,
 ) -> AblatedOutput:
     """The output with ``heads`` ablated and ``token_effects``, in one run that decodes the
     normal output once and builds the hooks once (on smollm2 with mean ablation, 9 passes where
@@ -97,15 +98,16 @@ def ablated_output(
         ablation: ``"zero"`` or ``"mean"``, as ``vt.trace``.
         progress: called with the fraction done after each greedy step and each whole pass
             (``analysis.stepping``: the two decodes take most of the bar), and from inside the
-            model's layers at most every ``heads.TICK_S`` s; what it raises (a page's Stop)
-            ends the work there, leaving the model without hooks.
+            model's layers at most every ``heads.TICK_S`` s.
+        stop: once set (from any thread), the work ends at its next progress point with
+            ``records.progress.Cancelled``, leaving the model without hooks.
 
     Raises:
         ValueError: a model without output, bad text, mode or heads.
     """
     text, mode = check_text(text), check_mode(ablation)
     checked = _checked(model, heads)
-    with ticking(model, progress) as report:
+    with ticking(model, with_stop(progress, stop)) as report:
         say = report or (lambda _fraction: None)
         with decoding(model, report, 0.0, 0.35):  # the decodes are most of the time
             out_ids = model.reference_ids(text)

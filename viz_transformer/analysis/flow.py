@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import maximum_flow
 
 from viz_transformer.analysis.aggregate import with_residual
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.progress import StopToken, with_stop
 from viz_transformer.records.trace import Trace
 
 SCALE = 2**26  # integer capacity of a weight of 1 (scipy's maximum flow takes int32)
@@ -78,6 +79,7 @@ def attention_flow(
     kind: AttentionKind,
     progress: Callable[[float], None] | None = None,
     max_tokens: int | None = MAX_TOKENS,
+    stop: StopToken | None = None,
 ) -> np.ndarray:
     """Attention flow of self-attention ``kind``, ``[layers, n, n]`` like ``rollout``: row ``i``
     of element ``l`` shares out 1 over the input tokens by how much flow each can send to
@@ -87,6 +89,8 @@ def attention_flow(
         trace: from ``vt.trace``; kind: ``"encoder"`` or ``"decoder"`` (self-attention).
         progress: called with the fraction done (``flow_values``).
         max_tokens: refuse longer inputs (the cost grows as ``n**4``); None: no limit.
+        stop: once set (from any thread), the work ends at its next progress point with
+            ``records.progress.Cancelled``.
 
     Raises:
         ValueError: a kind the trace lacks, cross-attention, or an input over ``max_tokens``.
@@ -100,6 +104,6 @@ def attention_flow(
             f"Attention flow solves {arr.shape[0] * n * n:,} maximum-flow problems for {n} "
             f"tokens; it is offered up to {max_tokens} tokens. Shorten the input, or use rollout."
         )
-    flows = flow_values(with_residual(arr, "attention flow"), progress)
+    flows = flow_values(with_residual(arr, "attention flow"), with_stop(progress, stop))
     totals = flows.sum(axis=-1, keepdims=True)
     return flows / np.where(totals > 0, totals, 1.0)

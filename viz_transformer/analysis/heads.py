@@ -24,7 +24,7 @@ from viz_transformer.analysis.ablation import (
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.results import LayerRuns
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.progress import OnFraction
+from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.text.checks import check_text
 
 BATCH = 64  # ablated copies per forward pass, at most
@@ -157,6 +157,7 @@ def head_importance(
     target: str | None = None,
     ablation: Ablation = "zero",
     progress: OnFraction | None = None,
+    stop: StopToken | None = None,
 ) -> np.ndarray:
     """How much the output's log-probability drops when each head alone is ablated.
 
@@ -170,6 +171,8 @@ def head_importance(
         target: a reference output to score instead of the greedy one.
         ablation: ``"zero"`` or ``"mean"`` (the head's mean z over this input's positions).
         progress: called with the fraction done after each batch.
+        stop: once set (from any thread), the work ends at its next progress point with
+            ``records.progress.Cancelled``, leaving the model without hooks.
 
     Returns:
         float64 ``[layers, heads]`` in nats; negative where ablating a head helps the output.
@@ -181,7 +184,7 @@ def head_importance(
     heads = all_heads(model, kind)
     require_output(model)
     target = None if target is None else check_text(target, "target")
-    with ticking(model, progress) as report:
+    with ticking(model, with_stop(progress, stop)) as report:
         out_ids = model.reference_ids(text, target)
         means = None
         if mode == "mean":

@@ -11,7 +11,7 @@ import torch
 from viz_transformer.analysis.heads import ticking
 from viz_transformer.analysis.stepping import decoding, part
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.records.progress import OnFraction
+from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.text.after import labels_after
 from viz_transformer.text.checks import check_text
 
@@ -39,14 +39,16 @@ def logit_lens(
     text: str,
     target: str | None = None,
     progress: OnFraction | None = None,
+    stop: StopToken | None = None,
 ) -> Lens:
     """Run ``text`` with its greedy output (or ``target``) forced and read each decoder layer.
 
     Args:
         model: a model with a decoder (``lens_points``); text, target: as for ``vt.trace``.
         progress: called with the fraction done after each greedy step, from inside the
-            model's layers at most every ``heads.TICK_S`` s, and with 1 at the end; what it
-            raises (a page's Stop) ends the work there, leaving the model without hooks.
+            model's layers at most every ``heads.TICK_S`` s, and with 1 at the end.
+        stop: once set (from any thread), the work ends at its next progress point with
+            ``records.progress.Cancelled``, leaving the model without hooks.
 
     Returns:
         a ``Lens`` of ``len(lens_points())`` layers by the decoder positions.
@@ -58,6 +60,7 @@ def logit_lens(
     names = model.lens_points()
     target = None if target is None else check_text(target, "target")
     kept: dict[str, torch.Tensor] = {}
+    progress = with_stop(progress, stop)
 
     def keep(x: torch.Tensor, name: str) -> None:
         kept[name] = x[0].detach()  # (T, d_model)

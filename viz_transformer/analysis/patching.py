@@ -14,7 +14,7 @@ from viz_transformer.analysis.heads import all_heads, batched_scores, require_ou
 from viz_transformer.analysis.stepping import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.progress import OnFraction
+from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.text.checks import check_text
 
 
@@ -99,6 +99,7 @@ def patch_heads(
     corrupted: str,
     kind: AttentionKind,
     progress: OnFraction | None = None,
+    stop: StopToken | None = None,
 ) -> np.ndarray:
     """Activation patching: each head's clean output z put into the corrupted run alone.
 
@@ -110,7 +111,8 @@ def patch_heads(
 
     ``progress`` (optional) is called with the fraction done after each greedy step and each
     batch of heads, from inside the model's layers at most every ``TICK_S`` s, and with 1 at
-    the end; what it raises (a page's Stop) ends the work there, leaving the model clean.
+    the end. ``stop`` (optional): once set, the work ends at its next progress point with
+    ``records.progress.Cancelled``, leaving the model clean.
 
     Returns:
         float64 ``[layers, heads]``.
@@ -119,7 +121,7 @@ def patch_heads(
         ValueError: inputs of different token lengths, or inputs with the same output.
     """
     rows = [[h] for h in all_heads(model, kind)]
-    return _patch(model, clean, corrupted, kind, rows, progress).reshape(
+    return _patch(model, clean, corrupted, kind, rows, with_stop(progress, stop)).reshape(
         model.attention_shape(kind)
     )
 

@@ -19,7 +19,7 @@ from viz_transformer.analysis.stepping import decoding, part
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
-from viz_transformer.records.progress import OnFraction
+from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.records.trace import Trace
 
 # role -> (what the score means, formula, where the role comes from); the page's legend
@@ -131,6 +131,7 @@ def head_roles(
     text: str | None = None,
     alignment: list[tuple[int, int]] | None = None,
     progress: OnFraction | None = None,
+    stop: StopToken | None = None,
 ) -> dict[str, np.ndarray]:
     """Role scores of every head of ``kind`` (see ``ROLES`` for each formula and its source).
 
@@ -141,8 +142,9 @@ def head_roles(
         alignment: for cross-attention, (row, source position) pairs to score instead of the
             monotone and reversed alignments.
         progress: called with the fraction done after each greedy step of the traces, from
-            inside the model's layers at most every ``heads.TICK_S`` s, and with 1 at the end;
-            what it raises (a page's Stop) ends the work there, leaving the model without hooks.
+            inside the model's layers at most every ``heads.TICK_S`` s, and with 1 at the end.
+        stop: once set (from any thread), the work ends at its next progress point with
+            ``records.progress.Cancelled``, leaving the model without hooks.
 
     Returns:
         role -> float64 ``[layers, heads]``: previous, self, first, duplicate and induction
@@ -150,7 +152,7 @@ def head_roles(
     """
     model.attention_shape(kind)  # a kind the model lacks is refused here, with the fix
     text = model.spec.example if text is None else text
-    with ticking(model, progress) as report:
+    with ticking(model, with_stop(progress, stop)) as report:
         # cross-attention: one trace, then its layers; self-attention: the text, then repeated
         with decoding(model, report, 0.0, 0.4 if kind == "cross" else 0.2):
             patterns = trace(model, text).get(kind)

@@ -1,7 +1,7 @@
 """Progress of a long analysis split into parts: a part's fractions mapped into its share of the
-whole, and greedy decoding reported token by token (``LoadedModel.stepping``), so that a page's
-Stop (``records.progress.Cancelled``, raised from the progress callback) ends the work between two
-tokens."""
+whole, and greedy decoding reported token by token (``LoadedModel.stepping``), so that a Stop
+(the job's ``stop`` token, checked in its progress callback: ``records.progress.with_stop``)
+ends the work between two tokens."""
 
 from __future__ import annotations
 

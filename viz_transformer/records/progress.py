@@ -3,10 +3,17 @@
 A long job (corpus statistics, What heads do's experiments, a live training run, the CLI) reports
 how far it is as a count: ``(done, total)`` in units such as sentences, or a fraction as
 ``(fraction, 1)``. ``ProgressMeter`` turns those reports into ``Progress`` records (rate and time
-left counted from the first report, so a resumed run's kept work does not inflate its rate). A
-job stops through a ``StopToken``: anyone sets it (a Stop button, another session, Ctrl-C), the
-job calls ``check()`` between two units of work, which raises ``Cancelled`` once it is set; what
-was finished before stays.
+left counted from the first report, so a resumed run's kept work does not inflate its rate).
+
+Stop, one way for every job: a job that can be stopped takes a ``stop: StopToken | None``
+argument. Anyone sets the token (a Stop button, another session, Ctrl-C); the job calls
+``check()`` between two units of work, which raises ``Cancelled`` once it is set; what was
+finished before stays. A job that reports progress checks at each report: ``with_stop(report,
+stop)`` is the callback it passes down (each greedy step, each batch of heads, every 0.25 s of a
+pass), so a new job with a progress callback gets its Stop points for free. A progress callback
+reports and never stops a job on purpose; a job still leaves the model as it was when anything
+raises from it (the app's own Streamlit ends a page's run at its next ``st`` call, which the
+page's progress callback makes).
 """
 
 from __future__ import annotations
@@ -15,9 +22,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 OnFraction = Callable[[float], None]  # called with the fraction of the job done, 0..1
 OnCount = Callable[[int, int], None]  # called with (units done, units in all)
+Report = TypeVar("Report", bound=Callable[..., None])
 
 
 class Cancelled(Exception):
@@ -49,6 +58,22 @@ class StopToken:
         """Raise ``Cancelled`` if the token is set; return at once otherwise."""
         if self.is_set():
             raise Cancelled
+
+
+def with_stop(report: Report | None, stop: StopToken | None) -> Report | None:
+    """``report`` (an ``OnFraction`` or ``OnCount``) followed by ``stop.check()``: the callback
+    a job passes down, so every progress point is a Stop point (a Stop set during the report,
+    or any time before, ends the job there). Without ``stop``, ``report`` itself; with ``stop``
+    but no ``report``, a callback that only checks."""
+    if stop is None:
+        return report
+
+    def both(*args: Any) -> None:
+        if report is not None:
+            report(*args)
+        stop.check()  # raises Cancelled once set
+
+    return cast(Report, both)
 
 
 def time_left(seconds: float) -> str:

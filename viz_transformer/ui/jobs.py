@@ -2,8 +2,10 @@
 its result from a bounded store after that.
 
 Progress and Stop are ``records.progress``'s, as for every long job: the bar shows a
-``ProgressMeter``'s record, and the job's ``StopToken`` (set by a Stop recorded in the session)
-raises ``Cancelled`` from the progress callback, between two units of the work."""
+``ProgressMeter``'s record, and the job gets its ``StopToken`` as its ``stop`` argument (set by
+a Stop recorded in the session), which raises ``Cancelled`` between two units of the work. The
+Stop button also reruns the page, which Streamlit does by ending this run at its next ``st`` call:
+the bar's update in the progress callback."""
 
 from __future__ import annotations
 
@@ -70,11 +72,14 @@ class JobText:
 
 
 def stoppable(
-    job: JobText, store: BoundedStore, key: Hashable, compute: Callable[[OnFraction], T]
+    job: JobText,
+    store: BoundedStore,
+    key: Hashable,
+    compute: Callable[[OnFraction, StopToken], T],
 ) -> T | None:
-    """``store[key]``, computed by ``compute(progress)`` the first time under a progress bar and
-    a Stop button; None after a message (an error, or a stopped job with a button to start it
-    again).
+    """``store[key]``, computed by ``compute(progress, stop)`` the first time under a progress
+    bar and a Stop button (pass both to the library call: ``progress=progress, stop=stop``);
+    None after a message (an error, or a stopped job with a button to start it again).
 
     Pressing Stop reruns the page (Streamlit interrupts the running job at its next progress
     update); the rerun finds the job's key in ``STOP_KEY`` and does not start it again, nor any
@@ -95,14 +100,13 @@ def stoppable(
         meter.update(0.0, 1.0)  # the rate counts from now
 
         def progress(fraction: float) -> None:
-            # an st call: where a Stop (the page's or the toolbar's) ends the work; the work
-            # calls this about every second (analysis.heads sizes its batches so)
-            token.check()
+            # an st call, about every second (analysis.heads sizes its batches so): where
+            # Streamlit ends this run when a Stop reruns the page
             done = meter.update(fraction, 1.0)
             bar.progress(done.fraction, text=f"{job.label} {done.text()}")
 
         try:
-            store.put(key, compute(progress))
+            store.put(key, compute(progress, token))
         except Cancelled:
             return None
         except widgets.LOAD_ERRORS as exc:

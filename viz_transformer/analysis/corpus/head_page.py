@@ -25,7 +25,7 @@ from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.analysis.corpus.tables import head_rows
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.progress import OnCount
+from viz_transformer.records.progress import OnCount, StopToken, with_stop
 from viz_transformer.records.trace import Trace
 
 LEVELS = ("strongest", "middle", "weakest")
@@ -97,17 +97,21 @@ def sample_ids(n_sentences: int, sample: int = SAMPLE) -> list[int]:
 
 
 def sample_traces(
-    model: LoadedModel, sentences: Sequence[str], on_sentence: OnCount | None = None
+    model: LoadedModel,
+    sentences: Sequence[str],
+    on_sentence: OnCount | None = None,
+    stop: StopToken | None = None,
 ) -> list[Trace]:
     """``vt.trace`` of each sampled sentence: the one pass every head's page reads (a head's
     pairs and distances are then pure functions of these traces, instant for any head).
 
     Args:
         sentences: the sample (``sample_ids`` picks one from a corpus).
-        on_sentence: called with (sentences done, total) after each, for a progress bar; it may
-            raise ``records.progress.Cancelled`` to stop.
+        on_sentence: called with (sentences done, total) after each, for a progress bar.
+        stop: once set, the work ends after the sentence in progress with
+            ``records.progress.Cancelled``.
     """
-    traces = []
+    traces, on_sentence = [], with_stop(on_sentence, stop)
     for done, text in enumerate(sentences, start=1):
         traces.append(trace(model, text))
         if on_sentence is not None:

@@ -18,7 +18,7 @@ import torch
 
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.progress import OnFraction
+from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 
 Projection = Literal["PCA", "UMAP"]
 MAX_POINTS = 3000  # queries plus keys: a scatter stays readable and the projection quick
@@ -66,9 +66,11 @@ def qk_points(
     method: Projection = "PCA",
     max_points: int = MAX_POINTS,
     progress: OnFraction | None = None,
+    stop: StopToken | None = None,
 ) -> pd.DataFrame:
     """Queries and keys of one head over the first sentences, up to ``max_points`` in all;
-    ``progress`` is called with the fraction done after each sentence (a Stop raises there).
+    ``progress`` is called with the fraction done after each sentence, and ``stop`` (once set)
+    ends the work there with ``records.progress.Cancelled``.
 
     Returns:
         One row per vector: ``x, y`` (the projection), ``role`` (query or key), ``position``,
@@ -83,6 +85,7 @@ def qk_points(
     except NotImplementedError:
         raise ValueError(f"{model.name} does not expose its queries and keys here.") from None
     rows, vectors = [], []
+    progress = with_stop(progress, stop)
     for sid, text in enumerate(sentences):
         if len(vectors) >= max_points:
             break
