@@ -8,6 +8,7 @@ import pytest
 from viz_transformer.figures import export
 
 
+@pytest.mark.needs("kaleido")  # without it, export names kaleido first
 def test_no_browser_says_how_to_install_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.delenv("BROWSER_PATH", raising=False)
