@@ -6,14 +6,15 @@ how far it is as a count: ``(done, total)`` in units such as sentences, or a fra
 left counted from the first report, so a resumed run's kept work does not inflate its rate).
 
 Stop, one way for every job: a job that can be stopped takes a ``stop: StopToken | None``
-argument. Anyone sets the token (a Stop button, another session, Ctrl-C); the job calls
+argument. Anyone sets the token (a Stop button, another session, any thread); the job calls
 ``check()`` between two units of work, which raises ``Cancelled`` once it is set; what was
 finished before stays. A job that reports progress checks at each report: ``with_stop(report,
 stop)`` is the callback it passes down (each greedy step, each batch of heads, every 0.25 s of a
 pass), so a new job with a progress callback gets its Stop points for free. A progress callback
 reports and never stops a job on purpose; a job still leaves the model as it was when anything
 raises from it (the app's own Streamlit ends a page's run at its next ``st`` call, which the
-page's progress callback makes).
+page's progress callback makes; a command's Ctrl-C is Python's ``KeyboardInterrupt``, which ends
+the process: ``corpus`` keeps its written shards for the next run).
 """
 
 from __future__ import annotations
