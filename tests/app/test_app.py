@@ -3,6 +3,7 @@ URL restores a view, and presenter mode and downloads work."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -123,16 +124,65 @@ def test_json_and_npz_downloads_are_offered(data_downloads):
     assert all(b.deferred_file_id for b in buttons) and not any(b.url for b in buttons)
 
 
+def _open_save_menus(at: AppTest) -> list[str]:
+    """Open every chart's "Save figure" menu (keyed like its "Show the numbers" switch) and rerun:
+    a menu draws its buttons only when it opens."""
+    menus = [
+        f"save-{t.key.removeprefix('numbers-')}" for t in at.toggle if t.key.startswith("numbers-")
+    ]
+    for menu in menus:
+        at.session_state[menu] = True
+    at.run()
+    return menus
+
+
 def test_every_chart_saves_as_svg_pdf_and_png(figures):
     at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not [b for b in at.get("download_button") if b.label in ("SVG", "PDF", "PNG")]
+    assert len(_open_save_menus(at)) == len(figures(at)) > 0  # one menu under every chart
     saves = [b.proto for b in at.get("download_button") if b.label in ("SVG", "PDF", "PNG")]
-    assert len(saves) == 3 * len(figures(at)) > 0  # one menu under every chart
+    assert len(saves) == 3 * len(figures(at))
     assert [b.label for b in saves[:3]] == ["SVG", "PDF", "PNG"]
     assert [b.id.split("-save-", 1)[1] for b in saves[:3]] == [
         f"encoder-overview-{fmt}" for fmt in ("svg", "pdf", "png")
     ]  # keyed (and named) like the chart's PNG
     assert len({b.id for b in saves}) == len(saves)
     assert all(b.deferred_file_id and not b.url for b in saves)  # rendered only on a click
+    each = re.compile(r"Each figure takes about \d+ s on the server\.$")  # a guess, then measured
+    assert any(each.search(c.value) for c in at.caption)
+
+
+def test_an_open_save_menu_says_how_long_the_line_is_or_that_it_is_full(monkeypatch):
+    import threading
+
+    from viz_transformer.ui import figure_files
+    from viz_transformer.ui.export_queue import ExportQueue
+
+    line = ExportQueue(waiting=1, workers=1, first_guess=5.0)
+    monkeypatch.setattr(figure_files, "QUEUE", line)
+    release, started = threading.Event(), threading.Event()
+    jobs = [lambda: (started.set(), release.wait(30)), lambda: release.wait(30)]
+    threads = [threading.Thread(target=line.run, args=(job,), daemon=True) for job in jobs]
+    try:
+        threads[0].start()
+        assert started.wait(10)
+        at = AppTest.from_file(PAGE, default_timeout=60).run()
+        _open_save_menus(at)
+        words = " ".join(c.value for c in at.caption)
+        assert "1 figure is being saved, so yours starts in about 5 s." in words
+        threads[1].start()  # the line is full now: the menu says so and offers no download
+        while line.line().busy < 2:
+            threading.Event().wait(0.01)
+        at.run()
+        assert next(w.value for w in at.warning if "being saved" in w.value) == (
+            "2 figures are being saved; try again in about 5 s."
+        )
+        assert not [b for b in at.get("download_button") if b.label in ("SVG", "PDF", "PNG")]
+        assert any(b.label == "Try again" for b in at.button)
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(10)
 
 
 def test_the_app_sets_torch_threads_per_computation_itself(monkeypatch):

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from viz_transformer.figures import export
+from viz_transformer.ui import figure_export as export
 from viz_transformer.figures.heatmap import heatmap
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs("kaleido", "chromium")]  # kaleido drives it

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from viz_transformer.figures import export
+from viz_transformer.ui import figure_export as export
 
 
 @pytest.mark.needs("kaleido")  # without it, export names kaleido first

@@ -1,15 +1,21 @@
 """Every chart's "Save figure" menu: SVG, PDF and PNG rendered on the server when someone clicks
-(``figures.export``), named like the chart's PNG; on a machine without Chromium the menu says
-why and plotly's camera button saves SVG from the browser instead. A render that fails raises in
-the download request, which the browser reports; the page itself is untouched."""
+(``figure_export``), named like the chart's PNG; on a machine without Chromium the menu says
+why and plotly's camera button saves SVG from the browser instead.
+
+Renders take turns in one short line per server (``figure_export.QUEUE``). The menu is drawn when
+it opens (it reruns the chart's fragment alone), so it shows the line as it is then: how long a
+figure takes and how long yours would wait, or, when the line is full, "N figures are being saved;
+try again in about S s" and no buttons. A render that fails (or a line that filled between the
+opening and the click) raises in the download request, which the browser reports under the
+button; the page itself is untouched."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitDuplicateElementKey
 
-from viz_transformer.figures.export import FORMATS, MIME, export_problem, figure_bytes
+from viz_transformer.ui.export_queue import about, saving
+from viz_transformer.ui.figure_export import FORMATS, MIME, QUEUE, export_problem, figure_bytes
 
 
 @st.cache_resource(show_spinner=False)
@@ -24,22 +30,36 @@ def camera_format() -> str:
 
 
 def save_menu(fig: go.Figure, file_stem: str, key: str) -> None:
-    """A small "Save figure" menu under a chart: one deferred download per format (the file is
-    rendered only when its button is clicked, a few seconds, so a rerun costs nothing)."""
-    with st.popover("Save figure", icon=":material/download:"):
+    """A small "Save figure" menu under a chart (``key`` unique on the page), drawn when it opens:
+    the line's state, then one deferred download per format (the file is rendered only when its
+    button is clicked, a few seconds, so a rerun costs nothing)."""
+    menu = st.popover(
+        "Save figure", icon=":material/download:", key=f"save-{key}", on_change="rerun"
+    )
+    if not menu.open:
+        return
+    with menu:
         problem = _problem()
         if problem:
             st.caption(problem)
             return
-        suffix = ""
+        line = QUEUE.line()
+        if line.full:
+            st.warning(line.refusal)
+            st.button("Try again", key=f"save-{key}-again")  # reruns this chart's part alone
+            return
         for fmt in FORMATS:
-            while True:  # a name drawn twice in one run (a chart per ablation) gets "-2", "-3"
-                try:
-                    _button(fig, fmt, file_stem, f"save-{key}{suffix}-{fmt}")
-                    break
-                except StreamlitDuplicateElementKey:
-                    suffix = f"-{int(suffix[1:] or 1) + 1}"
-        st.caption("Vector SVG and PDF keep text as text, for papers; PNG at twice the size.")
+            _button(fig, fmt, file_stem, f"save-{key}-{fmt}")
+        st.caption(wait_words(line.busy, line.wait_s, line.each_s))
+
+
+def wait_words(busy: int, wait_s: float, each_s: float) -> str:
+    """What the menu says of the line: how long a figure takes, and the wait before yours."""
+    formats = "Vector SVG and PDF keep text as text, for papers; PNG at twice the size."
+    each = f"Each figure takes about {about(each_s)} s on the server"
+    if not busy:
+        return f"{formats} {each}."
+    return f"{formats} {each}; {saving(busy)}, so yours starts in about {about(wait_s)} s."
 
 
 def _button(fig: go.Figure, fmt: str, file_stem: str, key: str) -> None:

@@ -43,7 +43,7 @@ def _model_picker() -> str:
     return st.selectbox(
         "Model",
         names,
-        key=state.MODEL_KEY,
+        **state.kept(state.MODEL_KEY),
         on_change=callbacks.on_model_change,
         format_func=_model_label,
         help="The paper-* models are built exactly as section 3 of the paper describes. Each "
@@ -109,7 +109,9 @@ def draw() -> tuple[str, str]:
         first_load.prepare(name)  # the built-in LLM's one-time conversion, with a progress bar
         spec = caches.spec(name)
         st.session_state.setdefault(state.TEXT_KEY, spec.example)
-        text = st.text_area("Sentence", key=state.TEXT_KEY, height=90, max_chars=MAX_CHARS)
+        text = st.text_area(
+            "Sentence", height=90, max_chars=MAX_CHARS, **state.kept(state.TEXT_KEY)
+        )
         st.caption(f"{spec.description} **Shows** {spec.summary()}.")
         st.button("Use the example", help=spec.example, on_click=callbacks.use_text,
                   args=(spec.example,))  # fmt: skip

@@ -38,6 +38,13 @@ def keep(keys: Sequence[str] = KEPT_KEYS) -> None:
             st.session_state[key] = st.session_state[key]
 
 
+def kept(key: str) -> dict[str, str]:
+    """A widget's ``key`` and ``persist_state="session"``: its value follows the user to the next
+    page even after a fragment's rerun ("Show the numbers", "Save figure"), which ``keep`` (full
+    runs only) misses; without it Streamlit dropped the sidebar's model and sentence there."""
+    return {"key": key, "persist_state": "session"}
+
+
 def keep_or_set(defaults: dict[str, Any]) -> None:
     """Like ``keep``, for widgets in tabs now hidden: each key starts at its default."""
     for key, value in defaults.items():
