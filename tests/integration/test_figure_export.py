@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from viz_transformer.ui import figure_export as export
 from viz_transformer.figures.heatmap import heatmap
+from viz_transformer.ui import figure_export as export
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs("kaleido", "chromium")]  # kaleido drives it
 
