@@ -27,21 +27,26 @@ def teacher_page() -> None:
         st.title("Teacher")
         return
     key, role = found
+    presenting = widgets.presenting()
+    if presenting:  # a projector's first screen has room for the class, not the sidebar
+        st.set_page_config(initial_sidebar_state="collapsed")
     lesson = lesson_place.or_stop(lambda: lesson_place.class_lesson(code))
-    st.title(lesson.title, anchor=False)
-    class_view.join_box(code)
+    class_view.join_box(code, lesson)
     teacher = teacher_access.is_teacher(role)
     if teacher:
         controls = lesson_place.or_stop(lesson_place.store().controls, code)
-        class_controls.top_row(code, key, lesson, controls)
+        if not presenting:  # on a projector: below the funnel, the first screen is the class's
+            class_controls.top_row(code, key, lesson, controls)
     else:
         st.caption("A read-only link: you see the class; only its teacher changes it.")
     class_view.live(code, key, lesson)
     if teacher:
+        if presenting:
+            class_controls.top_row(code, key, lesson, controls)
         with st.expander("More controls: names, remove a student, a read-only link, close"):
             roster = lesson_place.or_stop(lesson_place.store().roster, code, key)
             class_controls.more(code, key, controls, roster, class_view.base_url())
-        if not widgets.presenting():
+        if not presenting:
             class_view.teacher_link(code, key)
 
 

@@ -28,10 +28,11 @@ def _do(change: Callable[..., Any], *args: Any) -> None:
         st.session_state[ERROR] = lesson_place.message(exc)
 
 
-def status(controls: Controls) -> str:
-    """The controls in a few words ("Paused · up to step 3 · names hidden")."""
-    words = ["**Closed**"] if controls.closed else []
-    words += ["**Paused**"] if controls.paused else []
+def status(controls: Controls, bold: bool = True) -> str:
+    """The controls in a few words ("**Paused** · up to step 3 · names hidden")."""
+    mark = "**" if bold else ""
+    words = [f"{mark}Closed{mark}"] if controls.closed else []
+    words += [f"{mark}Paused{mark}"] if controls.paused else []
     words += [f"up to step {controls.pace}"] if controls.pace is not None else ["every step open"]
     words += ["names hidden"] if controls.hide_names else []
     return " · ".join(words)
@@ -61,16 +62,14 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
             args=(store.pause, code, key),
             help="Every student's page shows 'Eyes on the teacher' until you resume.",
         )
-    steps = [None, *range(1, len(lesson.steps) + 1)]
-    st.session_state["class-pace"] = controls.pace  # as stored (a command may have set it)
+    steps = list(range(len(lesson.steps) + 1))  # 0: every step
+    st.session_state["class-pace"] = controls.pace or 0  # as stored (a command may have set it)
     pace.selectbox(
         "Students may go up to",
         steps,
         key="class-pace",
-        format_func=lambda n: (
-            "every step" if n is None else step_label(n, lesson.steps[n - 1].title)
-        ),
-        on_change=lambda: _do(store.set_pace, code, key, st.session_state["class-pace"]),
+        format_func=lambda n: step_label(n, lesson.steps[n - 1].title) if n else "every step",
+        on_change=lambda: _do(store.set_pace, code, key, st.session_state["class-pace"] or None),
     )
     if ERROR in st.session_state:
         widgets.show_error(st.session_state.pop(ERROR))

@@ -16,8 +16,8 @@ from viz_transformer.figures.classroom import funnel_figure, qr_png, step_label
 from viz_transformer.ui import lesson_place, widgets
 
 REFRESH_S = 3  # seconds between redraws of the live view
-FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 430
-QR_PX, PRESENTER_QR_PX = 140, 170
+FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 275  # the second x 1.6 on a projector
+QR_PX, PRESENTER_QR_PX = 130, 160
 
 
 def base_url() -> str:
@@ -80,15 +80,15 @@ def csv_download(code: str, key: str) -> None:
     )
 
 
-def join_box(code: str) -> None:
-    """What students need to join: the code, the link and its QR code, large enough to read
-    off a projector."""
+def join_box(code: str, lesson: vt.Lesson) -> None:
+    """The lesson's title and what students need to join: the code, the link and its QR code,
+    large enough to read off a projector (the first screen at 1024x768 in presenter mode)."""
     students, _ = class_links(base_url(), code, "")
-    text, qr = st.columns([4, 1], vertical_alignment="center")
+    text, qr = st.columns([5, 1], vertical_alignment="center")
+    text.caption(widgets.literal(lesson.title))
     text.markdown(f"## Class code **{code}**")
-    text.markdown(f"Students join at `{students}` or scan the code.")
-    width = PRESENTER_QR_PX if widgets.presenting() else QR_PX
-    qr.image(qr_png(students), width=width, caption=None)
+    text.markdown(f"Join at `{students}` or scan the code.")
+    qr.image(qr_png(students), width=PRESENTER_QR_PX if widgets.presenting() else QR_PX)
 
 
 def teacher_link(code: str, key: str) -> None:
@@ -110,9 +110,12 @@ def live(code: str, key: str, lesson: vt.Lesson) -> None:
     except lesson_place.STORE_ERRORS as exc:  # the next redraw tries again
         widgets.show_error(lesson_place.message(exc))
         return
-    st.markdown(status(controls))
-    height = PRESENTER_FUNNEL_HEIGHT if widgets.presenting() else FUNNEL_HEIGHT
-    widgets.chart(funnel_figure(funnel, len(roster), height), f"class-{code}-funnel")
+    presenting = widgets.presenting()
+    if not presenting:  # projected, the chart's title says it: the first screen has no room
+        st.markdown(status(controls))
+    height = PRESENTER_FUNNEL_HEIGHT if presenting else FUNNEL_HEIGHT
+    note = status(controls, bold=False) if presenting else ""
+    widgets.chart(funnel_figure(funnel, len(roster), height, note), f"class-{code}-funnel")
     summary(roster, funnel)
     # on a projector the names stay folded away (and pseudonyms when names are hidden)
     where = st.expander("Who is where") if widgets.presenting() else st.container()

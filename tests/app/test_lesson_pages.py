@@ -192,11 +192,14 @@ def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_arr
     assert reached[0] == 2 and answered[0] == 1 and correct[0] == 0
 
 
-def test_presenter_mode_draws_the_funnel_large(store, figures):
+def test_presenter_mode_draws_the_funnel_text_large_on_one_screen(store, figures):
     code, key = store.create(TOUR)
-    small = figures(_open(TEACHER, {"class": code, "key": key}))[0]["layout"]["height"]
+    small = figures(_open(TEACHER, {"class": code, "key": key}))[0]
     at = _open(TEACHER, {"class": code, "key": key, "presenter": "True"})
-    assert figures(at)[0]["layout"]["height"] > 1.5 * small
+    large = figures(at)[0]
+    for bar_small, bar_large in zip(small["data"], large["data"], strict=True):
+        assert bar_large["textfont"]["size"] >= 1.5 * bar_small["textfont"]["size"] >= 18
+    assert large["layout"]["height"] <= 450  # with the code and QR code, on a 768 px screen
     assert not any("key=" in str(c.value) for c in at.get("code"))  # no teacher link projected
 
 

@@ -124,7 +124,8 @@ def test_the_teacher_page_shows_the_class_with_its_key_only(room, browser):
     assert page.locator(".js-plotly-plot").count() == 0
     assert page.get_by_text(lesson.title).count() == 0
     page.goto(f"{room.url}/teacher?class={room.code}&key={room.key}")
-    expect(page.get_by_role("heading", name=lesson.title)).to_be_visible()
+    expect(page.get_by_role("heading", name=f"Class code {room.code}")).to_be_visible()
+    expect(page.get_by_text(lesson.title)).to_be_visible()
     expect(page.locator(".js-plotly-plot")).to_have_count(1, timeout=60_000)
     students = page.locator('[data-testid="stMetric"]').filter(has_text="students")
     expect(students).to_contain_text(str(len(room.store.roster(room.code, room.key))))

@@ -259,3 +259,74 @@ def test_5_a_translation_that_stops_early_is_flagged(page, server):
     page.wait_for_selector(PLOT)
     assert "The output looks cut short" in _text(page)
     assert "The input has 12 sentences" in _text(page)
+
+
+BAR_TEXT_PX_JS = """() => [...document.querySelectorAll('.js-plotly-plot text.bartext')]
+    .filter((t) => t.textContent.trim()).map((t) => {
+      const m = t.getScreenCTM(); const b = t.getBoundingClientRect();
+      return {px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+              bottom: b.bottom, right: b.right}; })"""
+
+
+def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_screen_holds_the_class(
+    browser, serve_app, tmp_path, chart_problems
+):
+    """Issue 40 in Chromium: the presenter view's first screen at 1024x768 (code, link, QR code,
+    the funnel with its legend and every step, counts at least 14 px), the key gone from the
+    address bar, and Pause reaching a student's open page by itself, then Resume."""
+    import viz_transformer as vt  # the class store: this test only
+
+    db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    store = vt.classroom(db)
+    code, key = store.create("paper_tour")
+    lesson = vt.load_lesson("paper_tour")
+    for i in range(12):  # a class already under way: counts on most columns
+        token = store.join(code, f"Student {i}")
+        for step in range(1 + i % 5):
+            store.move(code, token, step)
+    with serve_app("teacher-class", {"VT_DATABASE_URL": db}) as url:
+        student = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
+        student.set_default_timeout(90_000)
+        student.goto(f"{url}/lesson?class={code}")
+        student.get_by_label("Your name").fill("Ada")
+        student.get_by_role("button", name="Join", exact=True).click()
+        expect(student.get_by_role("heading", name=lesson.steps[0].title)).to_be_visible()
+
+        teacher = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
+        teacher.set_default_timeout(90_000)
+        teacher.goto(f"{url}/teacher?{urlencode({'class': code, 'key': key, 'presenter': 'True'})}")
+        teacher.wait_for_selector(".js-plotly-plot text.bartext")
+        _settle(teacher)
+        teacher.wait_for_function("() => !location.search.includes('key=')")  # not projected
+        expect(teacher.get_by_text(f"Class code {code}")).to_be_in_viewport()
+        expect(teacher.get_by_text(f"/lesson?class={code}")).to_be_in_viewport()
+        qr = teacher.locator('[data-testid="stImage"] img').first
+        expect(qr).to_be_in_viewport(ratio=1.0)
+        assert qr.bounding_box()["width"] >= 120
+        legend = teacher.locator(".js-plotly-plot .legendtext")
+        assert legend.all_text_contents() == ["reached", "answered", "correct"]
+        for entry in legend.all():
+            expect(entry).to_be_in_viewport(ratio=1.0)
+        ticks = teacher.locator(".js-plotly-plot .xtick text")
+        assert ticks.all_text_contents() == [str(i) for i in range(1, len(lesson.steps) + 1)]
+        for tick in ticks.all():
+            expect(tick).to_be_in_viewport(ratio=1.0)
+        counts = teacher.evaluate(BAR_TEXT_PX_JS)
+        assert counts and min(c["px"] for c in counts) >= 14, counts
+        assert max(c["bottom"] for c in counts) <= 768 and max(c["right"] for c in counts) <= 1024
+        assert chart_problems(teacher) == []
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        teacher.screenshot(path=str(SHOTS / "presenter-teacher-class.png"))
+
+        teacher.get_by_role("button", name="Pause").click()
+        expect(student.get_by_text("Eyes on the teacher")).to_be_visible(timeout=15_000)
+        expect(student.get_by_role("heading", name=lesson.steps[0].title)).to_have_count(0)
+        assert student.get_by_role("button").filter(has_text="Next").count() == 0
+        assert "student=" in student.url  # no reload: the open page redrew itself
+        teacher.get_by_role("button", name="Resume").click()
+        expect(student.get_by_role("heading", name=lesson.steps[0].title)).to_be_visible(
+            timeout=15_000
+        )
+        assert store.view(code, student.url.split("student=")[1].split("&")[0]).answers == []
+        student.context.close()
+        teacher.context.close()

@@ -11,6 +11,7 @@ import segno
 
 from viz_transformer.figures.common import labels
 
+COUNT_PX, FULL_SIZE_STEPS = 12.0, 12  # the counts' font (x 1.6 in presenter), for <= 12 steps
 FUNNEL_BARS = (  # column of the funnel table, legend label, colour
     ("reached", "reached", "#c6dbef"),
     ("answered", "answered", "#6baed6"),
@@ -36,12 +37,15 @@ def count_dtick(most: int, ticks: int = 8) -> int:
         scale *= 10
 
 
-def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.Figure:
+def funnel_figure(
+    funnel: pd.DataFrame, students: int, height: int = 420, note: str = ""
+) -> go.Figure:
     """Grouped columns, a group per step (numbered from 1, left to right), of the students who
     reached, answered and got right each step, each count written above its column.
 
     The counts are never shrunk to fit a column (``constraintext="none"``): a projected page
-    keeps them at the figure's font size (19 px in presenter mode), however many students.
+    keeps them at ``COUNT_PX`` (19.2 px in presenter mode), however many students; a lesson of
+    more than ``FULL_SIZE_STEPS`` steps gets them smaller, at least 14 px projected up to 16.
 
     Args:
         funnel: one row per step with ``step`` (from 1), ``title``, ``reached``, ``answered``
@@ -49,8 +53,12 @@ def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.
             ``ClassStore.funnel`` returns it.
         students: how many joined (the axis ends there, so a full column is the whole class).
         height: of the figure in pixels.
+        note: said after the title ("Paused · up to step 3").
     """
     numbers = [str(int(s)) for s in funnel["step"]]
+    # counts in the font's size up to 12 steps; smaller beyond, so that two neighbours of a
+    # 1024 px wide projected page keep apart (16 steps: 9 px, 14.4 px in presenter mode)
+    size = COUNT_PX * min(1.0, FULL_SIZE_STEPS / max(len(numbers), 1))
     titles = labels(
         [step_label(int(s), str(t)) for s, t in zip(funnel["step"], funnel["title"], strict=True)]
     )
@@ -65,6 +73,7 @@ def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.
                 marker_color=colour,
                 text=[("" if pd.isna(c) else int(c)) for c in counts],
                 textposition="outside",
+                textfont={"size": size},
                 constraintext="none",
                 cliponaxis=False,
                 customdata=titles,
@@ -77,7 +86,8 @@ def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.
         bargap=0.12,
         bargroupgap=0.0,
         height=height,
-        title=f"Where the class is: {students} student{'' if students == 1 else 's'}",
+        title=f"Where the class is: {students} student{'' if students == 1 else 's'}"
+        + (f" · {note}" if note else ""),
         xaxis={"title": "step", "type": "category"},
         yaxis={
             "title": "students",
@@ -87,7 +97,7 @@ def funnel_figure(funnel: pd.DataFrame, students: int, height: int = 420) -> go.
             "tickformat": "d",
         },
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
-        margin={"t": 60, "b": 40, "l": 10, "r": 10},
+        margin={"t": 40, "b": 40, "l": 10, "r": 10},
     )
     return fig
 
