@@ -36,26 +36,29 @@ MAX_DECODE = 40  # the decoder page's default "Most output tokens"
 SCALES = ("with", "without")  # the softmax page's two maps: with 1/sqrt(d_k) and without
 STATS = ("entropy", "max_weight", "saturated")  # its table: mean entropy (nats), ...
 MODES = ("zero", "mean")  # ablation modes (What heads do)
-_CACHE: OrderedDict[tuple, Any] = OrderedDict()
+_CACHE: OrderedDict[tuple, tuple[LoadedModel, Any]] = OrderedDict()  # key -> (model, value)
 _LOCK = threading.Lock()
 _KEY_LOCKS: dict[tuple, threading.Lock] = {}
 
 
 def _memo(model: LoadedModel, key: tuple[Hashable, ...], make: Callable[[], T]) -> T:
-    """``make()`` once per model object and ``key`` even when many threads ask at once."""
+    """``make()`` once per model object and ``key`` even when many threads ask at once. An
+    entry holds its model, so while it is cached the model's ``id`` names no other model (a
+    live model retrained under the same name is a new object; without the hold, it could get
+    the old one's id and its stale values)."""
     key = (model.name, id(model), *key)
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
-            return _CACHE[key]
+            return _CACHE[key][1]
         lock = _KEY_LOCKS.setdefault(key, threading.Lock())
     with lock:
         with _LOCK:
             if key in _CACHE:
-                return _CACHE[key]
+                return _CACHE[key][1]
         value = make()
         with _LOCK:
-            _CACHE[key] = value
+            _CACHE[key] = (model, value)
             _KEY_LOCKS.pop(key, None)
             while len(_CACHE) > CACHE_ENTRIES:
                 _CACHE.popitem(last=False)
