@@ -50,6 +50,7 @@ OPTIONAL = {
     "streamlit": ("streamlit", "pip install streamlit==1.67.0"),
     "playwright": ("playwright", "pip install playwright==1.65.2"),
     "kaleido": ("kaleido", "pip install kaleido==1.5.0"),
+    "ruff": ("ruff", "pip install ruff==0.17.6"),  # the size rule measures formatted code
     "psycopg": ("psycopg", "pip install psycopg[binary]==3.3.9"),
     "haproxy": ("program:haproxy", "sudo apt-get install -y haproxy"),
     "chromium": ("program:chromium", "sudo apt-get install -y chromium"),
