@@ -181,3 +181,26 @@ def test_components_name_each_head_with_its_own_output(hf_models, family):
     names, parts = why.residual_components(bad, cap.n_layers, positions)
     moved = parts[names.index("L0 H0")] - rows["L0 H0"]
     assert np.abs(moved).max() > 1e-3  # a swapped W^O shows in the head's row
+
+
+@pytest.mark.parametrize("case", ["encoder", "decoder", "cross", *HF])
+def test_per_head_w_o_and_the_walkthroughs_output_are_the_projections(hf_models, case):
+    """``model.head_output_weight`` (what value-weighted attention reads): head h's slice of the
+    projection's input times its ``[h]`` is head h's output; ``walkthrough.explain``'s output
+    (Concat(heads) W^O + b, recomputed from q, k, v) is the projection's output."""
+    model = hf_models[case] if case in HF else tiny_paper_model()
+    kind = HF.get(case, case)
+    cap, kept = captured(model, HF_TEXT if case in HF else PAPER_TEXT, kind)
+    projs = output_projections(model, kind)
+    last = len(cap.query_tokens) - 1
+    for layer, (proj, run) in enumerate(zip(projs, kept, strict=True)):
+        w = model.head_output_weight(kind, layer).double().cpu().numpy()  # (h, d_k, d)
+        x = run["in"].double().cpu().numpy()  # (T, h * d_k)
+        d_k = w.shape[1]
+        heads = per_head(proj, run["in"], cap.n_heads)
+        for h in range(cap.n_heads):
+            np.testing.assert_allclose(x[:, h * d_k : (h + 1) * d_k] @ w[h], heads[h], atol=ATOL)
+        out = run["out"].double().cpu().numpy()
+        for position in (0, last):
+            explained = wt.explain(cap, layer, cap.n_heads - 1, position)
+            np.testing.assert_allclose(explained.out, out[position], atol=ATOL)
