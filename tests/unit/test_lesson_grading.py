@@ -234,7 +234,6 @@ def test_a_kind_the_model_does_not_record_is_a_clear_value_error(model):
 def test_a_cached_course_value_holds_its_model_so_its_id_names_no_other(model):
     """A live model retrained under one name is a new object: were the old one collected while
     its values stay cached, the new one could get its id and read them."""
-    import gc
     import weakref
 
     from viz_transformer.analysis.lessons import quantities
@@ -243,6 +242,5 @@ def test_a_cached_course_value_holds_its_model_so_its_id_names_no_other(model):
     held = weakref.ref(retrained)
     assert quantities._memo(retrained, ("probe", SENTENCE), lambda: 1.5) == 1.5
     assert quantities._memo(retrained, ("probe", SENTENCE), lambda: 2.5) == 1.5  # cached
-    del retrained
-    gc.collect()
+    del retrained  # no cycle holds it: without its entry it would go at once
     assert held() is not None  # its cache entry keeps it: its id stays its own
