@@ -7,7 +7,8 @@ one score taken apart three ways, each summing to it (Eq. 1: ``score = q · k / 
   on each side (content.content, content.position, position.content, position.position, bias);
 - ``"component"``: in a pre-norm model the block input is a sum (embeddings, every earlier head's
   output, every MLP's output); with each token's norm scale held at its value in the run, the
-  score is a sum over (query-side component, key-side component) pairs.
+  score is a sum over (query-side component, key-side component) pairs (the components:
+  ``components.residual_components``).
 
 Pure functions of the ``KindCapture`` the model's adapter fills from its hook points
 (``walkthrough.capture``); no forward pass is written a second time here.
@@ -21,10 +22,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from viz_transformer.analysis.components import residual_components
 from viz_transformer.analysis.rope import pair_angles, rotate
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
-from viz_transformer.records.kinds import AttentionKind, head_label
+from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.qkv import KindCapture
 
 SplitBy = Literal["dimension", "input", "component"]
@@ -224,49 +226,6 @@ def _by_input(cap: KindCapture, layer: int, head: int, query: int, key: int) -> 
         for p in (query, key)
     )
     return _pairs(cap, layer, head, sides, query, key)  # type: ignore[arg-type]
-
-
-def residual_components(
-    cap: KindCapture, layer: int, positions: list[int]
-) -> tuple[list[str], np.ndarray]:
-    """The pre-norm residual stream entering block ``layer`` (``layer == n_layers``: the last
-    block's output, ``cap.final``) at ``positions``, as the sum of what wrote it: the embeddings,
-    each earlier head's output ``z_h W^O_h``, each attention output bias, each MLP's output (the
-    stream's change across a block less its attention output).
-
-    Returns:
-        the components' names and ``[C, len(positions), d]`` float64 summing to the stream.
-
-    Raises:
-        ValueError: a post-norm model (its stream is renormalised after every sub-layer, so no
-            such sum exists), or one whose heads' outputs were not recorded.
-    """
-    if cap.resid is None or cap.kind == "cross":
-        raise ValueError(
-            f"{cap.model_name} is post-norm: LayerNorm(x + Sublayer(x)) (section 3.1) rescales "
-            "the stream after every sub-layer, so a layer's input is not a sum of earlier "
-            "outputs and the component split is not available. Pre-norm models (smollm2, GPT-2, "
-            "Llama) have it; at layer 0 split by input."
-        )
-    if "z" not in cap.captured or (layer == cap.n_layers and cap.final is None):
-        raise ValueError(f"{cap.model_name}: its heads' outputs were not recorded in this run.")
-    streams = [*cap.resid, cap.final]
-    names, parts = ["embeddings"], [cap.resid[0][positions].astype(np.float64)]
-    n_heads, d_k = cap.n_heads, cap.d_k
-    for lay in range(layer):
-        z = cap.captured["z"][lay][:, positions].astype(np.float64)  # (H, P, d_k)
-        w_o = cap.weights["w_o"][lay].astype(np.float64).reshape(n_heads, d_k, -1)
-        heads = np.einsum("hpk,hkd->hpd", z, w_o)  # (H, P, d)
-        b_o = cap.weights["b_o"][lay].astype(np.float64)
-        names += [head_label((lay, h)) for h in range(n_heads)]
-        parts += list(heads)
-        if b_o.any():
-            names.append(f"L{lay} attention bias")
-            parts.append(np.broadcast_to(b_o, heads.shape[1:]))
-        change = (streams[lay + 1][positions] - streams[lay][positions]).astype(np.float64)
-        names.append(f"L{lay} MLP")
-        parts.append(change - heads.sum(0) - b_o)
-    return names, np.stack(parts)
 
 
 def _by_component(cap: KindCapture, layer: int, head: int, query: int, key: int) -> pd.DataFrame:

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from viz_transformer.analysis.components import residual_components
 from viz_transformer.analysis.walkthrough import capture
-from viz_transformer.analysis.why import residual_components
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.qkv import KindCapture
