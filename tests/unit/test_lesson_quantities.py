@@ -14,7 +14,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import decoding
-from viz_transformer.analysis.lessons import read_lesson
+from viz_transformer.analysis.lessons import quantities, read_lesson, warm_traces
 from viz_transformer.analysis.lessons.kinds import NUMBER_FIELDS
 from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.testing.hf import BUILDERS
@@ -208,3 +208,25 @@ def test_rotary_angle_is_position_times_the_pairs_frequency(tmp_path):
 def test_rotary_angle_needs_a_rotary_model(model):
     with pytest.raises(ValueError, match="has no rotary positions"):
         value("rotary_angle", position=1, pair=0)
+
+
+def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(model, monkeypatch):
+    sentence = "iota kappa delta"  # no other test asks for its importance: nothing cached
+    calls: list[str] = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return vt.head_importance(*args, **kwargs)
+
+    monkeypatch.setattr(quantities, "head_importance", counted)
+    args = f"{{sentence: {sentence}, attention: cross, layer: 1, head: 0, mode: zero}}"
+    lesson = read_lesson(LESSON.format(quantity="head_importance", args=args), "warm")
+    warm_traces(lesson, lambda name, text: None)
+    assert calls == [sentence]  # warmed: the ablation ran before any answer
+    check = lesson.steps[0].check
+    right = vt.head_importance(model, sentence, "cross")[1, 0]
+    assert vt.grade(check, f"{right:.4f}").correct and vt.grade(check, "9").correct is False
+    assert calls == [sentence]  # the answers reused it
+    calls.clear()
+    warm_traces(lesson, lambda name, text: None, keep_going=lambda: False)
+    assert calls == []

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from viz_transformer.analysis.lessons.graders import TraceOf, traced
 from viz_transformer.analysis.lessons.kinds import rule
+from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.analysis.lessons.records import Check, Grade, Lesson
 
 __all__ = ["TraceOf", "check_sentence", "grade", "traced", "warm_traces"]
@@ -30,7 +31,9 @@ def warm_traces(
     """Ask ``traces`` (a cache) for every sentence the lesson's checks are graded on, so the
     first answers to each step wait for no forward pass (a server calls it in the background
     when it opens a class); a sentence the model cannot read is left for ``validate_lesson`` to
-    report. Stops before the next sentence once ``keep_going()`` is False."""
+    report. Then computes each course quantity a number check asks for (an ablation of every
+    head, a beam search: ``quantities``), kept for the answers. Stops before the next sentence
+    or quantity once ``keep_going()`` is False."""
     sentences = {check_sentence(s.check) for s in lesson.steps if s.check is not None}
     for sentence in sorted(s for s in sentences if s is not None):
         if not keep_going():
@@ -39,6 +42,15 @@ def warm_traces(
             traces(lesson.model, sentence)
         except (ValueError, RuntimeError):
             continue
+    for check in (s.check for s in lesson.steps if s.check is not None):
+        quantity = check.args.get("quantity") if check.kind == "number" else None
+        if quantity in COURSE_QUANTITIES:
+            if not keep_going():
+                return
+            try:
+                course_value(lesson.model, quantity, check.args["args"])
+            except (ValueError, RuntimeError):
+                continue
 
 
 def grade(check: Check, answer: str, traces: TraceOf = traced) -> Grade:
