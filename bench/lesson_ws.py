@@ -45,15 +45,21 @@ class Client:
     alerts: list[tuple[str, str]] = field(default_factory=list)  # (format, body)
     exceptions: list[str] = field(default_factory=list)
     charts: int = 0  # plotly charts the last run drew
+    fragments: dict[str, float] = field(default_factory=dict)  # auto-rerun fragment -> seconds
 
-    async def run(self, states: Sequence[WidgetState] = ()) -> None:
-        """Ask for a run of the page (with ``states``: the clicked button, the typed name) and
-        read until it ends."""
+    async def run(self, states: Sequence[WidgetState] = (), fragment: str = "") -> None:
+        """Ask for a run of the page (with ``states``: the clicked button, the typed name), or
+        of one of its fragments as a browser's timer does (``fragment``: its id in
+        ``fragments``), and read until it ends (a fragment's ``st.rerun()``: until the page's
+        run it asks for ends)."""
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_name = self.page
         msg.rerun_script.page_script_hash = self.page_hash
         msg.rerun_script.widget_states.widgets.extend(states)
+        if fragment:
+            msg.rerun_script.fragment_id = fragment
+            msg.rerun_script.is_auto_rerun = True
         self.headings, self.alerts, self.exceptions, self.charts = [], [], [], 0
         await self.ws.send(msg.SerializeToString())
         async for raw in self.ws:
@@ -66,6 +72,8 @@ class Client:
         kind = msg.WhichOneof("type")
         if kind == "navigation":  # the page app.py's navigation ran: ask for it again
             self.page_hash = msg.navigation.page_script_hash
+        elif kind == "auto_rerun":  # a fragment with run_every: the browser reruns it
+            self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string  # the token, once joined
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
