@@ -22,7 +22,7 @@ def lesson_page() -> None:
         return
     if code:
         place: lesson_place.Place = lesson_entry.class_student(code, token)
-        class_place.watch(code, place.controls)  # redraws when the teacher pauses or paces
+        class_place.watch(code, token, place.controls)  # redraws when the teacher pauses or paces
         if place.controls.paused:
             class_place.paused()
             return

@@ -273,7 +273,8 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
 ):
     """Issue 40 in Chromium: the presenter view's first screen at 1024x768 (code, link, QR code,
     the funnel with its legend and every step, counts at least 14 px), the key gone from the
-    address bar, and Pause reaching a student's open page by itself, then Resume."""
+    address bar, and Pause reaching a student's open page by itself, then Resume, then the
+    student's removal."""
     import viz_transformer as vt  # the class store: this test only
 
     db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
@@ -328,5 +329,7 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
             timeout=15_000
         )
         assert store.view(code, student.url.split("student=")[1].split("&")[0]).answers == []
+        store.remove(code, key, "Ada")  # a test join removed: the open page says so by itself
+        expect(student.get_by_text("join again with your name")).to_be_visible(timeout=15_000)
         student.context.close()
         teacher.context.close()

@@ -92,7 +92,11 @@ def test_a_student_is_removed_by_name_or_id_with_their_answers(room):
     store.move(code, bo, 1)
     store.submit(code, bo, 1, "sine")
     store.submit(code, ana, 1, "cosine")
+    store.pause(code, key)
+    assert replica.watch(code, ana) == class_controls.Controls(paused=True)
     assert store.remove(code, key, "  ANA ") == "Ana"  # as typed on a command line
+    assert replica.watch(code, ana) is None  # their open page notices and redraws
+    assert replica.watch(code, bo).paused and replica.watch("NOSUCH", bo) is None
     with pytest.raises(ValueError, match="unknown student token"):
         replica.view(code, ana)  # their page asks them to join again
     with pytest.raises(ValueError, match="2 students are named 'Bo'"):

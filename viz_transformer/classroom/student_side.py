@@ -224,6 +224,21 @@ class StudentSide(StoreBase):
 
         return run(self.engine, work)
 
+    def watch(self, code: str, token: str) -> Controls | None:
+        """What an open student's page polls (one small transaction): the class's controls, or
+        None once the student was removed (or the class is unknown)."""
+        code = class_code(code)
+
+        def work(conn: Connection) -> Controls | None:
+            mine = select(students.c.id).where(
+                students.c.token == str(token), students.c.class_code == code
+            )
+            if conn.execute(mine).first() is None:
+                return None
+            return class_controls.read(conn, code)
+
+        return run(self.engine, work)
+
     def count(self, code: str) -> int:
         """How many answers class ``code`` has stored (no key: a number only)."""
         code = class_code(code)

@@ -1,7 +1,7 @@
 """A student of a class on the Lesson page (``?class=CODE&student=TOKEN``): their place and
 answers, and the teacher's controls, read from the class store on every run; and the watch that
-redraws the page within ``WATCH_S`` seconds of the teacher pausing, pacing or closing the class
-(another replica's change too: nothing is kept in a process's memory)."""
+redraws the page within ``WATCH_S`` seconds of the teacher pausing, pacing or closing the class,
+or removing the student (another replica's change too: nothing is kept in a process's memory)."""
 
 from __future__ import annotations
 
@@ -63,14 +63,15 @@ def _seen(controls: Controls) -> tuple[int | None, bool, bool]:
 
 
 @st.fragment(run_every=WATCH_S)
-def watch(code: str, drawn: Controls) -> None:
+def watch(code: str, token: str, drawn: Controls) -> None:
     """Every ``WATCH_S`` seconds, read class ``code``'s controls; rerun the whole page when they
-    differ from ``drawn``, those the page was drawn with (a database error: the next tick)."""
+    differ from ``drawn``, those the page was drawn with, or when the teacher removed the student
+    (the page then asks them to join again; a database error: the next tick)."""
     try:
-        now = store().controls(code)
+        now = store().watch(code, token)
     except STORE_ERRORS:
         return
-    if _seen(now) != _seen(drawn):
+    if now is None or _seen(now) != _seen(drawn):
         st.rerun()
 
 
