@@ -79,3 +79,34 @@ def test_a_wrong_course_field_is_named_at_its_line(case, tmp_path, lesson_model)
 def test_the_built_in_course_reads_in_order():
     orders = {name: vt.load_lesson(name).order for name in ("paper_tour", "attention_maps")}
     assert orders == {"paper_tour": 1, "attention_maps": 2}
+
+
+VIEW = """\
+title: Views
+model: lesson-tiny
+steps:
+  - title: one
+    page: qkv_walkthrough
+    view: {sentence: "delta alpha", kind: encoder, layer: 0, head: 0, token: 1, why_key: 2}
+  - title: two
+    page: decoder_steps
+    view: {sentence: "delta alpha", step: 1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "words"),
+    [
+        ("token: 1", "token: 3", 6, "token 3 does not exist: the query tokens"),
+        ("why_key: 2", "why_key: 5", 6, "why_key 5 does not exist: the key tokens"),
+        ("token: 1, why_key: 2", "why_query: 9", 6, "why_query 9 does not exist"),
+        ("step: 1", "step: 12", 9, "step 12 does not exist: the decoder's input"),
+    ],
+)
+def test_a_view_names_a_token_its_sentence_has(tmp_path, lesson_model, old, new, line, words):
+    """The walkthrough's query token and the why section's query and key (of the view's kind)
+    and the decoder's step are indices into the view's sentence; the page would show another."""
+    path = write(tmp_path, VIEW)
+    assert vt.validate_lesson(path) == []
+    problems = vt.validate_lesson(write(tmp_path, VIEW.replace(old, new)))
+    assert any(p.startswith(f"{path}:{line}: ") and words in p for p in problems), problems

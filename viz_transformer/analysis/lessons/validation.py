@@ -107,7 +107,9 @@ class _ModelValidation:
 
     def view(self, view: Mapping[str, Any], path: Path_) -> None:
         if isinstance(view.get("sentence"), str):
-            self.trace(view["sentence"], path)
+            tr = self.trace(view["sentence"], path)
+            if tr is not None:
+                self.view_tokens(view, tr, path)
         facts = self.model.facts
         for kind_key, layer_key, head_key in VIEW_HEADS:
             kind = view.get(kind_key)
@@ -119,6 +121,20 @@ class _ModelValidation:
             for key, upper, what in ((layer_key, layers, "layers"), (head_key, heads, "heads")):
                 if type(view.get(key)) is int:
                     self.index(view, key, upper, path, f"the model's {what} ({kinds[0]})")
+
+    def view_tokens(self, view: Mapping[str, Any], tr: Trace, path: Path_) -> None:
+        """A view's token indices on its sentence: the walkthrough's query ``token`` and the why
+        section's ``why_query`` and ``why_key`` (of the view's ``kind``), the decoder's
+        ``step`` of a translator (a decoder-only model's steps continue its prompt); a page
+        would quietly show another token than the step names."""
+        kind = view.get("kind") if view.get("kind") in self.model.facts.kinds else None
+        rows, cols = tr.tokens_for(kind or self.model.facts.kinds[0])
+        steps = tr.tgt_tokens if tr.src_tokens else ()
+        for key, tokens, what in (("token", rows, "the query tokens"), ("why_query", rows,
+                                  "the query tokens"), ("why_key", cols, "the key tokens"),
+                                  ("step", steps, "the decoder's input")):  # fmt: skip
+            if type(view.get(key)) is int and (tokens or key != "step"):
+                self.index(view, key, len(tokens), path, f"{what} {list(tokens)}")
 
     def course(self, quantity: str, args: Mapping[str, Any], path: Path_) -> None:
         """A course quantity (``quantities``): its sentence and indices as any check's, then
