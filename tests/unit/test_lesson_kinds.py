@@ -90,11 +90,15 @@ def test_a_graded_kind_is_graded_and_text_is_kept(lesson_model):
         assert (result.correct is None) is (not rule.graded), kind
 
 
-def test_a_check_on_a_kind_the_model_does_not_show_is_a_located_problem(tmp_path, lesson_model):
+def test_a_check_on_a_kind_the_model_does_not_show_is_a_value_error_on_loading(
+    tmp_path, lesson_model
+):
     spec = dataclasses.replace(lesson_model.spec, name="lesson-nocross", shows=("encoder",))
     offer_memory_model(dataclasses.replace(lesson_model, spec=spec))
     try:
         found = problems(tmp_path, lesson_text("head", FULL["head"], "lesson-nocross"))
+        with pytest.raises(ValueError, match="shows no 'cross' attention; it shows encoder"):
+            vt.load_lesson(tmp_path / "one.yaml")  # from the model's spec: nothing is traced
     finally:
         forget_memory_models("lesson-nocross")
     assert len(found) == 1 and ":5: " in found[0]

@@ -76,6 +76,7 @@ class _Shape:
     def __init__(self, filename: str, lines: dict[Path_, int]) -> None:
         self.filename, self.lines, self.problems = filename, lines, []
         self.pages = page_names()
+        self.model_kinds: tuple[str, ...] | None = None  # the lesson model's kinds, once known
 
     def line(self, path: Path_) -> int:
         return line_of(self.lines, path)
@@ -111,7 +112,7 @@ class _Shape:
         model = self.text(data, "model", (), "the lesson")
         if model is not None:
             try:
-                model_info(model)
+                self.model_kinds = model_info(model).kinds  # from its spec: nothing loads
             except ValueError as exc:
                 self.add(("model",), str(exc))
         steps = data.get("steps")
@@ -217,6 +218,9 @@ class _Shape:
                 self.add(at, f"{key!r} must be non-empty text")
         if "attention" in args and args["attention"] not in KINDS:
             self.add((*path, "attention"), f"'attention' must be one of {', '.join(KINDS)}")
+        elif self.model_kinds and args.get("attention") not in (None, *self.model_kinds):
+            self.add((*path, "attention"), f"the lesson's model shows no {args['attention']!r} "
+                     f"attention; it shows {', '.join(self.model_kinds)}")  # fmt: skip
         layers = args.get("layers", [])
         if not isinstance(layers, list) or not all(type(v) is int and v >= 0 for v in layers):
             self.add((*path, "layers"), "'layers' must be a list of layer numbers from 0")
