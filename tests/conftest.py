@@ -57,6 +57,8 @@ OPTIONAL = {
     "postgresql": ("program:initdb", "sudo apt-get install -y postgresql"),
     "notebook": ("anywidget", "pip install -r requirements-notebook.txt"),
     "jupyterlab": ("jupyterlab", "pip install -r requirements-notebook.txt"),
+    # axe-core for the browser tier's accessibility checks, from the npm registry (.ci/run)
+    "axe": ("file:.test-parts/axe-core-4.14.1/axe.min.js", ".ci/fetch-test-parts"),
 }
 # test modules whose imports need optional parts, by path prefix: skipped whole when one is missing
 MODULES_NEED = {
@@ -83,6 +85,8 @@ def has(part: str) -> bool:
     where = OPTIONAL[part][0]
     if where == "program:initdb":  # Debian keeps PostgreSQL's programs off PATH
         return postgres_bin() is not None
+    if where.startswith("file:"):
+        return (ROOT / where[5:]).is_file()
     if where.startswith("program:"):  # Debian puts haproxy in /usr/sbin, off a user's PATH
         return shutil.which(where[8:], path=f"{os.environ.get('PATH', '')}:/usr/sbin") is not None
     try:

@@ -8,7 +8,7 @@ import functools
 import streamlit as st
 
 from viz_transformer.classroom.student_side import CLOSED
-from viz_transformer.ui import lesson_checks, lesson_links, lesson_place, widgets
+from viz_transformer.ui import focus, lesson_checks, lesson_links, lesson_place, widgets
 
 ERROR_KEY = "_lesson_error"  # why the last answer or move failed, shown once
 
@@ -50,7 +50,9 @@ def _picked(place: lesson_place.Place, key: str) -> None:
 
 
 def _move(place: lesson_place.Place, step: int) -> None:
-    """Callback: open ``step`` (its failure, e.g. a database down, is shown by the next run)."""
+    """Callback: open ``step`` (its failure, e.g. a database down, is shown by the next run);
+    the focus and the view go to the step's top."""
+    focus.request("step")
     try:
         place.move(step)
     except lesson_place.STORE_ERRORS as exc:
@@ -58,7 +60,8 @@ def _move(place: lesson_place.Place, step: int) -> None:
 
 
 def _answer(place: lesson_place.Place, step: int, answer: str) -> None:
-    """Callback: grade and keep ``answer`` to ``step``."""
+    """Callback: grade and keep ``answer`` to ``step``; the focus goes to the feedback."""
+    focus.request("feedback", "center")
     try:
         place.submit(step, answer)
     except lesson_place.STORE_ERRORS as exc:
@@ -102,8 +105,9 @@ def draw(place: lesson_place.Place) -> None:
     """The step ``place`` has open, whole."""
     i = place.step
     step = place.lesson.steps[i]
-    progress(place)
-    st.header(step.title, anchor=False)
+    with focus.anchor("step"):
+        progress(place)
+        st.header(step.title, anchor=False)
     st.markdown(step.text)  # the lesson's Markdown and LaTeX
     if step.page:
         try:
@@ -117,8 +121,10 @@ def draw(place: lesson_place.Place) -> None:
     elif step.check is not None:
         given = place.answers[i][0] if i in place.answers else None
         lesson_checks.answer_box(step.check, i, given, functools.partial(_answer, place, i))
-        if ERROR_KEY in st.session_state:
-            widgets.show_error(st.session_state.pop(ERROR_KEY))
-        elif i in place.answers:
-            lesson_checks.show_grade(*place.answers[i])
+        with focus.anchor("feedback"):
+            if ERROR_KEY in st.session_state:
+                widgets.show_error(st.session_state.pop(ERROR_KEY))
+            elif i in place.answers:
+                lesson_checks.show_grade(*place.answers[i])
     navigation(place)
+    focus.apply()

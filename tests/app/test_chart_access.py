@@ -11,7 +11,6 @@ import plotly.graph_objects as go
 import pytest
 
 from viz_transformer.figures import describe
-from viz_transformer.ui.widgets import literal
 
 PAGES = {  # page file, URL view -> the charts it draws at least
     "app.py": ({}, 3),
@@ -31,13 +30,13 @@ def test_every_chart_has_its_name_description_and_table(open_page, page):
     at = open_page(page.split("#")[0], params=params)
     charts = at.get("plotly_chart")
     assert len(charts) >= least
-    texts = {m.value for m in at.markdown}
+    texts = {t.value for t in at.text}
     for chart in charts:
         spec = json.loads(chart.proto.spec)
         name = chart.proto.alt
         assert name and name == describe.chart_name(go.Figure(spec), name), name
         words = describe.describe(go.Figure(spec))
-        assert literal(f"{name}: {words}") in texts, f"no description of {name!r}"
+        assert f"{name}: {words}" in texts, f"no description of {name!r}"
         assert chart.proto.config and json.loads(chart.proto.config)["displayModeBar"] is False
     switches = [t for t in at.toggle if str(t.key).startswith("numbers-")]
     assert len(switches) == len(charts)  # one "Show the numbers" per chart

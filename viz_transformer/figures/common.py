@@ -9,6 +9,20 @@ import re
 import plotly.graph_objects as go
 
 COLORSCALE = "Blues"
+# series told apart without colour (WCAG 1.4.1): the i-th series of a chart gets the i-th dash and
+# marker, so a reader who cannot tell the colours apart (or prints in grey) still can
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down")
+
+
+def series_style(i: int, markers: int = 12) -> dict:
+    """``go.Scatter`` arguments that set series ``i`` apart by its dash and marker shape (at
+    most ``markers`` markers drawn along a line): ``go.Scatter(..., **series_style(i))``."""
+    return {
+        "mode": "lines+markers",
+        "line": {"dash": DASHES[i % len(DASHES)]},
+        "marker": {"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 7, "maxdisplayed": markers},
+    }
 
 
 def labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
@@ -118,4 +132,6 @@ def title_outside(fig: go.Figure, chars: int) -> tuple[go.Figure, str | None]:
         plain += " — " + html.unescape(re.sub(r"<[^>]+>", " ", rest)).strip()
     # the title it had stays in ``meta`` (plotly does not draw it): tests and readers of the
     # figure's JSON still find what the chart is
-    return go.Figure(fig).update_layout(title_text=None, margin_t=30, meta={"title": text}), plain
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    moved = go.Figure(fig).update_layout(title_text=None, margin_t=30, meta={**meta, "title": text})
+    return moved, plain

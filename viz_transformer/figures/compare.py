@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz_transformer.analysis.comparison.distances import HeadMatch
-from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.figures.common import COLORSCALE, labels, series_style
 from viz_transformer.figures.heatmap import label_axes, weight_trace
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind, Head, head_label
 from viz_transformer.records.trace import Trace
@@ -110,6 +110,12 @@ def pair_figure(a: Trace, b: Trace, kind: AttentionKind, pair: HeadMatch) -> go.
     return fig
 
 
+def _drawn(style: dict, width: float) -> dict:
+    """``style`` (``common.series_style``) with its line ``width`` set."""
+    style["line"]["width"] = width
+    return style
+
+
 def drift_figure(drift: np.ndarray, steps: Sequence[int], chosen: int | None = None) -> go.Figure:
     """One line per head: its distance to the same head of the last checkpoint, by step.
 
@@ -126,9 +132,8 @@ def drift_figure(drift: np.ndarray, steps: Sequence[int], chosen: int | None = N
                 go.Scatter(
                     x=list(steps),
                     y=drift[:, layer, head],
-                    mode="lines+markers",
                     name=head_label((layer, head)),
-                    line={"width": 4 if flat == chosen else 1.5},
+                    **_drawn(series_style(flat), 4 if flat == chosen else 1.5),
                     hovertemplate=f"{head_label((layer, head))}<br>step %{{x}}: %{{y:.4f}}"
                     "<extra></extra>",
                 )

@@ -142,6 +142,9 @@ def alignment_figure(alignment: Alignment) -> go.Figure:
     text = [labels(list(r) + [""] * (n - len(r))) for r in rows]
     z = [[float(i < len(r) and i < len(rows[1 - j]) and r[i] == rows[1 - j][i]) for i in range(n)]
          for j, r in enumerate(rows)]  # fmt: skip
+    # the model's row says agree or differ in marks, not only in green and pink (WCAG 1.4.1)
+    text[0] = [f"{t}<br>{'✓' if same else '✗'}" if i < len(rows[0]) else t
+               for i, (t, same) in enumerate(zip(text[0], z[0], strict=True))]  # fmt: skip
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -163,6 +166,7 @@ def alignment_figure(alignment: Alignment) -> go.Figure:
     )  # fmt: skip
     fig.update_xaxes(title="output position (decoder step)", dtick=1)
     where = "identical" if at is None else f"first divergence at position {at}"
+    where += " (✓ same token as the reference, ✗ not)"
     fig.update_layout(
         title=f"Model output vs reference: {where}",
         height=220,

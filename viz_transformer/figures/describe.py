@@ -210,6 +210,8 @@ def _part(fig: go.Figure, trace: go.BaseTraceType, i: int) -> tuple[str, str, pd
         return ("histogram", *_histogram(trace, i))
     if isinstance(trace, go.Table):
         return ("table", *_table(trace))
+    if getattr(trace, "mode", None) == "text":  # labels drawn as text, no values
+        return None
     if isinstance(trace, (go.Scatter, go.Scattergl, go.Bar)) and (
         trace.y is not None or trace.x is not None
     ):
@@ -218,9 +220,19 @@ def _part(fig: go.Figure, trace: go.BaseTraceType, i: int) -> tuple[str, str, pd
     return None
 
 
+def _given(fig: go.Figure) -> dict:
+    """What a figure says of itself in ``layout.meta`` (a figure whose traces are not its values,
+    such as the head view's line segments): ``description`` and ``values`` (columns, rows)."""
+    meta = fig.layout.meta
+    return meta if isinstance(meta, dict) else {}
+
+
 def describe(fig: go.Figure) -> str:
     """What ``fig`` shows in words: each map's size, range and strongest rows; each series'
-    highest and lowest point (the first ``SERIES``, then how many more)."""
+    highest and lowest point (the first ``SERIES``, then how many more); or the description
+    the figure gives in ``layout.meta``."""
+    if _given(fig).get("description"):
+        return str(_given(fig)["description"])
     parts = _parts(fig)
     if not parts:
         return "An empty chart."
@@ -249,7 +261,10 @@ def _long(matrix: pd.DataFrame) -> pd.DataFrame:
 def drawn_values(fig: go.Figure) -> pd.DataFrame:
     """The values ``fig`` draws as one table: a single map as its matrix (rows and columns by
     their labels), several series side by side (``series``, position, value), several maps one
-    after the other with a ``map`` column."""
+    after the other with a ``map`` column; or the values the figure gives in ``layout.meta``."""
+    values = _given(fig).get("values")
+    if values:
+        return pd.DataFrame(values["rows"], columns=values["columns"])
     parts = _parts(fig)
     if not parts:
         return pd.DataFrame()

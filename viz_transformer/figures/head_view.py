@@ -3,10 +3,13 @@ weight, one colour per head."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import hex_to_rgb, qualitative
 
+from viz_transformer.figures.common import DASHES
 from viz_transformer.figures.heatmap import axes, check_layer, require, with_subtitle
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
 from viz_transformer.records.trace import Trace
@@ -35,13 +38,15 @@ def _segments(
 
 
 def _lines(head: int, groups: dict[float, tuple[list, list, list]]) -> list[go.Scatter]:
-    """One head's segment groups as line traces, faint first, in one legend entry."""
+    """One head's segment groups as line traces, faint first, in one legend entry; each head
+    has its dash as well as its colour (heads told apart without colour)."""
     r, g, b = hex_to_rgb(HEAD_COLOURS[head % len(HEAD_COLOURS)])
     return [
         go.Scatter(
             x=xs, y=ys, text=texts, mode="lines", name=f"head {head}",
             legendgroup=f"head {head}", showlegend=n == len(groups) - 1,
-            line={"color": f"rgba({r},{g},{b},{level:.1f})", "width": 2},
+            line={"color": f"rgba({r},{g},{b},{level:.1f})", "width": 2,
+                  "dash": DASHES[head % len(DASHES)]},
             hovertemplate=f"%{{text}}<extra>head {head}</extra>",
         )
         for n, (level, (xs, ys, texts)) in enumerate(sorted(groups.items()))
@@ -80,9 +85,10 @@ def head_view_figure(
             go.Scatter(x=[x] * len(tokens), y=[-i for i in range(len(tokens))], mode="text",
                        text=tokens, textposition=side, hoverinfo="skip", showlegend=False)
         )  # fmt: skip
+    drawn = {}
     for head in heads:
-        groups = _segments(arr[layer, head][np.ix_(ri, ci)], rows, cols, min_weight)
-        fig.add_traces(_lines(head, groups))
+        drawn[head] = arr[layer, head][np.ix_(ri, ci)]
+        fig.add_traces(_lines(head, _segments(drawn[head], rows, cols, min_weight)))
     subtitle = "; ".join(filter(None, [f"weights below {min_weight} not drawn", note]))
     fig.update_xaxes(visible=False, range=[-0.8, 1.8])
     fig.update_yaxes(visible=False, range=[-max(len(rows), len(cols)) + 0.5, 0.8])
@@ -94,5 +100,26 @@ def head_view_figure(
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         plot_bgcolor="white",
         legend={"title": {"text": "head"}},
+        meta=_in_words(drawn, rows, cols, min_weight),
     )
     return fig
+
+
+def _in_words(
+    drawn: dict[int, np.ndarray], rows: list[str], cols: list[str], min_weight: float
+) -> dict:
+    """What the lines say, for ``figures.describe``: each head's strongest line, and every line
+    drawn as a table (head, query, key, weight)."""
+    plain = [html.unescape(t) for t in rows], [html.unescape(t) for t in cols]
+    said, table = [], []
+    for head, w in drawn.items():
+        i, j = np.unravel_index(np.argmax(w), w.shape)
+        said.append(f"head {head}: ‘{plain[0][i]}’ to ‘{plain[1][j]}’ ({w[i, j]:.3f})")
+        table += [[head, plain[0][q], plain[1][k], round(float(w[q, k]), 4)]
+                  for q, k in zip(*np.nonzero(w >= min_weight), strict=True)]  # fmt: skip
+    words = (
+        f"Lines from each query token (left) to each key token (right), darker for more weight, "
+        f"one colour and dash per head; the strongest line of {'; '.join(said)}."
+    )
+    return {"description": words, "values": {"columns": ["head", "query", "key", "weight"],
+                                             "rows": table}}  # fmt: skip

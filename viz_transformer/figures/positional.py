@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz_transformer.figures.common import labels
+from viz_transformer.figures.common import labels, series_style
 
 DIVERGING = "RdBu"
 _MARGIN = {"l": 10, "r": 10, "t": 50, "b": 10}
@@ -47,8 +47,8 @@ def pair_figure(left: np.ndarray, right: np.ndarray, titles: tuple[str, str]) ->
 def curves_figure(table: np.ndarray, dims: list[int], names: list[str]) -> go.Figure:
     """Chosen columns of a table over the positions, one line each (``names`` label them)."""
     fig = go.Figure()
-    for dim, name in zip(dims, names, strict=True):
-        fig.add_trace(go.Scatter(y=table[:, dim], mode="lines", name=name))
+    for i, (dim, name) in enumerate(zip(dims, names, strict=True)):
+        fig.add_trace(go.Scatter(y=table[:, dim], name=name, **series_style(i)))
     fig.update_layout(
         title="Chosen dimensions over the positions",
         xaxis_title="position",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz_transformer.figures.common import series_style
+
 
 def angles_figure(angles: np.ndarray) -> go.Figure:
     """Heatmap of ``analysis.rope.pair_angles``: positions x frequency pairs, in radians."""
@@ -31,8 +33,10 @@ def angles_figure(angles: np.ndarray) -> go.Figure:
 def offset_figure(rows: np.ndarray, starts: list[int]) -> go.Figure:
     """``analysis.rope.score_by_offset`` rows as lines over the offset m - n."""
     fig = go.Figure()
-    for row, n0 in zip(rows, starts, strict=True):
-        fig.add_trace(go.Scatter(y=row, mode="lines", name=f"key at n = {n0}"))
+    for i, (row, n0) in enumerate(zip(rows, starts, strict=True)):
+        style = series_style(i)  # the curves coincide: each dash shows through the others
+        style["line"]["width"] = 5 - 1.5 * (i % 3)
+        fig.add_trace(go.Scatter(y=row, name=f"key at n = {n0}", **style))
     fig.update_layout(
         title="Score R_m q · R_n k of one fixed q, k pair against the offset m - n",
         xaxis_title="offset m - n",

@@ -41,7 +41,8 @@ def name_and_words(fig: go.Figure, stem: str) -> tuple[str, str]:
 
 def _unique(base: str, words: str) -> str:
     """Draw the description in a container keyed ``ABOUT_PREFIX + base``, with ``-2``, ``-3``
-    added when a chart of that key is already on the page; returns the key's tail used."""
+    added when a chart of that key is already on the page; returns the key's tail used. Plain
+    text (``st.text``): Markdown would turn "->" into an arrow, and the container is hidden."""
     suffix = ""
     while True:
         try:
@@ -49,16 +50,16 @@ def _unique(base: str, words: str) -> str:
             break
         except StreamlitDuplicateElementKey:
             suffix = f"-{int(suffix[1:] or 1) + 1}"
-    about.markdown(words)
+    about.text(words)
     return f"{base}{suffix}"
 
 
-def beneath(fig: go.Figure, words: str, file_stem: str, key: str) -> None:
-    """Under a chart: its description for screen readers, then "Show the numbers" (a toggle
-    that reruns only this part and shows the description and the drawn values as a table) and
-    the "Save figure" menu. ``words`` is Markdown (user text in it escaped)."""
+def beneath(fig: go.Figure, words: str, shown: str, file_stem: str, key: str) -> None:
+    """Under a chart: its description ``words`` for screen readers, then "Show the numbers" (a
+    toggle that reruns only this part and shows the description, ``shown`` as Markdown with
+    user text escaped, and the drawn values as a table) and the "Save figure" menu."""
     key = _unique(key, words)
-    st.fragment(_numbers)(fig, words, file_stem, key)
+    st.fragment(_numbers)(fig, shown, file_stem, key)
 
 
 def _numbers(fig: go.Figure, words: str, file_stem: str, key: str) -> None:

@@ -121,7 +121,8 @@ def chart(
     else:
         st.plotly_chart(fig, width="stretch", config=config, key=key, on_select=on_select,
                         selection_mode="points", alt=label)  # fmt: skip
-    chart_access.beneath(original, literal(f"{label}: {words}"), _named(name), key or name)
+    said = f"{label}: {words}"
+    chart_access.beneath(original, said, literal(said), _named(name), key or name)
 
 
 def _named(stem: str) -> str:
