@@ -246,6 +246,7 @@ def test_a_student_answers_every_kind_of_check_by_keyboard_alone(classroom, brow
     _tab_to(page, "Join")
     page.keyboard.press("Enter")
     page.wait_for_url("**student=*")
+    page.get_by_role("heading", name=lesson.steps[0].title).wait_for()
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
     problems = _serious(page, axe_source)  # a lesson in a class
     assert not problems, "\n".join(problems)
