@@ -81,10 +81,10 @@ def test_pause_shows_only_eyes_on_the_teacher_until_resume(store):
 def test_a_pace_holds_students_at_its_step(store):
     at, code, _, token = _teacher(store)
     lesson = vt.load_lesson(TOUR)
+    store.move(code, token, 3)  # ahead of the class when the pace comes
     at.selectbox(key="class-pace").set_value(2).run()
     assert store.controls(code).pace == 2 and "up to step 2" in _texts(at)
-    store.move(code, token, 1)
-    student = _open(LESSON, {"class": code, "student": token})
+    student = _open(LESSON, {"class": code, "student": token})  # shown step 2, the pace's
     assert student.header[0].value == lesson.steps[1].title
     assert "Wait for your teacher" in _texts(student)
     assert next(b for b in student.button if b.label == "Next").disabled
