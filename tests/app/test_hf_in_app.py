@@ -45,6 +45,19 @@ def test_an_unknown_or_malformed_id_gets_a_message_and_keeps_the_model(at, monke
         assert any(bad.strip("./") in v or "hf:" in v for v in shown)
 
 
+def test_the_command_an_offline_error_quotes_is_drawn_as_code(at, monkeypatch):
+    """The message quotes `hf download owner/name` between backticks: drawn as code (no
+    escapes inside, which a code span would show), while the rest stays literal."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at.text_input(key="hf_id").set_value("someone/not-cached_here")
+    at.button(key="add_hf").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.main.error]
+    assert "`hf download someone/not-cached_here`" in error
+    assert "hf\\:someone/not\\-cached\\_here is not in" in error  # outside: escaped
+    assert "\\`" not in error
+
+
 def test_an_id_the_offline_hub_cannot_give_fails_in_seconds_with_one_error_atop_the_page(
     at, monkeypatch
 ):

@@ -31,6 +31,7 @@ PRESENTER_SCALE = 1.6  # every text of every figure, in presenter mode
 # larger page text; the sidebar keeps its size so the page keeps its width on a 1024 px screen
 # Markdown, LaTeX ($) and emoji-shortcode (:) characters: user text is shown, never rendered
 _MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+_CODE = re.compile(r"(`[^`\n]+`)")
 
 
 def file_name(text: str) -> str:
@@ -44,8 +45,9 @@ def literal(text: str) -> str:
 
 
 def show_error(exc: BaseException | str) -> None:
-    """An error message in the page; its text (often quoting the user's input) stays literal."""
-    st.error(literal(str(exc)))
+    """An error message in the page: its text (often quoting user input) stays literal; what it
+    quotes between backticks (`hf download ...`) is drawn as code, as typed without escapes."""
+    st.error("".join(p if i % 2 else literal(p) for i, p in enumerate(_CODE.split(str(exc)))))
 
 
 def or_stop(func: Callable[..., T], *args: Any) -> T:
