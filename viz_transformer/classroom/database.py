@@ -45,8 +45,9 @@ def normalise_url(url: str) -> str:
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() not in ("sqlite", "postgresql"):
-        raise ValueError(f"{parsed.get_backend_name()} databases are not supported; use SQLite or "
-                         "PostgreSQL.")  # fmt: skip
+        raise ValueError(
+            f"{parsed.get_backend_name()} databases are not supported; use SQLite or PostgreSQL."
+        )
     return parsed.render_as_string(hide_password=False)
 
 
@@ -55,8 +56,12 @@ def _sqlite_events(engine: Engine) -> None:
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # transactions begun below, not by the driver
         cursor = dbapi_connection.cursor()
-        for pragma in ("journal_mode=WAL", f"busy_timeout={BUSY_MS}", "synchronous=NORMAL",
-                       "foreign_keys=ON"):  # fmt: skip
+        for pragma in (
+            "journal_mode=WAL",
+            f"busy_timeout={BUSY_MS}",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+        ):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 
@@ -93,16 +98,18 @@ def make_engine(url: str) -> Engine:
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
             engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
         else:  # in memory (``sqlite://``): one connection, or each would see a database of its own
-            engine = create_engine(url, poolclass=StaticPool,
-                                   connect_args={"check_same_thread": False})  # fmt: skip
+            engine = create_engine(
+                url, poolclass=StaticPool, connect_args={"check_same_thread": False}
+            )
         _sqlite_events(engine)
         _WRITERS[engine] = threading.Lock()
     else:
         # a PostgreSQL connection is a server process, slow to open: keep as many as a class
         # answering at once uses (PG_POOL per replica; its default max_connections of 100 serves
         # four replicas at their peak)
-        engine = create_engine(url, pool_size=PG_POOL, max_overflow=5, pool_timeout=60,
-                               pool_pre_ping=True)  # fmt: skip
+        engine = create_engine(
+            url, pool_size=PG_POOL, max_overflow=5, pool_timeout=60, pool_pre_ping=True
+        )
     _create_tables(engine)
     return engine
 
