@@ -8,6 +8,7 @@ const INK = [8, 48, 107]; // the darkest blue of plotly's "Blues": weight 1
 const ROW = 18; // pixels per token in the head view
 const TEXT = 150; // pixels for the token labels on each side
 const WIDTH = 470;
+const VIEW = 560; // pixels of the head view's scroll box (the canvas is never taller)
 
 function make(tag, cls, text) {
   const node = document.createElement(tag);
@@ -177,20 +178,25 @@ function render({ model, el }) {
     const rows = header[info.rows].slice(L.q0, L.q0 + L.nq);
     const cols = header[info.cols].slice(L.k0, L.k0 + L.nk);
     const n = Math.max(rows.length, cols.length);
-    const height = n * ROW + 8;
-    const dpr = Math.min(window.devicePixelRatio || 1, height * 2 < 30000 ? 2 : 1);
+    const total = n * ROW + 8;
     let canvas = main.querySelector("canvas.vt-lines");
     if (!canvas) {
+      // a canvas as tall as the box, sticky at its top, over a spacer as tall as every row:
+      // scrolling redraws the rows in view, so a long input never makes a huge bitmap
       const scroll = make("div", "vt-scroll");
       canvas = make("canvas", "vt-lines");
-      scroll.appendChild(canvas);
+      scroll.append(canvas, make("div", "vt-space"));
       const nav = make("div", "vt-nav");
       main.replaceChildren(scroll, nav);
-      canvas.onmousemove = (e) => {
+      scroll.onscroll = () => requestAnimationFrame(drawLines);
+      const rowAt = (e) => {
         const r = canvas.getBoundingClientRect();
-        const row = Math.floor((e.clientY - r.top - 4) / ROW);
-        const hover = { side: e.clientX - r.left < WIDTH / 2 ? "q" : "k", row };
-        if (!state.hover || state.hover.side !== hover.side || state.hover.row !== row) {
+        const at = Math.floor((e.clientY - r.top + scroll.scrollTop - 4) / ROW);
+        return { side: e.clientX - r.left < WIDTH / 2 ? "q" : "k", row: at };
+      };
+      canvas.onmousemove = (e) => {
+        const hover = rowAt(e);
+        if (!state.hover || state.hover.side !== hover.side || state.hover.row !== hover.row) {
           state.hover = hover;
           requestAnimationFrame(drawLines);
         }
@@ -200,26 +206,30 @@ function render({ model, el }) {
         requestAnimationFrame(drawLines);
       };
       canvas.onclick = (e) => {
-        const r = canvas.getBoundingClientRect();
-        const row = Math.floor((e.clientY - r.top - 4) / ROW);
+        const { side, row } = rowAt(e);
         const now = model.get("lines");
-        if (e.clientX - r.left < WIDTH / 2 && row >= 0 && row < now.nq) {
+        if (side === "q" && row >= 0 && row < now.nq) {
           const q = now.q0 + row;
           choose({ query: model.get("query") === q ? -1 : q });
         }
       };
     }
+    const scroll = canvas.parentElement;
+    const height = Math.min(total, VIEW);
+    const dpr = Math.min(window.devicePixelRatio || 1, 2);
+    scroll.lastChild.style.height = `${total - height}px`;
     canvas.width = WIDTH * dpr;
     canvas.height = height * dpr;
     canvas.style.width = `${WIDTH}px`;
     canvas.style.height = `${height}px`;
     const ctx = canvas.getContext("2d");
     ctx.scale(dpr, dpr);
+    const top = Math.min(scroll.scrollTop, total - height);
     const query = model.get("query") - L.q0;
     const hover = state.hover;
     const keep = (i, j) =>
       hover ? (hover.side === "q" ? i === hover.row : j === hover.row) : query < 0 || i === query;
-    const y = (r) => 4 + r * ROW + ROW / 2;
+    const y = (r) => 4 + r * ROW + ROW / 2 - top;
     const order = [...state.lines.keys()].filter((h) => h !== head).concat([head]);
     for (const h of order) {
       const { i, j, w } = state.lines[h];
@@ -227,10 +237,12 @@ function render({ model, el }) {
       const fade = h === head ? 1 : 0.3;
       const paths = Array.from({ length: 11 }, () => new Path2D());
       for (let e = 0; e < w.length; e++) {
-        if (!keep(i[e], j[e])) continue;
+        const a = y(i[e]);
+        const b = y(j[e]);
+        if ((a < 0 && b < 0) || (a > height && b > height) || !keep(i[e], j[e])) continue;
         const p = paths[Math.ceil((w[e] / 255) * 10)];
-        p.moveTo(TEXT, y(i[e]));
-        p.lineTo(WIDTH - TEXT, y(j[e]));
+        p.moveTo(TEXT, a);
+        p.lineTo(WIDTH - TEXT, b);
       }
       ctx.lineWidth = h === head ? 2 : 1.5;
       paths.forEach((p, level) => {
@@ -243,6 +255,7 @@ function render({ model, el }) {
     ctx.textBaseline = "middle";
     const label = (tokens, x, align, side, chosen) =>
       tokens.forEach((t, r) => {
+        if (y(r) < -ROW || y(r) > height + ROW) return;
         const on = (hover && hover.side === side && hover.row === r) || r === chosen;
         ctx.fillStyle = on ? "#000" : "#333";
         ctx.font = `${on ? "bold " : ""}12px system-ui, sans-serif`;
@@ -252,16 +265,16 @@ function render({ model, el }) {
     label(rows, TEXT - 8, "right", "q", query);
     label(cols, WIDTH - TEXT + 8, "left", "k", -1);
     const nav = main.querySelector(".vt-nav");
-    const total = shape(kind)[2];
-    if (total > L.nq) {
-      const step = (d) => () => choose({ start: Math.max(0, Math.min(total - 1, L.q0 + d)) });
+    const all = shape(kind)[2];
+    if (all > L.nq) {
+      const step = (d) => () => choose({ start: Math.max(0, Math.min(all - 1, L.q0 + d)) });
       const prev = make("button", "vt-prev", "◀ earlier");
       const next = make("button", "vt-next", "later ▶");
       prev.disabled = L.q0 === 0;
-      next.disabled = L.q0 + L.nq >= total;
+      next.disabled = L.q0 + L.nq >= all;
       prev.onclick = step(-L.nq);
       next.onclick = step(L.nq);
-      const where = `queries ${L.q0}-${L.q0 + L.nq - 1} of ${total}`;
+      const where = `queries ${L.q0}-${L.q0 + L.nq - 1} of ${all}`;
       nav.replaceChildren(prev, make("span", "", where), next);
     } else {
       nav.replaceChildren();
@@ -312,11 +325,17 @@ function render({ model, el }) {
     const [kind, layer, head] = sel();
     const notes = model.get("header").notes || {};
     note.textContent = Object.values(notes).join(" ");
+    delete root.dataset.drawn;
     if (grid && big) {
-      root.dataset.selected = `${kind} ${layer} ${head}`;
-      root.dataset.drawn = String(Date.now());
-    } else {
-      delete root.dataset.drawn;
+      const stamp = `${kind} ${layer} ${head}`;
+      // stamped once the browser has painted a frame with it (rasterising counts)
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          if (sel().join(" ") !== stamp) return;
+          root.dataset.selected = stamp;
+          root.dataset.drawn = String(Date.now());
+        }),
+      );
     }
   }
 
