@@ -230,3 +230,15 @@ def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(m
     calls.clear()
     warm_traces(lesson, lambda name, text: None, keep_going=lambda: False)
     assert calls == []
+
+
+def test_a_failed_course_value_leaves_no_lock_and_is_tried_again(model):
+    before = len(quantities._KEY_LOCKS)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="'beam' must be 1"):
+            value("next_token_prob", sentence=SENTENCE, beam=0, step=0, rank=0)
+        with pytest.raises(ValueError, match="no rotary positions"):
+            value("rotary_angle", position=1, pair=0)
+    with pytest.raises(ValueError, match="does not know 'zebra'"):  # in the decoding itself
+        value("next_token_prob", sentence="zebra zebra", beam=1, step=0, rank=0)
+    assert len(quantities._KEY_LOCKS) == before

@@ -56,10 +56,13 @@ def _memo(model: LoadedModel, key: tuple[Hashable, ...], make: Callable[[], T]) 
         with _LOCK:
             if key in _CACHE:
                 return _CACHE[key][1]
-        value = make()
+        try:
+            value = make()
+        finally:  # a failed computation leaves no lock behind (the next asker tries again)
+            with _LOCK:
+                _KEY_LOCKS.pop(key, None)
         with _LOCK:
             _CACHE[key] = (model, value)
-            _KEY_LOCKS.pop(key, None)
             while len(_CACHE) > CACHE_ENTRIES:
                 _CACHE.popitem(last=False)
     return value
