@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import viz_transformer as vt
-from viz_transformer.analysis.ablation import Replacements
+from viz_transformer.analysis.ablation import Replacements, ablation_hooks
 from viz_transformer.analysis.effects import token_effects
 from viz_transformer.testing.paper import tiny_paper_model
 
@@ -213,3 +213,24 @@ def test_replacements_name_the_first_hook_point_that_never_ran():
         fns.check()
     fns.fired.update({"b.hook_z", "c.hook_z"})
     fns.check()
+
+
+def test_mean_ablation_with_a_target_takes_the_means_over_the_target(model):
+    target = "theta iota kappa"
+    out_ids = model.reference_ids(TEXT, target)
+    assert out_ids != model.reference_ids(TEXT)
+    kind, layer, h = "cross", 0, 1  # a decoder-side head: its z depends on the output
+    _, zs = hand_run(model, TEXT, out_ids)
+    want, _ = hand_run(
+        model, TEXT, out_ids, {(kind, layer): put(h, zs[(kind, layer)][0, h].mean(0))}
+    )
+    fns = ablation_hooks(model, TEXT, [(kind, layer, h)], "mean", target)
+    with model.hooked(fns):
+        got = model.forced_logprobs(TEXT, out_ids)[0].double().cpu().numpy()
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+@pytest.mark.parametrize("head", [("cross", True, 0), ("cross", 0, False), ("cross", 1.0, 0)])
+def test_a_head_is_counted_by_integers_not_truth_values(model, head):
+    with pytest.raises(ValueError, match="does not exist in tiny: choose 0 to 1"):
+        vt.trace(model, TEXT, ablate=[head])
