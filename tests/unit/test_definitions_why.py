@@ -110,6 +110,25 @@ def gpt2_components(model, cap, kept, layer: int) -> tuple[dict[str, np.ndarray]
     return parts, hidden[layer]
 
 
+def held_sides(model, layer: int, head: int, ends: tuple[int, int], comps: dict, stream) -> list:
+    """Per side (query, key): each part at that end through block ``layer``'s ln_1 with the
+    scale it has on ``stream``, then this head's W^Q or W^K columns of c_attn; ``bias``: ln_1's
+    bias through them plus c_attn's bias."""
+    block = model.module.transformer.h[layer]
+    d = stream.shape[-1]
+    d_k = d // model.module.config.n_head
+    w_attn, b_attn = numpy(block.attn.c_attn.weight), numpy(block.attn.c_attn.bias)  # (d, 3d)
+    gain, shift, eps = numpy(block.ln_1.weight), numpy(block.ln_1.bias), block.ln_1.eps
+    sides = []
+    for offset, pos in zip((0, d), ends, strict=True):  # W^Q then W^K columns of c_attn
+        cols = slice(offset + head * d_k, offset + (head + 1) * d_k)
+        scale = gain / math.sqrt(stream[pos].var() + eps)
+        side = {n: ((c[pos] - c[pos].mean()) * scale) @ w_attn[:, cols] for n, c in comps.items()}
+        side["bias"] = shift @ w_attn[:, cols] + b_attn[cols]
+        sides.append(side)
+    return sides
+
+
 @pytest.mark.parametrize(
     ("layer", "head", "query", "key"), [(1, 0, 5, 2), (1, 1, 3, 3), (0, 1, 4, 0)]
 )
@@ -118,18 +137,8 @@ def test_gpt2_component_split_is_each_writer_through_the_held_layer_norm(
 ):
     cap, kept = captured(gpt2, HF_TEXT, "decoder")
     comps, stream = gpt2_components(gpt2, cap, kept, layer)
-    block = gpt2.module.transformer.h[layer]
-    d = stream.shape[-1]
-    d_k = d // cap.n_heads
-    w_attn, b_attn = numpy(block.attn.c_attn.weight), numpy(block.attn.c_attn.bias)  # (d, 3d)
-    gain, shift, eps = numpy(block.ln_1.weight), numpy(block.ln_1.bias), block.ln_1.eps
-    sides = []
-    for offset, pos in ((0, query), (d, key)):  # W^Q then W^K columns of c_attn
-        cols = slice(offset + head * d_k, offset + (head + 1) * d_k)
-        scale = gain / math.sqrt(stream[pos].var() + eps)
-        side = {n: ((c[pos] - c[pos].mean()) * scale) @ w_attn[:, cols] for n, c in comps.items()}
-        side["bias"] = shift @ w_attn[:, cols] + b_attn[cols]
-        sides.append(side)
+    sides = held_sides(gpt2, layer, head, (query, key), comps, stream)
+    d_k = stream.shape[-1] // cap.n_heads
     parts = why.split_score(cap, layer, head, query, key, "component")
     check_pairs(parts, pair_values(*sides, 1 / math.sqrt(d_k)))
     query_side, key_side = why.marginals(parts)
@@ -151,3 +160,17 @@ def test_marginals_are_the_sides_totals_largest_magnitude_first():
     assert list(query_side.index) == ["a", "b"]
     assert key_side.to_dict() == {"y": -3.5, "x": 3.0}
     assert list(key_side.index) == ["y", "x"]
+
+
+def test_gpt2_input_split_is_token_and_position_embeddings_through_the_held_layer_norm(gpt2):
+    cap = wt.capture(gpt2, HF_TEXT, "decoder")
+    net = gpt2.module.transformer
+    ids = torch.tensor(gpt2.encode_text(HF_TEXT), device=gpt2.device)
+    with torch.no_grad():
+        positions = torch.arange(len(ids), device=gpt2.device)
+        comps = {"content": numpy(net.wte(ids)), "position": numpy(net.wpe(positions))}
+    stream = comps["content"] + comps["position"]
+    for head, query, key in [(0, 5, 2), (1, 2, 2)]:
+        sides = held_sides(gpt2, 0, head, (query, key), comps, stream)
+        parts = why.split_score(cap, 0, head, query, key, "input")
+        check_pairs(parts, pair_values(*sides, 1 / math.sqrt(cap.d_k)))
