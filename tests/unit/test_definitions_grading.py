@@ -83,6 +83,12 @@ def test_each_step_reads_the_decoder_input_there(lesson_model):
     for step, token in enumerate(tgt):
         c = check("token", sentence=SENTENCE, step=step)
         assert vt.grade(c, token).correct and vt.grade(c, "?").expected == token
+        for quoted in (
+            f"'{token}'",
+            f'"{token}"',
+            f"` {token.upper()} `",
+        ):  # as cited in a sentence
+            assert vt.grade(c, quoted).correct, quoted
         others = {t for t in tgt if graders.normalise_token(t) != graders.normalise_token(token)}
         for other in sorted(others)[:2]:
             assert vt.grade(c, other).correct is False
