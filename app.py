@@ -32,6 +32,8 @@ lab = [  # a lesson's steps open the pages above
     st.Page("pages/teacher.py", title="Teacher", icon=":material/co_present:"),
 ]
 page = st.navigation({"": pages, "Class": lab}, expanded=True)  # every page listed, none hidden
+# each page's own name in the browser's tab and a screen reader's title (WCAG 2.4.2)
+st.set_page_config(page_title=f"{page.title} · viz-transformer")
 # the first visit after the server starts imports torch and loads the model (seconds): draw the
 # page's title at once, not a blank page, and remove it once the page has drawn its own
 skeleton = st.empty()

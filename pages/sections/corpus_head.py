@@ -47,7 +47,8 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
     st.markdown(f"**{label} among every head**, one strip per statistic (click a point to open "
                 "that head):")  # fmt: skip
     beside = head_page.heads_beside(vt.head_summary(df), kind, layer, head)
-    widgets.chart(figures.heads_strip_figure(beside, STATS, f"{label} (red) and every head"),
+    title = f"{label} (red diamond) and every head"
+    widgets.chart(figures.heads_strip_figure(beside, STATS, title),
                   "corpus-head-strip", key=STRIP_KEY, on_select=lambda: _clicked(move))  # fmt: skip
     if (beside["kind"] == "cross").any():
         st.caption(f"{' and '.join(figures.SELF_ONLY)} compare positions of one sentence: "
@@ -75,9 +76,14 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
                   "corpus-head-distances")  # fmt: skip
 
 
+# the levels in words: "strongest entropy" read as the most focused rows, but the highest entropy
+# is the most diffuse
+HEADINGS = {"strongest": "Highest", "middle": "Around the median", "weakest": "Lowest"}
+
+
 def _levels(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead,
             stat: str) -> None:  # fmt: skip
-    """Sentences at the head's strongest, middle and weakest ``stat``, each a link to its map."""
+    """Sentences at the head's highest, median and lowest ``stat``, each a link to its map."""
     kind, layer, head = picked
     examples = head_page.examples_by_level(df, kind, layer, head, stat)
     if examples.empty:
@@ -88,7 +94,7 @@ def _levels(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindH
         part = examples[examples["level"] == level]
         lines = [f"1. `{v:.3f}` {_link(name, sentences[int(s)], kind, layer, head)}"
                  for s, v in zip(part["sentence_id"], part["value"], strict=True)]  # fmt: skip
-        col.markdown(f"**{level.capitalize()} {stat}**\n\n" + "\n".join(lines))
+        col.markdown(f"**{HEADINGS[level]} {stat}**\n\n" + "\n".join(lines))
 
 
 def _link(name: str, text: str, kind: AttentionKind, layer: int, head: int) -> str:
@@ -96,7 +102,15 @@ def _link(name: str, text: str, kind: AttentionKind, layer: int, head: int) -> s
     if widgets.presenting():  # the link opens a new tab, a new session: keep presenter mode
         view[state.PRESENTER_KEY] = "True"
     query = urllib.parse.urlencode(view)
-    return f"[{widgets.literal(text[:90])}](attention_maps?{query})"
+    return f"[{widgets.literal(shortened(text))}](attention_maps?{query})"
+
+
+def shortened(text: str, chars: int = 90) -> str:
+    """``text`` cut to at most ``chars`` characters at a space, with an ellipsis when cut."""
+    if len(text) <= chars:
+        return text
+    cut = text[: chars - 1].rsplit(" ", 1)[0] or text[: chars - 1]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def _clicked(move: Callable[[KindHead], None]) -> None:

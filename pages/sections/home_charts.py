@@ -21,7 +21,11 @@ def first_charts(name: str, text: str) -> None:
         widgets.show_error(exc)
         return
     kinds = [k for k in KIND_TITLES if trace.get(k) is not None]
-    for kind, column in zip(kinds, st.columns(len(kinds)) if kinds else [], strict=True):
+    # side by side; one below the other in presenter mode, where a third of a 1024 px
+    # projector left each map about 100 px wide with its tokens edge to edge
+    stacked = widgets.presenting()
+    places = [st.container() for _ in kinds] if stacked else st.columns(len(kinds) or 1)
+    for kind, column in zip(kinds, places, strict=False):
         layer = trace.get(kind).shape[0] - 1
         fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
         # a third of a 1024 px screen: no colour bar or axis titles (the caption says them)
@@ -31,7 +35,7 @@ def first_charts(name: str, text: str) -> None:
         fig.update_layout(title=f"{KIND_TITLES[kind]}, layer {layer}, head 0", height=330,
                           margin={"t": 40, "b": 10, "l": 10, "r": 10})  # fmt: skip
         with column:
-            widgets.chart(fig, f"home-{kind}", share=1 / len(kinds))
+            widgets.chart(fig, f"home-{kind}", share=1.0 if stacked else 1 / len(kinds))
     if kinds:
         st.caption(
             f"{name} on your sentence: each row is one token (query) and its weights over the "

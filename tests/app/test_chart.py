@@ -38,3 +38,17 @@ def test_presenter_mode_enlarges_a_copy_and_leaves_the_figure_as_it_was():
     at.session_state["presenter"] = False
     at.run()
     assert "font" not in json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+
+
+def test_a_chart_in_a_third_of_the_page_exports_at_its_drawn_proportions():
+    """Home's maps (a third of the page, 330 px tall) export about square, not 1000 x 330."""
+    import plotly.graph_objects as go
+
+    from viz_transformer.ui.figure_export import DEFAULT_SIZE
+    from viz_transformer.ui.figure_files import as_drawn
+
+    fig = go.Figure(go.Heatmap(z=[[1.0]]), layout={"height": 330})
+    assert as_drawn(fig, 1 / 3).layout.width == round(DEFAULT_SIZE[0] / 3)
+    assert fig.layout.width is None  # the chart's own figure is left as it was
+    assert as_drawn(fig, 1.0) is fig
+    assert as_drawn(go.Figure(layout={"width": 500}), 1 / 3).layout.width == 500

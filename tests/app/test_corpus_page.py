@@ -144,11 +144,11 @@ def test_the_heads_page_draws_levels_the_head_among_all_and_its_pass(
     app = open_page(PAGE, params={"corpus_stat": "entropy", "corpus_head": "cross/1/3"})
     assert not app.exception and not app.error
     text = " ".join(m.value for m in app.markdown)
-    for level in ("Strongest entropy", "Middle entropy", "Weakest entropy"):
+    for level in ("Highest entropy", "Around the median entropy", "Lowest entropy"):
         assert level in text
     assert text.count("](attention_maps?model=paper-en-pt") == 5  # each sentence once, linked
     by_title = {f["layout"]["title"]["text"]: f for f in figures(app)}
-    strip = by_title["cross attention L1 H3 (red) and every head"]
+    strip = by_title["cross attention L1 H3 (red diamond) and every head"]
     marked = [t for t in strip["data"] if t["name"] == "this head"]
     assert len(marked) == 5  # one per statistic; prev_token and diagonal: self-attention only
     assert [t.get("customdata") or [] for t in marked] == [[["cross", 1, 3]]] * 3 + [[]] * 2
@@ -183,3 +183,11 @@ def test_a_level_link_keeps_presenter_mode(open_page, small_corpus) -> None:
                          if "](attention_maps?" in line)  # fmt: skip
     app = open_page(PAGE, params=params)
     assert not any("presenter=" in m.value for m in app.markdown if "](attention_maps?" in m.value)
+
+
+def test_a_long_sentence_is_cut_at_a_word_with_an_ellipsis() -> None:
+    from pages.sections.corpus_head import shortened
+
+    long = "The quick brown fox jumps over the lazy dog " * 3
+    assert shortened(long, 30) == "The quick brown fox jumps…"
+    assert shortened("Short enough.", 30) == "Short enough."

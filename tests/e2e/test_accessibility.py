@@ -196,6 +196,9 @@ def test_every_page_meets_the_contrast_focus_and_axe_checks(classroom, screen, a
             problems.append(f"chart {i} has no accessible name")
         elif page.locator('[class*="st-key-vt-about-"]').filter(has_text=f"{name}: ").count() == 0:
             problems.append(f"chart {name!r} has no description")
+    here = page.locator('[data-testid="stSidebarNavLink"][aria-current="page"]').inner_text()
+    if page.title() != f"{here.split(chr(10))[-1]} · viz-transformer":  # WCAG 2.4.2
+        problems.append(f"the page's title {page.title()!r} does not name it")
     if page.locator(".modebar-btn").count():
         problems.append("a chart toolbar is in the Tab order")
     assert not problems, "\n".join(problems)

@@ -49,3 +49,15 @@ def test_the_head_view_sets_heads_apart_by_dash_and_says_each_heads_strongest_li
     table = describe.drawn_values(fig)
     assert list(table.columns) == ["head", "query", "key", "weight"]
     assert set(table["head"]) == {0, 1} and table["weight"].min() >= 0.02
+
+
+def test_the_chosen_head_among_all_is_a_diamond_not_only_red():
+    import pandas as pd
+
+    from viz_transformer.figures.corpus_head import heads_strip_figure
+
+    beside = pd.DataFrame({"kind": ["encoder"] * 3, "layer": [0, 0, 1], "head": [0, 1, 0],
+                           "entropy": [0.1, 0.5, 0.9], "picked": [False, True, False]})  # fmt: skip
+    fig = heads_strip_figure(beside, ("entropy",), "t")
+    symbols = {t.name: t.marker.symbol for t in fig.data}
+    assert symbols == {"other heads": "circle", "this head": "diamond"}

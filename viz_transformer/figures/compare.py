@@ -36,7 +36,7 @@ def distance_figure(
             zmin=0,
             zmax=1,
             colorscale="Viridis_r",
-            colorbar={"title": "JS distance"},
+            colorbar={"title": {"text": "JS distance", "side": "right"}},  # not over the top tick
             hovertemplate="A %{y} vs B %{x}: %{z:.4f}<extra></extra>",
         )
     )

@@ -50,7 +50,7 @@ def distance_figure(offsets: np.ndarray, mass: np.ndarray, title: str) -> go.Fig
 
 
 def heads_strip_figure(beside: pd.DataFrame, stats: tuple[str, ...], title: str) -> go.Figure:
-    """Every head's value of each statistic (one strip each), the chosen head marked in red.
+    """Every head's value of each statistic (one strip each), the chosen head a large red diamond.
 
     Args:
         beside: ``heads_beside`` (columns kind, layer, head, the statistics, ``picked``).
@@ -69,10 +69,15 @@ def heads_strip_figure(beside: pd.DataFrame, stats: tuple[str, ...], title: str)
         shown = ~cross if stat in SELF_ONLY else np.ones(len(beside), bool)
         for mask, color, size, name in ((~picked & shown, OTHERS, 7, "other heads"),
                                         (picked & shown, PICKED, 14, "this head")):  # fmt: skip
+            marker = {
+                "color": color,
+                "size": size,  # not told by colour alone: a diamond
+                "symbol": "diamond" if name == "this head" else "circle",
+            }
             hover = ("%{customdata[0]} L%{customdata[1]} H%{customdata[2]}<br>" + stat
                      + " %{y:.3f}<extra></extra>")  # fmt: skip
             fig.add_trace(go.Scatter(x=jitter[mask], y=beside[stat].to_numpy()[mask],
-                                     mode="markers", marker={"color": color, "size": size},
+                                     mode="markers", marker=marker,
                                      customdata=custom[mask], hovertemplate=hover, name=name,
                                      showlegend=col == 1), row=1, col=col)  # fmt: skip
         fig.update_xaxes(showticklabels=False, range=[-0.5, 0.5], row=1, col=col)

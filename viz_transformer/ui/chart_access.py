@@ -54,18 +54,21 @@ def _unique(base: str, words: str) -> str:
     return f"{base}{suffix}"
 
 
-def beneath(fig: go.Figure, words: str, shown: str, file_stem: str, key: str) -> None:
+def beneath(
+    fig: go.Figure, words: str, shown: str, file_stem: str, key: str, share: float = 1.0
+) -> None:
     """Under a chart: its description ``words`` for screen readers, then "Show the numbers" (a
     toggle that reruns only this part and shows the description, ``shown`` as Markdown with
-    user text escaped, and the drawn values as a table) and the "Save figure" menu."""
+    user text escaped, and the drawn values as a table) and the "Save figure" menu (``share``:
+    the part of the page's width the chart has)."""
     key = _unique(key, words)
-    st.fragment(_numbers)(fig, shown, file_stem, key)
+    st.fragment(_numbers)(fig, shown, file_stem, key, share)
 
 
-def _numbers(fig: go.Figure, words: str, file_stem: str, key: str) -> None:
+def _numbers(fig: go.Figure, words: str, file_stem: str, key: str, share: float) -> None:
     with st.container(horizontal=True, vertical_alignment="center"):
         shown = st.toggle(NUMBERS_LABEL, key=f"numbers-{key}")
-        save_menu(fig, file_stem, key)
+        save_menu(fig, file_stem, key, share)
     if shown:
         st.caption(words)
         st.dataframe(describe.drawn_values(fig))

@@ -15,7 +15,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from viz_transformer.ui.export_queue import about, saving
-from viz_transformer.ui.figure_export import FORMATS, MIME, QUEUE, export_problem, figure_bytes
+from viz_transformer.ui.figure_export import (
+    DEFAULT_SIZE,
+    FORMATS,
+    MIME,
+    QUEUE,
+    export_problem,
+    figure_bytes,
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -29,10 +36,11 @@ def camera_format() -> str:
     return "svg" if _problem() else "png"
 
 
-def save_menu(fig: go.Figure, file_stem: str, key: str) -> None:
+def save_menu(fig: go.Figure, file_stem: str, key: str, share: float = 1.0) -> None:
     """A small "Save figure" menu under a chart (``key`` unique on the page), drawn when it opens:
     the line's state, then one deferred download per format (the file is rendered only when its
-    button is clicked, a few seconds, so a rerun costs nothing)."""
+    button is clicked, a few seconds, so a rerun costs nothing), at the proportions the chart has
+    in its ``share`` of the page's width (``as_drawn``)."""
     menu = st.popover(
         "Save figure", icon=":material/download:", key=f"save-{key}", on_change="rerun"
     )
@@ -49,7 +57,7 @@ def save_menu(fig: go.Figure, file_stem: str, key: str) -> None:
             st.button("Try again", key=f"save-{key}-again")  # reruns this chart's part alone
             return
         for fmt in FORMATS:
-            _button(fig, fmt, file_stem, f"save-{key}-{fmt}")
+            _button(fig, fmt, file_stem, f"save-{key}-{fmt}", share)
         st.caption(wait_words(line.busy, line.wait_s, line.each_s))
 
 
@@ -62,10 +70,19 @@ def wait_words(busy: int, wait_s: float, each_s: float) -> str:
     return f"{formats} {each}; {saving(busy)}, so yours starts in about {about(wait_s)} s."
 
 
-def _button(fig: go.Figure, fmt: str, file_stem: str, key: str) -> None:
+def as_drawn(fig: go.Figure, share: float) -> go.Figure:
+    """``fig`` as wide as it is drawn: a chart in a ``share`` of the page (a third on Home) that
+    sets no width of its own exports that share of the default width, so a square map stays
+    square instead of stretching 3:1."""
+    if share >= 1 or fig.layout.width:
+        return fig
+    return go.Figure(fig).update_layout(width=round(DEFAULT_SIZE[0] * share))
+
+
+def _button(fig: go.Figure, fmt: str, file_stem: str, key: str, share: float) -> None:
     st.download_button(
         fmt.upper(),
-        lambda: figure_bytes(fig, fmt, scale=2.0),  # type: ignore[arg-type]
+        lambda: figure_bytes(as_drawn(fig, share), fmt, scale=2.0),  # type: ignore[arg-type]
         f"{file_stem}.{fmt}",
         MIME[fmt],
         key=key,

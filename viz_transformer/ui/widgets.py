@@ -118,13 +118,10 @@ def chart(
         fig = scaled_fonts(fig, scale)
     label, words = chart_access.name_and_words(original, name)
     config = chart_access.config(_named(name))
-    if on_select is None:
-        st.plotly_chart(fig, width="stretch", config=config, key=key, alt=label)
-    else:
-        st.plotly_chart(fig, width="stretch", config=config, key=key, on_select=on_select,
-                        selection_mode="points", alt=label)  # fmt: skip
+    picks = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
+    st.plotly_chart(fig, width="stretch", config=config, key=key, alt=label, **picks)
     said = f"{label}: {words}"
-    chart_access.beneath(original, said, literal(said), _named(name), key or name)
+    chart_access.beneath(original, said, literal(said), _named(name), key or name, share)
 
 
 def _named(stem: str) -> str:
