@@ -60,14 +60,16 @@ def _split(cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: s
     try:
         parts = why.split_score(cap, layer, head, *pair, by)  # type: ignore[arg-type]
     except ValueError as exc:
+        st.markdown(f"**{SPLIT_TITLES[by]}**")
         st.info(str(exc))
         return
     stem = f"why-{cap.kind}-L{layer}-H{head}-q{pair[0]}-k{pair[1]}-{by}"
-    if by != "component":
+    if by != "component":  # the chart's title names the split: no heading above it
         widgets.chart(figures.parts_bars(parts, SPLIT_TITLES[by], top=32), stem, key=stem)
         if by == "input":
             st.caption(why.position_note(cap))
         return
+    st.markdown(f"**{SPLIT_TITLES[by]}**")  # over its three charts, each titled by its side
     query_side, key_side = why.marginals(parts)
     left, right = st.columns(2)
     with left:
@@ -102,7 +104,6 @@ def section(cap: KindCapture, layer: int, head: int, position: int) -> None:
         f"{weight[key] / weight.sum():.3f}."
     )
     for by in why.SPLITS:
-        st.markdown(f"**{SPLIT_TITLES[by]}**")
         _split(cap, layer, head, (query, key), by)
     arrays = {"scores": np.where(np.isfinite(scores), scores, np.nan)}
     widgets.downloads(f"why-{cap.kind}-L{layer}-H{head}", arrays, _meta(cap, layer, head))

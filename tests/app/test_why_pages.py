@@ -11,6 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
+from pages.sections.why_section import SPLIT_TITLES
 from viz_transformer.analysis import flow, why, writes
 from viz_transformer.testing.hf import BUILDERS
 
@@ -37,6 +38,12 @@ def test_why_section_draws_the_models_scores_and_splits_that_add_up(
         bars = decode_array(fig["data"][0]["y"])
         assert np.isclose(bars.sum(), scores[5, 2], rtol=1e-4, atol=1e-5)
     assert any("position.position depends on the positions alone" in c.value for c in at.caption)
+    # each split is named once: by its chart's title, or (the component split's three charts)
+    # by a heading above them
+    shown = [f["layout"]["title"]["text"].split("<br>")[0] for f in drawn]
+    shown += [m.value.strip("*") for m in at.markdown]
+    for heading in SPLIT_TITLES.values():
+        assert shown.count(heading) == 1, f"{heading!r} shown {shown.count(heading)} times"
 
 
 def test_what_heads_do_shows_the_tokens_a_head_writes(

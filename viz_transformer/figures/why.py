@@ -80,7 +80,7 @@ def parts_bars(parts: pd.DataFrame, title: str, top: int | None = None) -> go.Fi
     )  # fmt: skip
     fig.update_layout(
         title=with_subtitle(title, f"the bars add up to the score {total:.4f}"),
-        yaxis_title="share of the score",
+        yaxis_title="part of the score (score units)",  # the bars sum to the score, not to 1
         height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
