@@ -294,7 +294,7 @@ function render({ model, el }) {
     const [, , nQ, nK] = shape(kind);
     const canvas = make("canvas", "vt-focus");
     paint(canvas, bytes(f.map), f.rows, f.cols);
-    const side = 380;
+    const side = 340;
     const scale = side / Math.max(f.rows, f.cols);
     canvas.style.width = `${Math.round(f.cols * scale)}px`;
     canvas.style.height = `${Math.round(f.rows * scale)}px`;
@@ -314,8 +314,26 @@ function render({ model, el }) {
         `query ${span(row, bq, nQ)} "${q}" → key ${span(col, bk, nK)} "${k}": ` +
         `${bq * bk > 1 ? "max " : ""}${w.toFixed(3)}`;
     };
-    main.replaceChildren(title, canvas, readout);
+    main.replaceChildren(title, labelled(canvas, f, scale, header, info), readout);
     return true;
+  }
+
+  // the map with its query tokens on the left and key tokens on top, at full resolution only
+  function labelled(canvas, f, scale, header, info) {
+    const [bq, bk] = f.block;
+    if (bq > 1 || bk > 1 || scale < 8) return canvas;
+    const box = make("div", "vt-map");
+    box.style.gridTemplateColumns = `auto ${Math.round(f.cols * scale)}px`;
+    box.style.setProperty("--vt-px", `${Math.min(12, Math.floor(scale) - 1)}px`);
+    const strip = (tokens, cls) => {
+      const s = make("div", cls);
+      s.style.setProperty("--vt-cell", `${scale}px`);
+      s.append(...tokens.map((t) => make("span", "", String(t).slice(0, 14))));
+      return s;
+    };
+    box.append(make("span"), strip(header[info.cols], "vt-keys"));
+    box.append(strip(header[info.rows], "vt-queries"), canvas);
+    return box;
   }
 
   function draw() {
