@@ -117,3 +117,19 @@ def test_the_state_holds_what_is_drawn_and_the_javascript_ships_inside(trace):
     assert state_bytes(view) < len(state["_esm"]) + len(state["_css"]) + 40 * arr[0].nbytes
     assert {"lines", "grid", "header"} <= set(state) and state["focus"] == {}
     assert payload.header(trace) == view.header
+
+
+def test_a_long_input_pages_its_lines_and_never_sends_the_whole_array():
+    from viz_transformer.notebook.widgets import state_bytes
+    from viz_transformer.records.lazy import LazyPatterns
+
+    gen = np.random.default_rng(0)
+    q, k = ([gen.normal(0, 2, (2, 700, 8)).astype(np.float32)] for _ in range(2))
+    words = tuple(f"w{i}" for i in range(700))
+    trace = vt.Trace("long", words, (), (), LazyPatterns(q, k, causal=False), None, None)
+    view = vt.head_view(trace)
+    assert (view.lines["q0"], view.lines["nq"]) == (0, payload.LINE_TOKENS)
+    assert state_bytes(view) < 700 * 700 * 4  # less than one head's float32 map
+    wire = Wire(view)
+    click(view, start=400)  # "later" in the view: the last full window
+    assert wire.keys() == [{"lines"}] and view.lines["q0"] == 700 - payload.LINE_TOKENS

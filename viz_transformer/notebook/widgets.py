@@ -73,8 +73,8 @@ class AttentionView(anywidget.AnyWidget):
             drawn["lines"] = payload.lines(trace, chosen, layer)
         else:
             drawn["focus"] = payload.focus(trace, chosen, layer, head)
-        self._drawn = {"grid": (chosen,), "lines": (chosen, layer, 0)}
-        self._drawn["focus"] = (chosen, layer, head)
+        keys = {"grid": (chosen,), "lines": (chosen, layer, 0), "focus": (chosen, layer, head)}
+        self._drawn = {name: keys[name] for name in drawn}  # what the browser has, by its inputs
         super().__init__(
             header=payload.header(trace), kind=chosen, layer=layer, head=head, **drawn, **kwargs
         )
