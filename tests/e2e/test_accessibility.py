@@ -5,9 +5,9 @@
   1024x768) and in a lesson of a class: no critical or serious violation in markup the project
   controls; Streamlit's own are allowed by rule, place and upstream issue (``STREAMLIT_OWN``);
 - text contrast measured on the drawn page: captions, selected chips, the sidebar's page links
-  and the charts' tick labels and axis titles at least 4.5:1; a focus ring of at least 3:1 on
-  every control the first Tab stops reach; every chart named, its description beside it, no
-  chart toolbar in the Tab order;
+  and the charts' tick labels and axis titles at least 4.5:1, text fields' edges 3:1; a focus
+  ring of at least 3:1 on every control the first Tab stops reach; every chart named, its
+  description beside it, no chart toolbar in the Tab order; each page's title names it;
 - a student answers a step of each check kind by keyboard alone, and after Next and Check the
   focus and the view move to the new step and to the feedback.
 """
@@ -76,6 +76,13 @@ _CONTRAST_JS = (
       'color');
   add('chart text', '.js-plotly-plot .main-svg :is(g[class$="tick"], g[class$="title"]) text',
       'fill');
+  document.querySelectorAll('[data-testid="stTextAreaRootElement"], '
+    + '[data-testid="stTextInputRootElement"], [data-baseweb="select"]').forEach((el) => {
+    if (!seen(el)) return;  // a field's edge against what is behind it (WCAG 1.4.11)
+    const edge = rgba(getComputedStyle(el).borderTopColor);
+    out.push({what: 'field edge', text: el.innerText.trim().slice(0, 40), minimum: 3,
+              ratio: ratio(over(edge, backdrop(el.parentElement)), backdrop(el.parentElement))});
+  });
   return out; }"""
 )
 _FOCUS_JS = (
@@ -183,7 +190,7 @@ def test_every_page_meets_the_contrast_focus_and_axe_checks(classroom, screen, a
     _ready(page, f"{url}/{path}{'&' if '?' in path else '?'}presenter={presenter}")
     problems = _serious(page, axe_source)
     for item in page.evaluate(_CONTRAST_JS):
-        if item["ratio"] < TEXT_CONTRAST:
+        if item["ratio"] < item.get("minimum", TEXT_CONTRAST):
             problems.append(f"{item['what']} {item['text']!r} at {item['ratio']:.2f}:1")
     for stop in _tab_stops(page, TAB_STOPS):
         if stop["ratio"] < FOCUS_CONTRAST:
