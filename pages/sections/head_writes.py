@@ -30,8 +30,11 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
         st.info(str(exc))
         return
     tokens = cap.query_tokens
-    named = _named_positions(tokens, caches.trace(name, text).pred_tokens)
-    state.keep_choice("writes_position", range(len(tokens)), len(tokens) - 1)
+    predicted = caches.trace(name, text).pred_tokens
+    named = _named_positions(tokens, predicted)
+    state.keep_choice(
+        "writes_position", range(len(tokens)), writes.content_position(tokens, predicted)
+    )
     position = st.selectbox(
         "At position", range(len(tokens)), format_func=named.__getitem__,
         key="writes_position", help="The head's output z_h W^O_h at this position, read through "
@@ -42,8 +45,8 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
     found = widgets.or_none(writes.writes_of, caches.model(name), cap, layer, head, position, TOP)
     if found is None:
         return
-    title = f"{head_label((layer, head))} at {named[position]}: tokens it promotes and suppresses"
-    fig = figures.writes_bars(found.promoted, found.suppressed, title)
+    fig = figures.writes_bars(found.promoted, found.suppressed, head_label((layer, head)),
+                              named[position])  # fmt: skip
     widgets.chart(fig, f"writes-{kind}-L{layer}-H{head}-t{position}", key="writes_chart")
     st.caption(found.note)
 

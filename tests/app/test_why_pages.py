@@ -93,10 +93,16 @@ def test_what_a_head_writes_names_each_position_by_the_token_predicted_there(
     assert trace.pred_tokens[3] == "estudante" and trace.tgt_tokens[3] == "um"
     picker = at.selectbox(key="writes_position")
     assert picker.options[3] == "3: um → estudante"
+    # it opens on the last content token: "5: . → </s>" (where the model ends) is noise, and
+    # "4: estudante → ." predicts punctuation
+    assert picker.options[5] == "5: . → </s>" and picker.value == 3
     picker.set_value(3).run()
     assert not at.exception, at.exception
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     assert "L1 H3 at 3: um → estudante: tokens it promotes and suppresses" in titles
+    picker.set_value(5).run()  # the end marker in the title is text, not a tag plotly drops
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert "L1 H3 at 5: . → &lt;/s&gt;: tokens it promotes and suppresses" in titles
 
 
 def test_attention_flow_is_a_job_with_a_token_limit(

@@ -10,12 +10,14 @@ read straight through the output layer, not a share of the final logits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
+from viz_transformer.analysis.aggregate import is_special
 from viz_transformer.analysis.components import residual_components
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
@@ -83,6 +85,20 @@ def head_output(cap: KindCapture, layer: int, head: int, position: int) -> np.nd
     rows = slice(head * cap.d_k, (head + 1) * cap.d_k)
     z = cap.captured["z"][layer, head, position].astype(np.float64)  # (d_k,)
     return z @ cap.weights["w_o"][layer][rows].astype(np.float64)
+
+
+def content_position(tokens: Sequence[str], predicted: Sequence[str] = ()) -> int:
+    """The position to look at first: the last whose token, and the token predicted there (when
+    ``predicted`` has one per position), are content (a letter or digit, not a marker such as
+    ``</s>``): what a head writes where the model ends the sentence is noise. The last position
+    when none is."""
+
+    def content(token: str) -> bool:
+        return not is_special(token) and any(c.isalnum() for c in token)
+
+    known = len(predicted) == len(tokens)
+    found = [i for i, t in enumerate(tokens) if content(t) and (not known or content(predicted[i]))]
+    return found[-1] if found else len(tokens) - 1
 
 
 def writes_of(

@@ -94,8 +94,12 @@ def series_bars(values: pd.Series, title: str, top: int = 20) -> go.Figure:
     return parts_bars(frame, title, top)
 
 
-def writes_bars(promoted: pd.DataFrame, suppressed: pd.DataFrame, title: str) -> go.Figure:
-    """The tokens a head's output pushes up (blue) and down (red), with their logits on hover."""
+def writes_bars(
+    promoted: pd.DataFrame, suppressed: pd.DataFrame, head: str, position: str
+) -> go.Figure:
+    """The tokens a head's output pushes up (blue) and down (red), with their logits on hover,
+    titled by the ``head`` and the ``position`` (its tokens shown as typed: ``</s>`` is no tag)."""
+    title = f"{head} at {labels([position])[0]}: tokens it promotes and suppresses"
     both = pd.concat([promoted, suppressed.iloc[::-1]], ignore_index=True)
     names = [f"{t} ({i})" for t, i in zip(labels(tuple(both["token"])), both["id"], strict=True)]
     fig = go.Figure(
