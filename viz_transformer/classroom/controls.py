@@ -72,11 +72,17 @@ def write(conn: Connection, code: str, **values: Any) -> None:
 
 
 def pseudonym(code: str, student_id: int, attempt: int = 0) -> str:
-    """A student's stable pseudonym in class ``code`` ("Swift Otter"): drawn from a hash of the
-    class and the student's id, so every replica and every redraw gives the same one."""
-    digest = hashlib.sha256(f"{code}:{student_id}:{attempt}".encode()).digest()
-    number = int.from_bytes(digest[:8], "big")
-    adjective, animal = divmod(number % (len(ADJECTIVES) * len(ANIMALS)), len(ANIMALS))
+    """A student's stable pseudonym in class ``code`` ("Swift Otter"), the same on every replica
+    and redraw. Within a class it is a one-to-one map of the student's id (an odd multiplier
+    and an offset drawn from the class code, then a xorshift and a second odd multiplier, all
+    invertible modulo the 1,024 names), so two students of a class share a name only when their
+    ids differ by a multiple of 1,024; ``pseudonyms`` redraws those (``attempt``)."""
+    digest = hashlib.sha256(f"{code}:{attempt}".encode()).digest()
+    size = len(ADJECTIVES) * len(ANIMALS)  # a power of two: every odd number is invertible
+    mul, add, mix = (int.from_bytes(digest[i : i + 8], "big") for i in (0, 8, 16))
+    x = ((2 * mul + 1) * student_id + add) % size
+    x = ((x ^ (x >> 5)) * (2 * mix + 1)) % size  # neighbours' names spread over the lists
+    adjective, animal = divmod(x, len(ANIMALS))
     return f"{ADJECTIVES[adjective]} {ANIMALS[animal]}"
 
 
