@@ -195,17 +195,16 @@ def same_trace() -> Callable[[Trace, Trace], bool]:
 
 
 @pytest.fixture(scope="session")
-def smollm2_model(tmp_path_factory: pytest.TempPathFactory):
-    """The built-in LLM ``smollm2``, converted from its wheel's GGUF once per test run into a
-    temporary cache (``VT_CACHE_DIR``, kept for the session) and loaded through the registry."""
+def smollm2_model():
+    """The built-in LLM ``smollm2``, converted from its wheel's GGUF once per test run into the
+    session's cache (``VT_CACHE_DIR``: a temporary folder, above) and loaded through the
+    registry: the same handle a test that loads ``smollm2`` by name gets, whichever runs first
+    (a cache of the fixture's own made the two differ in a random order)."""
     import viz_transformer as vt
 
     need("smollm2")
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("VT_CACHE_DIR", str(tmp_path_factory.mktemp("vt-cache")))
-        vt.prepare_model("smollm2")
-        yield vt.load_model("smollm2")
+    vt.prepare_model("smollm2")
+    return vt.load_model("smollm2")
 
 
 LESSON_MODEL = "lesson-tiny"
