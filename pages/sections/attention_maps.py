@@ -26,7 +26,10 @@ from viz_transformer.ui import caches, head_caches, jobs, state, widgets
 
 WEIGHTINGS = ["weights", "weighted by value norm"]  # the maps' radio (in the URL)
 
-TABS = ("Maps", "Head view", "Mean / max / rollout", "Statistics")
+TABS = ("Maps", "Head view", "Mean / max / rollout", "Statistics")  # the URL's values
+# what the control shows: attention flow lives in the third view, so its name says so (the
+# value in links and lesson files stays as it was)
+TAB_LABELS = {"Mean / max / rollout": "Mean / max / rollout / flow"}
 SUMMARIES = {
     "mean": aggregate.head_mean,
     "max": aggregate.head_max,

@@ -113,7 +113,8 @@ def head_groups(fig: dict) -> dict[str, list[dict]]:
 
 def test_the_page_has_four_tabs_and_only_the_open_one_is_drawn(at, figures):
     # a keyed segmented control (not st.tabs, which code cannot open): a link reopens the view
-    assert list(at.segmented_control(key="attn_tab").options) == TABS
+    shown = [t.replace("rollout", "rollout / flow") for t in TABS]  # flow named where it is
+    assert list(at.segmented_control(key="attn_tab").options) == shown
     for label, n_figures in zip(TABS, (2, 1, 1, 0), strict=True):
         open_tab(at, label)
         assert len(figures(at)) == n_figures, label
