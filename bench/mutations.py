@@ -27,6 +27,7 @@ U = "tests/unit/"
 RELATED = {
     "ablation.py": ["test_heads.py", "test_ablation_effects.py", "test_definitions_ablation.py"],
     "why.py": ["test_why.py", "test_component_outputs.py", "test_definitions_why.py"],
+    "components.py": ["test_why.py", "test_component_outputs.py", "test_definitions_why.py"],
     "writes.py": ["test_why.py", "test_component_outputs.py", "test_definitions_writes.py"],
     "flow.py": ["test_flow.py", "test_definitions_flow.py"],
     "graders.py": ["test_lesson_grading.py", "test_definitions_grading.py"],
