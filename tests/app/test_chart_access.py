@@ -21,6 +21,8 @@ PAGES = {  # page file, URL view -> the charts it draws at least
     "pages/decoder_steps.py": ({}, 3),
     "pages/qkv_walkthrough.py": ({}, 3),
     "pages/compare_models.py": ({"cmp_kind": "cross"}, 1),
+    "pages/attention_maps.py#head-view": ({"attn_tab": "Head view"}, 1),
+    "pages/what_heads_do.py": ({}, 5),
 }
 
 
