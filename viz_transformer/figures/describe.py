@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -103,7 +104,7 @@ def axis_labels(fig: go.Figure, trace: go.BaseTraceType, letter: str, n: int) ->
             out.append(plain(label if label is not None else c))
         else:
             out.append(float(c))
-    seen = {label: out.count(label) for label in out}
+    seen = Counter(out)
     return [
         f"{label} ({i})" if isinstance(label, str) and seen[label] > 1 else label
         for i, label in enumerate(out)
