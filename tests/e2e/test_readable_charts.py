@@ -1,7 +1,8 @@
 """Charts readable on a projector: at 1024x768 in presenter mode and at 1366x768, no chart text
 under 8 px tall, no two texts of one chart overlapping, no tick label over another map, every
 text inside its chart (``chart_problems``, measured on the SVG text elements' boxes); in
-presenter mode at 1024x768 the first chart starts on the first screen."""
+presenter mode at 1024x768 the first chart starts on the first screen, Home's maps are at least
+200 px wide and Compare's head-matching map keeps its texts 3 px apart."""
 
 from __future__ import annotations
 
@@ -63,3 +64,24 @@ def test_the_first_chart_starts_on_a_projectors_first_screen(server: str, browse
     top = page.locator(".js-plotly-plot").first.bounding_box()["y"]
     context.close()
     assert top < 768 - 150, f"the first chart starts at {top:.0f} px"  # some of it is seen
+
+
+def test_home_and_compare_give_their_maps_room_on_a_projector(
+    server: str, browser: Browser, chart_problems
+):
+    """At 1024x768 in presenter mode Home's three maps were a third of the page each, about
+    100 px wide with their tokens edge to edge, and Compare's colour-bar title sat at the top of
+    the head-matching map, 1 px above its first tick: now every Home map's plot area is at least
+    200 px wide, and the head-matching map's texts stand 3 px apart and 3 px inside it."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    _open(page, f"{server}/?presenter=True", 3)
+    widths = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].map(g => g._fullLayout._size.w)"
+    )
+    _open(page, f"{server}/compare_models?cmp_kind=cross&presenter=True", 2)
+    crowded = [p for p in chart_problems(page, slack=-3.0) if p.startswith("chart 0 ")]
+    context.close()
+    assert len(widths) == 3 and min(widths) >= 200, f"Home's maps are {widths} px wide"
+    assert not crowded, "\n".join(crowded)
