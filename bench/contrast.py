@@ -55,6 +55,7 @@ def rows() -> list[tuple[str, str, float, float]]:
         ("selected chip", "4.5", ratio(STREAMLIT_PRIMARY, over(STREAMLIT_PRIMARY, 0.1, WHITE)),
          ratio(primary, chip)),
         ("text field edge", "3", ratio(over(TEXT, 0.2, WHITE), WHITE), ratio(BOUNDARY, WHITE)),
+        ("switch track, off", "3", ratio(over(TEXT, 0.2, WHITE), WHITE), ratio(BOUNDARY, WHITE)),
         ("focus ring on the page", "3", 0.0, ratio(FOCUS, WHITE)),
         ("focus ring in the sidebar", "3", 0.0, ratio(FOCUS, SIDEBAR)),
     ]  # fmt: skip

@@ -83,6 +83,13 @@ _CONTRAST_JS = (
     out.push({what: 'field edge', text: el.innerText.trim().slice(0, 40), minimum: 3,
               ratio: ratio(over(edge, backdrop(el.parentElement)), backdrop(el.parentElement))});
   });
+  document.querySelectorAll('label:has(input[role="switch"]:not(:checked))').forEach((el) => {
+    const track = el.querySelector(':scope > div');  // a switch that is off, against the page
+    if (!seen(el) || !track) return;
+    const fill = rgba(getComputedStyle(track).backgroundColor), b = backdrop(el);
+    out.push({what: 'switch track', text: el.innerText.trim().slice(0, 40), minimum: 3,
+              ratio: ratio(over(fill, b), b)});
+  });
   return out; }"""
 )
 _FOCUS_JS = (

@@ -1,9 +1,10 @@
 """The one stylesheet every page gets (``inject``, called by the sidebar): text of at least
 4.5:1 contrast where Streamlit's defaults fade it (captions drawn at 60% opacity, the charts'
-tick labels and axis titles in a light grey), text fields edged at 3:1 (Streamlit's edge is
-1.4:1), a focus ring of at least 3:1 on everything the keyboard reaches (Streamlit draws almost
-none on the sidebar's page links, switches, sliders and scrolling equations), and the visually
-hidden text that describes each chart to screen readers (``chart_access``).
+tick labels and axis titles in a light grey), text fields' edges and switches' off tracks at
+3:1 (Streamlit's grey is 1.5:1), a focus ring of at least 3:1 on everything the keyboard reaches
+(Streamlit draws almost none on the sidebar's page links, switches, sliders and scrolling
+equations), and the visually hidden text that describes each chart to screen readers
+(``chart_access``).
 
 The colours beside the theme in ``.streamlit/config.toml`` (light base, a darker primary red so
 a selected chip's text reads at 5.6:1); ``tests/e2e/test_accessibility.py`` measures them.
@@ -16,7 +17,7 @@ import streamlit as st
 from viz_transformer.ui.chart_access import ABOUT_PREFIX
 
 MUTED = "#5c5a57"  # 6.9:1 on white, 6.1:1 on the sidebar: captions, tick labels, axis titles
-BOUNDARY = "#85827d"  # 3.4:1 to 3.8:1 against a field, the sidebar and the page: field edges
+BOUNDARY = "#85827d"  # 3.4:1 to 3.8:1 on a field, the sidebar, the page: edges, off switches
 FOCUS = "#1f5fbf"  # 6.1:1 on white, 5.4:1 on the sidebar: the focus ring
 _RING = f"outline: 3px solid {FOCUS} !important; outline-offset: 2px !important;"
 _FIELDS = (  # text fields and selects: the ring goes around the box, not the bare input
@@ -30,6 +31,8 @@ STYLE = f"""<style>
 label:has(input:focus-visible), :is({_FIELDS}):has(:is(input, textarea):focus-visible)
 {{ {_RING} }}
 :is({_FIELDS}) {{ border: 1px solid {BOUNDARY} !important; }}
+label:has(input[role="switch"]:not(:checked)) > div:first-of-type {{
+  background-color: {BOUNDARY} !important; }}
 [data-testid="stSidebarNav"] a:focus-visible {{ outline-offset: -3px !important; }}
 .js-plotly-plot .main-svg :is(g[class$="tick"], g[class$="title"]:not(.g-gtitle)) text,
 .js-plotly-plot .main-svg text.legendtext {{ fill: {MUTED} !important; }}
