@@ -32,6 +32,6 @@ def test_the_tiny_llama_loads_in_bfloat16_and_gives_one_full_row(tmp_path):
     row = length_row(model, 96, "cpu")
     assert len(row) == len(LLAMA_COLUMNS) and row[0] == 96
     first, overview, splits, writes, peak = row[1:]
-    assert float(first) > 0 and float(overview) > 0 and float(writes) > 0
+    assert all(float(cell) >= 0 for cell in (first, overview, writes))  # seconds, 2 decimals
     assert "dimension 0." in splits and "input n/a" in splits and "component 0." in splits
     assert peak.endswith("(RSS)")

@@ -261,3 +261,16 @@ def chart_problems() -> Callable[..., list[str]]:
     8 px, overlapping texts, a tick label over another map, text outside its chart; see
     ``_chart_problems``), empty when nothing does. Every page's readability test uses it."""
     return _chart_problems
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run in the order their files define them, after pytest-randomly has
+    shuffled the rest: a module's tests share one server and its sessions (a test that stops
+    the server, as test_serve's SIGTERM test does, is written last), so their order is part of
+    what they test. The other tiers keep their random order."""
+    here = Path(__file__).resolve().parent
+    slots = [i for i, item in enumerate(items) if here in Path(str(item.path)).resolve().parents]
+    ordered = sorted((items[i] for i in slots), key=lambda it: (str(it.path), it.location[1]))
+    for slot, item in zip(slots, ordered, strict=True):
+        items[slot] = item
