@@ -19,6 +19,16 @@ def _drawn(page: Page) -> None:
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
 
 
+# a chart's title, drawn by plotly or (when too long for the chart) set above it in bold; not
+# the chart's visually hidden description, which repeats the title for screen readers
+TITLES = ".js-plotly-plot .gtitle, [data-testid='stMarkdownContainer'] strong"
+
+
+def _titled(page: Page, title: str) -> None:
+    """Wait for a chart titled ``title`` (its first words) to be drawn."""
+    page.locator(TITLES).filter(has_text=title).wait_for()
+
+
 def test_clicking_a_drift_line_shows_that_head_at_each_checkpoint(server: str, page: Page):
     folder = new_run_folder("reverse", settings.CHECKPOINTS_DIR)  # the server's folder too
     train_live("reverse", seed=0, max_steps=30, save_to=folder, save_every=10)
@@ -28,13 +38,13 @@ def test_clicking_a_drift_line_shows_that_head_at_each_checkpoint(server: str, p
     drift = page.locator(".js-plotly-plot").first
     drift.locator(".scatterlayer .trace").nth(3).locator(".points path").nth(1).click(force=True)
     page.wait_for_url("**cmp_head=3**")
-    page.get_by_text("L1 H1 at each checkpoint").wait_for()
+    _titled(page, "L1 H1 at each checkpoint")
 
 
 def test_the_default_pair_draws_distances_and_a_pairs_maps(server: str, page: Page):
     page.goto(f"{server}/compare_models")
     _drawn(page)
-    page.get_by_text("JS distance of every head pair").wait_for()
+    _titled(page, "JS distance of every head pair")
     assert page.locator(".js-plotly-plot").count() == 2
     assert "cmp_a=paper-en-pt" in page.url and "cmp_b=bergamot-en-pt" in page.url
 
@@ -46,7 +56,7 @@ def test_a_links_models_come_back_hugging_face_ones_included(
     query = urllib.parse.urlencode({"cmp_a": bert, "cmp_b": bert, "cmp_text": "the cat sat"})
     page.goto(f"{server}/compare_models?{query}")
     _drawn(page)
-    page.get_by_text("JS distance of every head pair").wait_for()
+    _titled(page, "JS distance of every head pair")
     for label in ("Model A", "Model B"):  # the link's model is the one picked
         expect(page.get_by_role("combobox", name=label)).to_have_value(bert)
     assert page.locator(".js-plotly-plot").count() == 2
@@ -54,4 +64,7 @@ def test_a_links_models_come_back_hugging_face_ones_included(
     page.goto(f"{server}/compare_models?{reverse}")
     _drawn(page)
     expect(page.get_by_role("combobox", name="Model B")).to_have_value("paper-reverse")
-    expect(page.get_by_text("(cross) attention: matched pair at distance 0.0000")).to_have_count(1)
+    pair = page.locator(TITLES).filter(
+        has_text="(cross) attention: matched pair at distance 0.0000"
+    )
+    expect(pair).to_have_count(1)
