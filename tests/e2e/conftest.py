@@ -270,7 +270,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     the server, as test_serve's SIGTERM test does, is written last), so their order is part of
     what they test. The other tiers keep their random order."""
     here = Path(__file__).resolve().parent
-    slots = [i for i, item in enumerate(items) if here in Path(str(item.path)).resolve().parents]
-    ordered = sorted((items[i] for i in slots), key=lambda it: (str(it.path), it.location[1]))
-    for slot, item in zip(slots, ordered, strict=True):
-        items[slot] = item
+    modules: dict[str, list[int]] = {}  # a module's places in the run, kept (its block)
+    for i, item in enumerate(items):
+        if here in Path(str(item.path)).resolve().parents:
+            modules.setdefault(str(item.path), []).append(i)
+    for slots in modules.values():
+        ordered = sorted((items[i] for i in slots), key=lambda it: it.location[1])
+        for slot, item in zip(slots, ordered, strict=True):
+            items[slot] = item
