@@ -39,9 +39,9 @@ import numpy as np
 import viz_transformer as vt
 from bench.common import ROOT, table, verdict, write_section
 from bench.models import paper_model, text_of
-from viz_transformer.notebook.widgets import state_bytes
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Trace
+from viz_transformer.testing.jupyter import state_bytes
 
 TOKENS, LAYERS, HEADS = 512, 6, 8
 MAX_MB, MAX_DRAW_S = 5.0, 2.0
@@ -151,7 +151,7 @@ def in_browser() -> dict[str, float]:
     received = [0]
     try:
         log = ROOT / "artifacts" / "bench-notebook-lab.log"
-        with temporary_lab(folder, log) as lab, sync_playwright() as p:
+        with temporary_lab(folder, log, path=(ROOT,)) as lab, sync_playwright() as p:
             browser = launch(p)
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             watch = guard(context)

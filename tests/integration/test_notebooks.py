@@ -37,13 +37,20 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 VIEWS = {"quickstart.ipynb": 2, "hf_heads.ipynb": 3, "why_a_head_attends.ipynb": 1}  # shown
 
 
-def run(name: str, tmp_path: Path):
+WHERE = "import viz_transformer\nprint(viz_transformer.__file__)"  # a last cell the test adds
+
+
+def run(name: str):
+    """Run a notebook as a user opening it where it lives: its own folder is the working
+    directory and no ``PYTHONPATH`` helps the kernel find the package (it must be installed);
+    a last cell prints where ``viz_transformer`` was imported from."""
     import nbclient
     import nbformat
 
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(WHERE))
     client = nbclient.NotebookClient(
-        nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}
+        nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(NOTEBOOKS)}}
     )
     client.execute()
     return nb
@@ -64,12 +71,17 @@ def printed(nb) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.needs("notebook")
 @pytest.mark.parametrize("name", sorted(PRINTS))
-def test_every_cell_runs_and_prints_what_the_text_says(name, tmp_path, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", f"{ROOT}:{__import__('os').environ.get('PYTHONPATH', '')}")
-    nb = run(name, tmp_path)
+def test_every_cell_runs_and_prints_what_the_text_says(name, monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    nb = run(name)
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors, errors
-    texts = printed(nb)
+    *texts, where = printed(nb)
+    imported = Path(where).resolve()
+    assert imported == ROOT / "viz_transformer" / "__init__.py", (
+        f"the kernel imported {imported}, not this checkout: run `pip install --no-deps -e .` "
+        f"from {ROOT}"
+    )
     assert len(texts) == len(PRINTS[name]), texts
     for text, pattern in zip(texts, PRINTS[name], strict=True):
         assert re.fullmatch(pattern + r".*", text, re.S), (pattern, text)

@@ -79,7 +79,7 @@ def test_a_kind_with_fewer_layers_keeps_the_selection_inside_it(trace):
 
 
 def test_bad_selections_name_the_sizes(trace):
-    with pytest.raises(ValueError, match="layer 2, head 0 does not exist: encoder has 2 layers"):
+    with pytest.raises(ValueError, match=r"layer must be an int from 0 to 1 \(encoder has 2 "):
         vt.head_view(trace, layer=2)
     view = vt.head_view(trace)
     with pytest.raises(traitlets.TraitError, match=r"head 4 does not exist: encoder has 4 heads"):
@@ -89,6 +89,48 @@ def test_bad_selections_name_the_sizes(trace):
     assert view.selected == ("encoder", 0, 0)
     view.query = -7
     assert view.query == -1
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (
+            {"layer": "1"},
+            ValueError,
+            "layer must be an int from 0 to 1 (encoder has 2 layers), got '1'",
+        ),
+        (
+            {"layer": 1.0},
+            ValueError,
+            "layer must be an int from 0 to 1 (encoder has 2 layers), got 1.0",
+        ),
+        ({"layer": True}, ValueError, "layer must be an int from 0 to 1"),
+        ({"head": -1}, ValueError, "head must be an int from 0 to 3 (encoder has 4 heads), got -1"),
+        ({"head": 4}, ValueError, "head must be an int from 0 to 3 (encoder has 4 heads), got 4"),
+        ({"kind": 0}, ValueError, "kind must be None or one of encoder, decoder, cross, got 0"),
+    ],
+)
+def test_every_argument_is_checked_where_it_is_passed(trace, args, error, message):
+    for make in (vt.head_view, vt.model_view):
+        with pytest.raises(error) as info:
+            make(trace, **args)
+        assert str(info.value) == message or str(info.value).startswith(message)
+
+
+def test_a_trace_of_the_wrong_type_is_named_and_numpy_ints_are_fine(trace):
+    with pytest.raises(TypeError, match=r"trace must be a Trace from vt.trace.*got str 'text'"):
+        vt.head_view("text")
+    view = vt.model_view(trace, layer=np.int64(1), head=np.int32(3))
+    assert view.selected == ("encoder", 1, 3) and type(view.layer) is int
+
+
+def test_a_folder_model_is_titled_by_its_folder_name_only(tmp_path):
+    folder = tmp_path / "my-bert"
+    folder.mkdir()
+    assert payload.title(f"hf:{folder}") == "hf:my-bert"
+    assert payload.title("paper:runs/x") == "paper:runs/x"  # not a folder here: left as it is
+    assert payload.title("hf:Helsinki-NLP/opus-mt-en-de") == "hf:Helsinki-NLP/opus-mt-en-de"
+    assert payload.title("paper-en-pt") == "paper-en-pt"
 
 
 def test_on_select_follows_clicks_and_python(trace):
@@ -104,7 +146,8 @@ def test_on_select_follows_clicks_and_python(trace):
 
 
 def test_the_state_holds_what_is_drawn_and_the_javascript_ships_inside(trace):
-    from viz_transformer.notebook.widgets import STATIC, state_bytes
+    from viz_transformer.notebook.widgets import STATIC
+    from viz_transformer.testing.jupyter import state_bytes
 
     view = vt.head_view(trace)
     state = view.get_state()
@@ -120,8 +163,8 @@ def test_the_state_holds_what_is_drawn_and_the_javascript_ships_inside(trace):
 
 
 def test_a_long_input_pages_its_lines_and_never_sends_the_whole_array():
-    from viz_transformer.notebook.widgets import state_bytes
     from viz_transformer.records.lazy import LazyPatterns
+    from viz_transformer.testing.jupyter import state_bytes
 
     gen = np.random.default_rng(0)
     q, k = ([gen.normal(0, 2, (2, 700, 8)).astype(np.float32)] for _ in range(2))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from viz_transformer.notebook.payload import checked
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace
 
@@ -40,10 +41,13 @@ def head_view(
             first the trace has); layer, head: selected first, counted from 0.
 
     Raises:
-        ValueError: a kind the trace lacks, or a layer or head out of range.
+        TypeError: ``trace`` is not a ``Trace``.
+        ValueError: a kind the trace lacks, or a layer or head not an int in range (the
+            message names the argument: ``layer must be an int from 0 to 5, got '1'``).
         ImportError: the notebook stack is not installed (the message says how).
     """
-    return _widgets().HeadView(trace, kind, layer, head)
+    kind = checked(trace, kind, layer, head)
+    return _widgets().HeadView(trace, kind, int(layer), int(head))
 
 
 def model_view(
@@ -53,10 +57,13 @@ def model_view(
     selects one, which is drawn large beside them. The same traits as ``head_view``.
 
     Raises:
-        ValueError: a kind the trace lacks, or a layer or head out of range.
+        TypeError: ``trace`` is not a ``Trace``.
+        ValueError: a kind the trace lacks, or a layer or head not an int in range (the
+            message names the argument: ``layer must be an int from 0 to 5, got '1'``).
         ImportError: the notebook stack is not installed (the message says how).
     """
-    return _widgets().ModelView(trace, kind, layer, head)
+    kind = checked(trace, kind, layer, head)
+    return _widgets().ModelView(trace, kind, int(layer), int(head))
 
 
 __all__ = ["head_view", "model_view"]

@@ -17,6 +17,7 @@ reduced cells reach the host. Nothing here imports a widget library.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,48 @@ def first_kind(trace: Trace, kind: AttentionKind | None = None) -> AttentionKind
     return kind
 
 
+def checked(trace: object, kind: object, layer: object, head: object) -> AttentionKind:
+    """The arguments of ``vt.head_view`` / ``vt.model_view``, each checked where the user
+    passes it, so a wrong type gets a message naming the argument rather than an error from
+    deep inside numpy.
+
+    Returns:
+        the kind to show (``first_kind``).
+
+    Raises:
+        TypeError: ``trace`` is not a ``Trace``; ValueError: ``kind`` is not one the trace has,
+            or ``layer`` / ``head`` is not an int in range (``layer must be an int from 0 to
+            5, got '1'``).
+    """
+    if not isinstance(trace, Trace):
+        raise TypeError(
+            f"trace must be a Trace from vt.trace(model, text), got {type(trace).__name__} "
+            f"{trace!r:.60}"
+        )
+    if kind is not None and not isinstance(kind, str):
+        raise ValueError(f"kind must be None or one of {', '.join(KINDS)}, got {kind!r}")
+    chosen = first_kind(trace, kind)
+    n_layers, n_heads = trace.get(chosen).shape[:2]
+    for name, value, count in (("layer", layer, n_layers), ("head", head, n_heads)):
+        whole = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+        if not (whole and 0 <= value < count):
+            raise ValueError(
+                f"{name} must be an int from 0 to {count - 1} ({chosen} has {count} "
+                f"{name}s), got {value!r}"
+            )
+    return chosen
+
+
+def title(model_name: str) -> str:
+    """A model's name as a view shows it: a model loaded from a local folder (``hf:/home/...``,
+    ``paper:./runs/x``) by its folder's name only, so a shared notebook or screenshot does not
+    carry the machine's paths; a hub id (``hf:org/name``) as it is."""
+    family, sep, rest = model_name.partition(":")
+    if sep and rest and (Path(rest).expanduser().is_absolute() or Path(rest).is_dir()):
+        return f"{family}:{Path(rest).name}"
+    return model_name
+
+
 def header(trace: Trace) -> dict[str, Any]:
     """Tokens, kinds and shapes: what every view needs once.
 
@@ -71,7 +114,7 @@ def header(trace: Trace) -> dict[str, Any]:
         shape = [int(n) for n in trace.get(kind).shape]
         kinds[kind] = {"title": KIND_TITLES[kind], "shape": shape, "rows": rows, "cols": cols}
     return {
-        "model": trace.model_name,
+        "model": title(trace.model_name),
         "src": list(trace.src_tokens),
         "tgt": list(trace.tgt_tokens),
         "kinds": kinds,

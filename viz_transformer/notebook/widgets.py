@@ -9,14 +9,12 @@ step, no network).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
-from ipywidgets.widgets.widget import _remove_buffers
 
 from viz_transformer.notebook import payload
 from viz_transformer.records.kinds import AttentionKind
@@ -59,14 +57,8 @@ class AttentionView(anywidget.AnyWidget):
         head: int = 0,
         **kwargs: Any,
     ) -> None:
-        self._trace = trace
-        chosen = payload.first_kind(trace, kind)
-        n_layers, n_heads = trace.get(chosen).shape[:2]
-        if not (0 <= layer < n_layers and 0 <= head < n_heads):
-            raise ValueError(
-                f"layer {layer}, head {head} does not exist: {chosen} has {n_layers} layers and "
-                f"{n_heads} heads (counted from 0)."
-            )
+        chosen = payload.checked(trace, kind, layer, head)
+        self._trace, layer, head = trace, int(layer), int(head)
         view = type(self).view.default_value
         drawn = {"grid": payload.grid(trace, chosen)}
         if view == "head":
@@ -177,14 +169,3 @@ class ModelView(AttentionView):
     """Every layer x head as a small map (block maxima); a click selects one, drawn large."""
 
     view = traitlets.Unicode("model").tag(sync=True)
-
-
-def wire_bytes(state: dict[str, Any]) -> int:
-    """Bytes ``state`` takes in a comm message: its JSON (buffers removed) plus its buffers."""
-    plain, _, buffers = _remove_buffers(state)
-    return len(json.dumps(plain, separators=(",", ":"))) + sum(len(b) for b in buffers)
-
-
-def state_bytes(widget: AttentionView) -> int:
-    """What displaying ``widget`` sends: its whole synced state (the JavaScript included)."""
-    return wire_bytes(widget.get_state())

@@ -94,13 +94,16 @@ def _answers(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def temporary_lab(folder: Path, log: Path, timeout: float = 90) -> Iterator[Lab]:
+def temporary_lab(
+    folder: Path, log: Path, timeout: float = 90, path: tuple[Path, ...] = ()
+) -> Iterator[Lab]:
     """JupyterLab serving ``folder`` until the block ends (then stopped, killed if need be).
 
     Its config, data and runtime folders are new ones under ``folder/.lab``, so nothing of the
     user's Jupyter setup is read or written; extensions installed in this Python's environment
     (anywidget, ipywidgets, jupyterlab-plotly) are found as usual. The kernel runs this Python
-    with the repository on ``PYTHONPATH``, one torch thread and the Hugging Face hub offline.
+    with one torch thread and the Hugging Face hub offline; it imports ``viz_transformer`` as
+    installed (``pip install -e .``): ``PYTHONPATH`` is only ``path`` (the caller's own folders).
 
     Raises:
         AssertionError: the server did not answer within ``timeout`` s (its log says why).
@@ -115,11 +118,13 @@ def temporary_lab(folder: Path, log: Path, timeout: float = 90) -> Iterator[Lab]
                   "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"}  # fmt: skip
     (home / "config/jupyter_server_config.json").write_text(json.dumps({"LabApp": lab_config}))
     port, token = _free_port(), secrets.token_hex(16)
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"),
-           "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-           "IPYTHONDIR": str(home / "ipython"), "PYTHONPATH": path, "OMP_NUM_THREADS": "1",
-           "HF_HUB_OFFLINE": "1", "JUPYTER_PLATFORM_DIRS": "1"}  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    dirs = {"CONFIG": "config", "DATA": "data", "RUNTIME": "runtime"}
+    env.update({f"JUPYTER_{name}_DIR": str(home / sub) for name, sub in dirs.items()})
+    env.update(IPYTHONDIR=str(home / "ipython"), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1",
+               JUPYTER_PLATFORM_DIRS="1")  # fmt: skip
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in path)
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}"]  # fmt: skip
     if os.geteuid() == 0:  # CI and these machines run as root
@@ -141,3 +146,27 @@ def temporary_lab(folder: Path, log: Path, timeout: float = 90) -> Iterator[Lab]
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=15)
+
+
+def wire_bytes(state: Any) -> int:
+    """Bytes a widget's ``state`` takes in a comm message: its JSON with the binary values taken
+    out, plus those values (sent as binary buffers), as ipywidgets sends it."""
+    buffers = []
+
+    def plain(x: Any) -> Any:
+        if isinstance(x, bytes | bytearray | memoryview):
+            buffers.append(len(memoryview(x).cast("B")))
+            return None
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, list | tuple):
+            return [plain(v) for v in x]
+        return x
+
+    text = json.dumps(plain(state), separators=(",", ":"))
+    return len(text) + sum(buffers)
+
+
+def state_bytes(widget: Any) -> int:
+    """What displaying ``widget`` sends: its whole synced state (the JavaScript included)."""
+    return wire_bytes(widget.get_state())
