@@ -44,7 +44,7 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
     import functools
 
     import viz_transformer as vt
-    from viz_transformer.analysis.lessons import traced
+    from viz_transformer.course import traced
 
     traces = functools.lru_cache(maxsize=64)(traced)  # a server's trace cache, as the app's
     store = vt.classroom(url, traces)

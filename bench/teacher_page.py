@@ -30,7 +30,7 @@ import viz_transformer as vt
 from bench import lesson_ws
 from bench.classroom_ws import serving
 from bench.common import table, write_section
-from viz_transformer.analysis import lessons as vt_lessons
+from viz_transformer import course as vt_lessons
 
 STEPS = 12
 TARGET_S = 1.0

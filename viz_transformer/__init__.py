@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import head_importance, value_weighted
 from viz_transformer.analysis.lens import Lens, logit_lens
-from viz_transformer.analysis.lessons import (
+from viz_transformer.analysis.patching import patch_heads, patch_set
+from viz_transformer.analysis.roles import head_roles
+from viz_transformer.course import (
     Check,
     Grade,
     Lesson,
@@ -38,8 +40,6 @@ from viz_transformer.analysis.lessons import (
     load_lesson,
     validate_lesson,
 )
-from viz_transformer.analysis.patching import patch_heads, patch_set
-from viz_transformer.analysis.roles import head_roles
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device
 from viz_transformer.models.hf.smollm2 import prepare as prepare_model

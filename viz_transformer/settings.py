@@ -53,7 +53,7 @@ DTYPE: str | None = os.environ.get("VT_DTYPE", "").strip() or None
 PACKAGE_DIR = Path(__file__).resolve().parent
 WEIGHTS_DIR = PACKAGE_DIR / "weights"  # the shipped paper models (safetensors + meta.json)
 CORPORA_DIR = PACKAGE_DIR / "corpora"  # shipped sample corpora, one sentence per line
-CURRICULUM_DIR = PACKAGE_DIR / "curriculum"  # built-in lesson files (YAML, docs/lessons.md)
+CURRICULUM_DIR = PACKAGE_DIR / "course" / "curriculum"  # built-in lessons (docs/lessons.md)
 PAGES_DIR = PACKAGE_DIR.parent / "pages"  # the app's pages: a lesson step names one by file stem
 ARTIFACTS_DIR = PACKAGE_DIR.parent / "artifacts"  # rebuilt corpora and screenshots, not in git
 # live training saves each run's checkpoints under here, one paper-model folder per checkpoint

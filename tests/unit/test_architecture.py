@@ -21,11 +21,12 @@ RANK = {
     "networks": 1, "records": 1, "text": 1,
     "models": 2,
     "analysis": 3, "training": 3,
+    "course": 3,  # the course engine and its lessons (YAML): analysis-level, no figures or ui
     "testing": 3,  # random-weight fixtures for tests and bench; nothing of the library imports them
     "": 4,  # viz_transformer/__init__.py: the public API (vt.load_model, vt.trace, ...)
     "__main__": 4, "cli": 4,  # python -m viz_transformer COMMAND: beside the public API
     "serve": 4,  # replicas behind HAProxy: a process supervisor, no page code
-    "classroom": 4,  # the class store (SQLAlchemy): grades through analysis.lessons, no Streamlit
+    "classroom": 4,  # the class store (SQLAlchemy): grades through the course, no Streamlit
     "figures": 5,
     "ui": 6,
     "notebook": 6,  # the notebook widgets (anywidget): a peer of ui/ for Jupyter, no Streamlit
@@ -214,7 +215,7 @@ def test_tests_import_no_other_test_file_or_bench():
             assert top not in {"tests", "bench", "conftest"}, f"{path.name} imports {imported}"
 
 
-@pytest.mark.parametrize("folder", ["viz_transformer/ui", "viz_transformer/analysis/lessons"])
+@pytest.mark.parametrize("folder", ["viz_transformer/ui", "viz_transformer/course"])
 def test_docs_architecture_names_every_module_of_a_folder(folder):
     """The folder's row of docs/architecture.md names each of its files as `name.py` (the ui/
     row once missed four); a new module is listed where a newcomer looks."""

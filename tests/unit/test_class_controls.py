@@ -9,11 +9,11 @@ import pytest
 import sqlalchemy as sa
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import read_lesson
 from viz_transformer.classroom import controls as class_controls
 from viz_transformer.classroom.database import make_engine
 from viz_transformer.classroom.schema import metadata, students
 from viz_transformer.classroom.store_base import now
+from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
 
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import read_lesson
 from viz_transformer.classroom.database import make_engine
+from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
 from viz_transformer.testing.classroom import RIGHT, WRONG
 

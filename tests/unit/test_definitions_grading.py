@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import graders
+from viz_transformer.course import graders
 
 NAME = "lesson-tiny"  # the conftest's lesson_model
 SENTENCE = "kappa delta alpha eta"  # no built-in lesson reads it

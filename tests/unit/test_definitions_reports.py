@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import read_lesson
 from viz_transformer.classroom.schema import metadata
+from viz_transformer.course import read_lesson
 
 LESSON = """\
 title: Two classes

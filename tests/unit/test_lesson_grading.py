@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import grading, read_lesson
-from viz_transformer.analysis.lessons.graders import layer_weights, parse_number, pe_value
+from viz_transformer.course import grading, read_lesson
+from viz_transformer.course.graders import layer_weights, parse_number, pe_value
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.paper import tiny_paper_model
 
@@ -236,7 +236,7 @@ def test_a_cached_course_value_holds_its_model_so_its_id_names_no_other(model):
     its values stay cached, the new one could get its id and read them."""
     import weakref
 
-    from viz_transformer.analysis.lessons import quantities
+    from viz_transformer.course import quantities
 
     retrained = replace(model)  # a new object of the same name
     held = weakref.ref(retrained)

@@ -1,4 +1,4 @@
-"""The one table of check kinds (``analysis/lessons/kinds.py``): its kinds are the records' and
+"""The one table of check kinds (``course/kinds.py``): its kinds are the records' and
 the answer widgets', its fields are what a lesson file may give each kind, and a check about an
 attention kind the model does not record is a located problem at validation, never a crash; an
 answer to a step without a question is a ValueError the page shows, not an assert."""
@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.analysis.lessons import (
+from viz_transformer.course import (
     CHECK_KINDS,
     CHECK_TABLE,
     CheckKind,
     read_lesson,
     validation,
 )
-from viz_transformer.analysis.lessons.records import Lesson
+from viz_transformer.course.records import Lesson
 from viz_transformer.models.registry import forget_memory_models, offer_memory_model
 
 SENTENCE = "delta alpha"

@@ -1,4 +1,4 @@
-"""The course's grading quantities (``analysis/lessons/quantities.py``), each against a direct
+"""The course's grading quantities (``course/quantities.py``), each against a direct
 computation on the tiny lesson model: the paper's formula for the position table, the captured
 pattern raised to sqrt(d_k) for a head without its scale, sums of the chosen tokens'
 log-probabilities for a beam, and the library's own functions for ablation, roles, the logit
@@ -14,9 +14,9 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import decoding
-from viz_transformer.analysis.lessons import quantities, read_lesson, warm_traces
-from viz_transformer.analysis.lessons.kinds import NUMBER_FIELDS
-from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
+from viz_transformer.course import quantities, read_lesson, warm_traces
+from viz_transformer.course.kinds import NUMBER_FIELDS
+from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.testing.hf import BUILDERS
 
 NAME = "lesson-tiny"  # the conftest's lesson_model

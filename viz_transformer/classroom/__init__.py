@@ -10,9 +10,9 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from viz_transformer import settings
-from viz_transformer.analysis.lessons import TraceOf, traced
 from viz_transformer.classroom.database import engine_for, normalise_url
 from viz_transformer.classroom.store import Answer, ClassStore, Controls, Student
+from viz_transformer.course import TraceOf, traced
 
 LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
 

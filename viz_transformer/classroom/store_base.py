@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Engine, select
 
-from viz_transformer.analysis.lessons import (
+from viz_transformer.classroom.database import run
+from viz_transformer.classroom.schema import NAME_CHARS, classes
+from viz_transformer.course import (
     Grade,
     Lesson,
     TraceOf,
@@ -21,8 +23,6 @@ from viz_transformer.analysis.lessons import (
     traced,
     warm_traces,
 )
-from viz_transformer.classroom.database import run
-from viz_transformer.classroom.schema import NAME_CHARS, classes
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from datetime import datetime
 from sqlalchemy import Connection, Row, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from viz_transformer.analysis.lessons import Grade, grade
 from viz_transformer.classroom import controls as class_controls
 from viz_transformer.classroom.controls import Controls
 from viz_transformer.classroom.database import run
@@ -24,6 +23,7 @@ from viz_transformer.classroom.store_base import (
     now,
     utc,
 )
+from viz_transformer.course import Grade, grade
 
 CLOSED = "This class is closed: it takes no more students or answers (yours are kept)."
 

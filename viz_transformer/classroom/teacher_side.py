@@ -14,12 +14,12 @@ import pandas as pd
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
-from viz_transformer.analysis.lessons import Lesson, load_lesson
 from viz_transformer.classroom import controls as class_controls
 from viz_transformer.classroom import reports
 from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import classes
 from viz_transformer.classroom.store_base import StoreBase, class_code, key_hash, now
+from viz_transformer.course import Lesson, load_lesson
 
 CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud or off a projector
 CODE_LENGTH = 6

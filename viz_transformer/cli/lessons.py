@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from viz_transformer.analysis.lessons import load_lesson, validate_lesson
+from viz_transformer.course import load_lesson, validate_lesson
 
 
 def _parser() -> argparse.ArgumentParser:

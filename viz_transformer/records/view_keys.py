@@ -1,6 +1,6 @@
 """The URL keys a shared view lives in (``?sentence=...&kind=cross&layer=1``) and how each is
 read from its text: one vocabulary for the app's session state (``ui.state``) and for the views
-that lesson files name (``analysis.lessons``)."""
+that lesson files name (``course``)."""
 
 from __future__ import annotations
 

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from viz_transformer.analysis.lessons import graders
-from viz_transformer.analysis.lessons.graders import TraceOf
-from viz_transformer.analysis.lessons.located import Path_
-from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, arg_problems
-from viz_transformer.analysis.lessons.records import Check, CheckKind, Grade
+from viz_transformer.course import graders
+from viz_transformer.course.graders import TraceOf
+from viz_transformer.course.located import Path_
+from viz_transformer.course.quantities import COURSE_QUANTITIES, arg_problems
+from viz_transformer.course.records import Check, CheckKind, Grade
 
 # the answer widgets of ui/lesson_checks.py (ANSWER_WIDGETS, by kind), by function name
 Widget = Literal["head_answer", "typed_answer", "choice_answer", "free_answer"]

@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from viz_transformer.analysis.lessons.files import lessons, load_lesson
-from viz_transformer.analysis.lessons.grading import traced
-from viz_transformer.analysis.lessons.kinds import rule
-from viz_transformer.analysis.lessons.located import Path_, line_of, load_located
-from viz_transformer.analysis.lessons.quantities import course_value
-from viz_transformer.analysis.lessons.records import Lesson
-from viz_transformer.analysis.lessons.shape import LessonError
+from viz_transformer.course.files import lessons, load_lesson
+from viz_transformer.course.grading import traced
+from viz_transformer.course.kinds import rule
+from viz_transformer.course.located import Path_, line_of, load_located
+from viz_transformer.course.quantities import course_value
+from viz_transformer.course.records import Lesson
+from viz_transformer.course.shape import LessonError
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.trace import Trace

@@ -6,10 +6,10 @@ finds lesson files and loads them, ``shape`` reads a file's text with its shape 
 grades an answer from the model's trace at answer time (``graders``: each kind's grader).
 """
 
-from viz_transformer.analysis.lessons.files import lessons, load_lesson
-from viz_transformer.analysis.lessons.grading import TraceOf, grade, traced, warm_traces
-from viz_transformer.analysis.lessons.kinds import CHECK_TABLE, KindRule
-from viz_transformer.analysis.lessons.records import (
+from viz_transformer.course.files import lessons, load_lesson
+from viz_transformer.course.grading import TraceOf, grade, traced, warm_traces
+from viz_transformer.course.kinds import CHECK_TABLE, KindRule
+from viz_transformer.course.records import (
     CHECK_KINDS,
     Check,
     CheckKind,
@@ -17,8 +17,8 @@ from viz_transformer.analysis.lessons.records import (
     Lesson,
     Step,
 )
-from viz_transformer.analysis.lessons.shape import LessonError, read_lesson
-from viz_transformer.analysis.lessons.validation import validate_lesson
+from viz_transformer.course.shape import LessonError, read_lesson
+from viz_transformer.course.validation import validate_lesson
 
 __all__ = [
     "CHECK_KINDS",

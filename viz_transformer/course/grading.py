@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from viz_transformer.analysis.lessons.graders import TraceOf, traced
-from viz_transformer.analysis.lessons.kinds import rule
-from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
-from viz_transformer.analysis.lessons.records import Check, Grade, Lesson
+from viz_transformer.course.graders import TraceOf, traced
+from viz_transformer.course.kinds import rule
+from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
+from viz_transformer.course.records import Check, Grade, Lesson
 
 __all__ = ["TraceOf", "check_sentence", "grade", "traced", "warm_traces"]
 

@@ -1,4 +1,4 @@
-"""Lesson files: where they are (built in, in ``viz_transformer/curriculum/``, or in a
+"""Lesson files: where they are (built in, in ``viz_transformer/course/curriculum/``, or in a
 teacher's ``VT_LESSON_DIR``), listing and locating them, and loading one by name or path.
 
 Reading a file's text into a ``Lesson`` with its shape validated is ``shape.read_lesson``; what
@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from viz_transformer import settings
-from viz_transformer.analysis.lessons.records import Lesson
-from viz_transformer.analysis.lessons.shape import LessonError, read_lesson
+from viz_transformer.course.records import Lesson
+from viz_transformer.course.shape import LessonError, read_lesson
 
 SUFFIXES = (".yaml", ".yml")
 

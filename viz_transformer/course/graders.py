@@ -16,8 +16,8 @@ from collections.abc import Callable
 import numpy as np
 
 from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.lessons.quantities import COURSE_QUANTITIES, course_value
-from viz_transformer.analysis.lessons.records import DEFAULT_TOLERANCE, Check, Grade
+from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
+from viz_transformer.course.records import DEFAULT_TOLERANCE, Check, Grade
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.kinds import head_label, parse_head_label
 from viz_transformer.records.lazy import LazyPatterns

@@ -11,9 +11,9 @@ from types import MappingProxyType
 from typing import Any
 
 from viz_transformer import settings
-from viz_transformer.analysis.lessons.kinds import CHECK_TABLE
-from viz_transformer.analysis.lessons.located import LocatedError, Path_, line_of, load_located
-from viz_transformer.analysis.lessons.records import CHECK_KINDS, Check, Lesson, Step
+from viz_transformer.course.kinds import CHECK_TABLE
+from viz_transformer.course.located import LocatedError, Path_, line_of, load_located
+from viz_transformer.course.records import CHECK_KINDS, Check, Lesson, Step
 from viz_transformer.models.registry import model_info
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.view_keys import MODEL_KEY, URL_KEYS
