@@ -3,6 +3,8 @@ attends most to which, and how much) and its drawn values as a table, read from 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -107,3 +109,35 @@ def test_points_on_a_row_of_names_are_read_along_x_and_text_values_never_fail():
     )
     words = go.Figure(go.Scatter(x=["a", "b"], y=["c", "d"], name="text"))
     assert describe.describe(words) == "Values: ‘text’ not described in words."
+
+
+def _overview() -> go.Figure:
+    from viz_transformer.figures.attention import overview_figure
+    from viz_transformer.records.trace import Trace
+
+    arr = np.full((2, 2, 3, 3), 1 / 3, dtype=np.float32)  # uniform heads: focus 1/3
+    arr[1, 0] = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]  # each token looks at the next: focus 1
+    arr[0, 1] = [[0.2, 0.7, 0.1], [0.5, 0.25, 0.25], [0.1, 0.1, 0.8]]  # focus 2/3
+    return overview_figure(Trace("m", ("a", "b", "<c>"), (), (), arr, None, None), "encoder")
+
+
+def test_the_overview_is_described_by_its_heads_and_where_they_look_by_token():
+    words = describe.describe(_overview())
+    assert words.startswith("Every head as a small map (2 layers x 2 heads;")
+    # most focused first, each with its two strongest queries (ties in row order) by token
+    assert (
+        "Most focused heads (focus: the mean of each query's largest weight): layer 1, head 0 "
+        "(focus 1.00): ‘a’ attends most to ‘b’ (1.00), ‘b’ attends most to ‘<c>’ (1.00); "
+        "layer 0, head 1 (focus 0.67): ‘<c>’ attends most to ‘<c>’ (0.80), ‘a’ attends most "
+        "to ‘b’ (0.70); layer 0, head 0 (focus 0.33)"
+    ) in words
+    assert words.endswith("Least focused: layer 1, head 1 (focus 0.33).")
+    assert not re.search(r"‘\d+’|rows by", words)  # no cell of the tiled grid
+
+
+def test_the_overviews_table_has_one_row_per_head():
+    table = describe.drawn_values(_overview())
+    assert list(table.columns) == ["layer", "head", "focus", "strongest query", "its key", "weight"]
+    assert table[["layer", "head"]].values.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    np.testing.assert_allclose(table["focus"], [1 / 3, 2 / 3, 1, 1 / 3], atol=1e-4)
+    assert table.iloc[2][["strongest query", "its key"]].tolist() == ["a", "b"]

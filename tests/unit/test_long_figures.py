@@ -3,6 +3,8 @@ at full resolution; the overview tiles non-square (cross-attention) heads where 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -82,3 +84,12 @@ def test_the_overview_of_cross_attention_tiles_each_head_where_its_hover_says():
         r, c = layer * (q + gap), head * (k + gap)  # a tile of q rows by k columns
         np.testing.assert_allclose(tiled[r : r + q, c : c + k], cross[layer, head], atol=1e-6)
         assert (where[r : r + q, c : c + k] == (layer, head)).all()
+
+
+def test_the_overview_of_a_long_input_names_each_block_by_its_first_and_last_token(trace):
+    fig = attention.overview_figure(trace, "decoder")
+    blocks = {"<s> … w1", *(f"w{i} … w{i + 2}" for i in range(2, 17, 3)), "w17 … w18"}
+    quoted = re.findall(r"‘([^’]*)’", fig.layout.meta["description"])
+    assert quoted and set(quoted) <= blocks
+    table = fig.layout.meta["values"]
+    assert len(table["rows"]) == 4 and {row[3] for row in table["rows"]} <= blocks

@@ -5,6 +5,7 @@ head as one figure. The shared heatmap helpers live in ``heatmap``; the bertviz-
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Literal
 
@@ -42,6 +43,7 @@ __all__ = [
 
 HEAD_MAX = 256  # a head map larger than this per side is drawn as block maxima (or a window)
 OVERVIEW_MAX = 128  # per head in the overview (a tile is ~70-140 px wide on screen)
+OVERVIEW_TOP = 3  # heads the overview's description names
 
 
 def is_large(trace: Trace, kind: AttentionKind) -> bool:
@@ -164,7 +166,7 @@ def overview_figure(
     head its K/V head, ``LoadedModel.kv_groups``) and fewer K/V heads than query heads
     (grouped-query attention), each column names its K/V head and a line separates the groups.
     """
-    _, _, ri, ci, _, note = axes(trace, kind, hide_special)
+    rows, cols, ri, ci, _, note = axes(trace, kind, hide_special)
     arr = require(trace, kind)
     n_layers, n_heads = arr.shape[:2]
     tiles = [  # one head at a time: a long input is never whole
@@ -176,6 +178,7 @@ def overview_figure(
         note = "; ".join(filter(None, [reduced_note(len(ri), len(ci), OVERVIEW_MAX), note]))
     gap = max(1, round(0.15 * max(q, k)))
     tiled, where = _tile(tiles, gap)
+    blocks = (-(-len(ri) // OVERVIEW_MAX), -(-len(ci) // OVERVIEW_MAX))  # as head_shown draws
     hover = "layer %{customdata[0]}, head %{customdata[1]}<br>weight %{z:.3f}<extra></extra>"
     fig = go.Figure(
         weight_trace(tiled, hover, customdata=where, showscale=False, hoverongaps=False)
@@ -211,5 +214,49 @@ def overview_figure(
         height=int(min(1200, max(260, 90 + n_layers * tile_height))),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         plot_bgcolor="white",
+        meta=_overview_words(tiles, _block_labels(rows, blocks[0]), _block_labels(cols, blocks[1])),
     )
     return fig
+
+
+def _block_labels(tokens: list[str], block: int) -> list[str]:
+    """What each drawn row (or column) of a head holds, in words: its token, or for a block of
+    ``block`` tokens (a long input drawn reduced) its first and last token."""
+    plain = [html.unescape(t) for t in tokens]
+    if block == 1:
+        return plain
+    return [f"{plain[i]} … {plain[min(i + block, len(plain)) - 1]}"
+            for i in range(0, len(plain), block)]  # fmt: skip
+
+
+def _overview_words(tiles: list[list[np.ndarray]], rows: list[str], cols: list[str]) -> dict:
+    """The overview in words for ``figures.describe``, by its heads and tokens (never the cells
+    of the tiled grid): the ``OVERVIEW_TOP`` most focused heads (focus: the mean over queries of a
+    query's largest weight; 1 when each query looks at one key) with where their strongest queries
+    look, and the least focused; its table is one row per head."""
+    table = []
+    for layer, heads in enumerate(tiles):
+        for head, z in enumerate(heads):
+            top = np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=1)
+            focus = float(np.mean(top[np.isfinite(top)]))
+            order = [int(r) for r in np.argsort(-top, kind="stable") if np.isfinite(top[r])]
+            looks = [(rows[r], cols[int(np.nanargmax(z[r]))], float(top[r])) for r in order[:2]]
+            table.append(
+                [layer, head, round(focus, 4), *looks[0][:2], round(looks[0][2], 4), looks]
+            )
+    ranked = sorted(table, key=lambda row: -row[2])
+    said = [
+        f"layer {layer}, head {head} (focus {focus:.2f}): "
+        + ", ".join(f"‘{q}’ attends most to ‘{k}’ ({w:.2f})" for q, k, w in looks)
+        for layer, head, focus, *_, looks in ranked[:OVERVIEW_TOP]
+    ]
+    low = ranked[-1]
+    words = (
+        f"Every head as a small map ({len(tiles)} layers x {len(tiles[0])} heads; rows: query "
+        f"tokens, columns: key tokens). Most focused heads (focus: the mean of each query's "
+        f"largest weight): {'; '.join(said)}. Least focused: layer {low[0]}, head {low[1]} "
+        f"(focus {low[2]:.2f})."
+    )
+    columns = ["layer", "head", "focus", "strongest query", "its key", "weight"]
+    return {"description": words, "values": {"columns": columns,
+                                             "rows": [row[:-1] for row in table]}}  # fmt: skip
