@@ -60,9 +60,10 @@ QUOTED = re.compile(r"‘([^’]*)’")  # a label a description names
 
 def _drawn_names(fig: go.Figure) -> set[str]:
     """What ``fig`` names where a reader sees it: its axes' tick labels (tokens, heads), the
-    string coordinates of its traces, its series' names (``series 2`` when unnamed) and the text it draws; a heatmap's
-    numeric coordinates only on an axis drawn as numbers (no tick labels), where a reader finds
-    them (a position, a dimension), never a cell of a grid labelled otherwise."""
+    string coordinates of its traces, its series' names (``series 2`` when unnamed) and the text
+    it draws; a heatmap's numeric coordinates only on an axis drawn as numbers (no tick labels),
+    where a reader finds them (a position, a dimension), never a cell of a grid labelled
+    otherwise."""
     names: set[str] = set()
     for i, trace in enumerate(fig.data):
         names.add(describe.plain(getattr(trace, "name", None)) or f"series {i + 1}")
