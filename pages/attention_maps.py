@@ -3,12 +3,12 @@ as maps, bertviz's head view, head mean / max / rollout, and per-head statistics
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import attention_maps as tabs
+from pages.sections.attention_maps import tabs
 from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
 
 

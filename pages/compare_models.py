@@ -3,12 +3,12 @@ sentences (Jensen-Shannon distance), matched one to one, and a run's heads over 
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import compare_models as sections
+from pages.sections.compare_models import comparison as sections
 from viz_transformer.ui import caches, compare_caches, sidebar, state, widgets
 
 MODES = ("Two models", "Checkpoints of a training run")

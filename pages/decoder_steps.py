@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import decoder_view, generation
+from pages.sections.decoder_steps import generation
+from pages.sections.decoder_steps import step_view as decoder_view
 from viz_transformer.analysis import decoding
 from viz_transformer.figures import attention
 from viz_transformer.figures import decoder as figures

@@ -3,7 +3,7 @@ computed in the background (progress, Stop, partial results) and kept on disk.""
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 import viz_transformer as vt
-from pages.sections import heads_across_corpus as corpus_view
+from pages.sections.heads_across_corpus import corpus_grid as corpus_view
 from viz_transformer.analysis.corpus.api import cache_folder
 from viz_transformer.ui import caches, corpus_jobs, sidebar, widgets
 

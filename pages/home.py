@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections.home_charts import first_charts
+from pages.sections.home.first_charts import first_charts
 from viz_transformer.ui import caches, sidebar, widgets
 
 PARTS = [

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import lesson_entry, lesson_step
+from pages.sections.lesson import entry as lesson_entry
+from pages.sections.lesson import step as lesson_step
 from viz_transformer.ui import class_place, lesson_place, sidebar, widgets
 
 

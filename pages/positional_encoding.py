@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import math
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from pages.sections import rope_section
-from pages.sections.model_inputs import MAX_SIMILARITY, model_inputs
+from pages.sections.positional_encoding import rope as rope_section
+from pages.sections.positional_encoding.model_inputs import MAX_SIMILARITY, model_inputs
 from viz_transformer.analysis import positional as pa
 from viz_transformer.figures import positional as figs
 from viz_transformer.networks.positional import sinusoidal_table

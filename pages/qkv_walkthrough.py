@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import qkv_notes, why_section
+from pages.sections.qkv_walkthrough import notes as qkv_notes
+from pages.sections.qkv_walkthrough import why as why_section
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import math
 
 import streamlit as st
 
-from pages.sections import saturation
+from pages.sections.softmax_saturation import saturation
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
 from viz_transformer.ui import caches, sidebar, widgets

@@ -5,12 +5,13 @@ the address bar once checked (kept in the session)."""
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import class_controls, class_view, teacher_access
+from pages.sections.teacher import access as teacher_access
+from pages.sections.teacher import class_controls, class_view
 from viz_transformer.ui import lesson_place, sidebar, widgets
 
 

@@ -3,7 +3,7 @@ read from the loaded models (``LoadedModel.architecture``)."""
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import pandas as pd

@@ -3,10 +3,10 @@ without 1/sqrt(d_k) (section 3.2.1), its attention redrawn every two seconds."""
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
-from pages.sections import live_training
+from pages.sections.watch_it_learn import live_training
 from viz_transformer.ui import caches, sidebar, widgets
 
 

@@ -3,13 +3,13 @@ passes on (value-weighted attention), what known roles they play, and the logit 
 
 from __future__ import annotations
 
-import pages.sections.via_app  # noqa: F401  (first: before PyTorch loads)
+import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
 
 # isort: split
 import streamlit as st
 
-from pages.sections import head_writes
-from pages.sections import what_heads_do as sections
+from pages.sections.what_heads_do import experiments as sections
+from pages.sections.what_heads_do import head_writes
 from viz_transformer.records.kinds import KIND_TITLES
 from viz_transformer.ui import ablation_view, caches, sidebar, state, widgets
 

@@ -186,7 +186,7 @@ def test_a_level_link_keeps_presenter_mode(open_page, small_corpus) -> None:
 
 
 def test_a_long_sentence_is_cut_at_a_word_with_an_ellipsis() -> None:
-    from pages.sections.corpus_head import shortened
+    from pages.sections.heads_across_corpus.corpus_head import shortened
 
     long = "The quick brown fox jumps over the lazy dog " * 3
     assert shortened(long, 30) == "The quick brown fox jumps…"

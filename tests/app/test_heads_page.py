@@ -98,7 +98,7 @@ def test_a_stopped_ablated_output_shows_no_stale_result_until_asked_again(open_p
 def test_stopped_roles_patching_and_lens_show_no_stale_result_until_asked_again(open_page, figures):
     """Issue 28 point 4: head roles, patching and the logit lens are stoppable jobs; once
     stopped, each says so and draws nothing, and its button computes it again."""
-    from pages.sections.what_heads_do import PATCH_ASKED
+    from pages.sections.what_heads_do.experiments import PATCH_ASKED
     from viz_transformer.ui.jobs import STOP_KEY
 
     app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "decoder"})

@@ -105,7 +105,7 @@ def test_summaries_of_a_lazy_trace_that_fits_are_computed(
 def test_the_download_of_a_head_too_large_to_hold_is_what_the_figure_draws(
     bert, eager, monkeypatch
 ):
-    from pages.sections.attention_maps import MapView, _data
+    from pages.sections.attention_maps.tabs import MapView, _data
 
     monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
     monkeypatch.setattr(attention, "HEAD_MAX", 8)

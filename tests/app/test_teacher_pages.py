@@ -8,7 +8,7 @@ import html
 import numpy as np
 
 import viz_transformer as vt
-from pages.sections import decoder_view
+from pages.sections.decoder_steps import step_view as decoder_view
 from viz_transformer.analysis import decoding
 
 DECODER, ATTENTION = "pages/decoder_steps.py", "pages/attention_maps.py"

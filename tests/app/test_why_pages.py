@@ -11,7 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from pages.sections.why_section import SPLIT_TITLES
+from pages.sections.qkv_walkthrough.why import SPLIT_TITLES
 from viz_transformer.analysis import flow, why, writes
 from viz_transformer.testing.hf import BUILDERS
 

@@ -232,7 +232,7 @@ def test_a_corrupt_cache_gives_one_message_and_the_app_keeps_working(
         _goto(page, url, "attention_maps")
         alerts = page.locator('[data-testid="stAlert"]').filter(has_text="damaged")
         # waited for, not counted at once: a fresh server's first request draws the page's
-        # skeleton, then reruns through app.py (pages/sections/via_app.py), and the status widget
+        # skeleton, then reruns through app.py (pages/nav/via_app.py), and the status widget
         # can leave between the two runs, before the message is drawn (CI saw 0 once)
         expect(alerts).to_have_count(1, timeout=60_000)
         assert f"Delete {broken}" in alerts.inner_text()

@@ -55,7 +55,7 @@ def test_a_head_question_names_its_row_and_column_as_the_map_labels_them(
 def test_a_view_a_step_names_is_one_attention_maps_has() -> None:
     """A step that says 'the "X" view' on the Attention maps page names one of its views as
     the page shows it (its label: TAB_LABELS, where it differs from the value links carry)."""
-    from pages.sections.attention_maps import TAB_LABELS, TABS  # the page imports Streamlit
+    from pages.sections.attention_maps.tabs import TAB_LABELS, TABS  # the page imports Streamlit
 
     shown = [TAB_LABELS.get(t, t) for t in TABS]
 

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
-from pages.sections.class_controls import status
+from pages.sections.teacher.class_controls import status
 from viz_transformer.classroom import Controls
 from viz_transformer.classroom import links as class_links
 from viz_transformer.figures.classroom import funnel_figure, qr_png, step_label

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
-from pages.sections import corpus_head
+from pages.sections.heads_across_corpus import corpus_head
 from viz_transformer.analysis.corpus import qk as corpus_qk
 from viz_transformer.analysis.corpus import tables
 from viz_transformer.analysis.corpus.stats import STATS

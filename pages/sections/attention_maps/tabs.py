@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from pages.sections import sinks
+from pages.sections.attention_maps import sinks
 from viz_transformer import settings
 from viz_transformer.analysis import aggregate, flow
 from viz_transformer.figures import attention
