@@ -23,19 +23,10 @@ from playwright.sync_api import Browser, sync_playwright
 from bench.bench_views import launch
 from bench.classroom_load import serve
 from bench.common import ROOT, table, write_section
+from pages.nav import table as page_table
 
-PAGES = {  # URL path -> the title app.py gives the page
-    "": "Home",
-    "attention_maps": "Attention maps",
-    "positional_encoding": "Positional encoding",
-    "softmax_saturation": "Softmax saturation",
-    "decoder_steps": "Step-by-step decoder",
-    "qkv_walkthrough": "Q, K, V walkthrough",
-    "what_heads_do": "What heads do",
-    "heads_across_corpus": "Heads across a corpus",
-    "then_and_now": "2017 vs today",
-    "watch_it_learn": "Watch it learn",
-    "compare_models": "Compare two models",
+PAGES = {  # URL path -> the page's title: Home and the pages a lesson opens (not the class's two)
+    entry.url_path: entry.title for entry in page_table.PAGES if not entry.group
 }
 NOTE = "Starting: loading PyTorch"
 # [milliseconds since navigation, note shown, h1 texts] at every change of the page

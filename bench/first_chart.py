@@ -24,14 +24,19 @@ import viz_transformer as vt
 from bench.bench_views import launch
 from bench.classroom_load import serve
 from bench.common import ROOT, table, write_section
+from pages.nav import table as page_table
 
-PAGES = {  # title -> URL path; the order a teacher opens them
-    "Home": "",
-    "Attention maps": "attention_maps",
-    "Positional encoding": "positional_encoding",
-    "Softmax saturation": "softmax_saturation",
-    "Step-by-step decoder": "decoder_steps",
-    "Q, K, V walkthrough": "qkv_walkthrough",
+# title -> URL path; the order a teacher opens them
+PAGES = {
+    page_table.title(stem): page_table.BY_STEM[stem].url_path
+    for stem in (
+        "home",
+        "attention_maps",
+        "positional_encoding",
+        "softmax_saturation",
+        "decoder_steps",
+        "qkv_walkthrough",
+    )
 }
 HEADER = [f"page (default model {vt.default_model()})", "cold s", "warm s",
           "issue 17 (cold / warm)"]  # fmt: skip

@@ -4,6 +4,7 @@ as maps, bertviz's head view, head mean / max / rollout, and per-head statistics
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import streamlit as st
@@ -24,7 +25,7 @@ def attention_maps_page() -> None:
     name, text = sidebar.draw()
     state.keep_or_set({"view_heads": [0], "agg": "mean", "upload_line": None})
     widgets.page_header(
-        "Attention maps",
+        table.title("attention_maps"),
         "Each head turns every query position's scores over the keys into weights that sum to 1 "
         "(section 3.2.1). A row of a map is one token looking at all the tokens it may see.",
         r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",

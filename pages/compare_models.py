@@ -4,6 +4,7 @@ sentences (Jensen-Shannon distance), matched one to one, and a run's heads over 
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import streamlit as st
@@ -19,7 +20,7 @@ def compare_models_page() -> None:
     """Pick two models (pairs that work first) or a run, then distances, matches and maps."""
     name, text = sidebar.draw()
     widgets.page_header(
-        "Compare two models",
+        table.title("compare_models"),
         "Head indices do not line up between two trainings, so “head 3 against head 3” is wrong."
         " Every head of A is compared with every head of B on the same sentences (the mean "
         "Jensen-Shannon distance of their attention rows, 0 = same, 1 = disjoint) and the heads "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import streamlit as st
@@ -44,7 +45,7 @@ def decoder_steps_page() -> None:
     decoder_view.advance()
     name, text = sidebar.draw()
     widgets.page_header(
-        "Step-by-step decoder",
+        table.title("decoder_steps"),
         "The decoder is auto-regressive (section 3.1): the encoder reads the source once, then "
         "each step feeds the start symbol plus every output so far and appends one token. The "
         "mask hides the future, so a step adds one new row to each attention map and changes "

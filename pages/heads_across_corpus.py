@@ -4,6 +4,7 @@ computed in the background (progress, Stop, partial results) and kept on disk.""
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ def heads_across_corpus_page() -> None:
     """Pick a corpus, run it (or read it back), then the grids, table, one head and its Q/K."""
     name, _ = sidebar.draw()
     widgets.page_header(
-        "Heads across a corpus",
+        table.title("heads_across_corpus"),
         "One sentence shows where a head looked once; whether it is a previous-token head, a "
         "sink or an aligning head is a statement about many sentences. Each statistic is a mean "
         "over a pattern's rows, per sentence, then over sentences weighted by their rows.",

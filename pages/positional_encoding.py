@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import math
@@ -62,7 +63,7 @@ def positional_encoding_page() -> None:
     """The paper's sinusoid at a chosen size, then the chosen model's own input vectors."""
     name, text = sidebar.draw()
     widgets.page_header(
-        "Positional encoding",
+        table.title("positional_encoding"),
         "Attention ignores order, so each position gets a vector added to its token's embedding "
         "(section 3.5): sines and cosines whose wavelengths grow geometrically from 2π to "
         "10000·2π.",

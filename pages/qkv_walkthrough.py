@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import streamlit as st
@@ -45,7 +46,7 @@ def qkv_walkthrough_page() -> None:
     """Capture q, k and v of the sentence and follow the chosen token through the chosen head."""
     name, text = sidebar.draw()
     widgets.page_header(
-        "Q, K, V walkthrough",
+        table.title("qkv_walkthrough"),
         "Follow one token through one attention head on the model's real numbers: its query "
         "meets every key, the scores become weights, the weights mix the values, and W^O joins "
         "the heads.",

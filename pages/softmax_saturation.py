@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import math
@@ -43,7 +44,7 @@ def softmax_saturation_page() -> None:
     """Random vectors first, then the chosen model's head and training runs."""
     name, text = sidebar.draw()
     widgets.page_header(
-        "Softmax saturation",
+        table.title("softmax_saturation"),
         "If q and k have independent N(0, 1) entries, q·k has mean 0 and variance d_k (footnote "
         "4): large scores push softmax to one-hot, where its gradient vanishes. Dividing by √d_k "
         "fixes it.",

@@ -6,6 +6,7 @@ the address bar once checked (kept in the session)."""
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import streamlit as st
@@ -20,12 +21,12 @@ def teacher_page() -> None:
     sidebar.frame()
     code = st.query_params.get("class", "").strip().upper()
     if not code:
-        st.title("Teacher")
+        st.title(table.title("teacher"))
         teacher_access.creator()
         return
     found = teacher_access.access(code)
     if found is None:
-        st.title("Teacher")
+        st.title(table.title("teacher"))
         return
     key, role = found
     presenting = widgets.presenting()

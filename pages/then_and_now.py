@@ -4,6 +4,7 @@ read from the loaded models (``LoadedModel.architecture``)."""
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import pandas as pd
@@ -33,7 +34,7 @@ def then_and_now_page() -> None:
     """The paper model, the built-in LLM and the sidebar's model, one column each."""
     name, _ = sidebar.draw()
     widgets.page_header(
-        "2017 vs today",
+        table.title("then_and_now"),
         "The paper's Transformer (2017) next to SmolLM2 (2024), a small model built the way "
         "today's LLMs are. Every cell is read from the loaded model's modules and config; pick "
         "any model in the sidebar (an hf: one too) to add its column.",

@@ -4,6 +4,7 @@ without 1/sqrt(d_k) (section 3.2.1), its attention redrawn every two seconds."""
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 from pages.sections.watch_it_learn import live_training
@@ -14,7 +15,7 @@ def watch_it_learn_page() -> None:
     """Start (or watch) the server's one live run; the maps and curves grow as it trains."""
     sidebar.draw()
     widgets.page_header(
-        "Watch it learn",
+        table.title("watch_it_learn"),
         "Nobody writes the anti-diagonal: a small Transformer built as section 3 describes learns "
         "to reverse words from scratch, and its cross-attention finds the mirror order by itself. "
         "Beside it, the same model with the same seed without 1/√d_k: its softmax saturates and "

@@ -4,6 +4,7 @@ passes on (value-weighted attention), what known roles they play, and the logit 
 from __future__ import annotations
 
 import pages.nav.via_app  # noqa: F401  (first: before PyTorch loads)
+from pages.nav import table
 
 # isort: split
 import streamlit as st
@@ -18,7 +19,7 @@ def what_heads_do_page() -> None:
     """Importance of every head, one head up close, a set ablated, roles, patching, lens."""
     name, text = sidebar.draw()
     widgets.page_header(
-        "What heads do",
+        table.title("what_heads_do"),
         "Where a head looks is not what it does. Ablating a head (its output z replaced by zeros "
         "or its mean) shows whether the output needs it; patching shows whether it carries the "
         "difference between two inputs; weighting attention by value norms shows what it moves.",

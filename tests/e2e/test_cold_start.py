@@ -11,18 +11,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from pages.nav import table
+
 STARTING = re.compile("Starting: loading PyTorch and the model")
-PAGES = {  # URL path -> the title app.py gives the page
-    "attention_maps": "Attention maps",
-    "positional_encoding": "Positional encoding",
-    "softmax_saturation": "Softmax saturation",
-    "decoder_steps": "Step-by-step decoder",
-    "qkv_walkthrough": "Q, K, V walkthrough",
-    "what_heads_do": "What heads do",
-    "heads_across_corpus": "Heads across a corpus",
-    "then_and_now": "2017 vs today",
-    "watch_it_learn": "Watch it learn",
-    "compare_models": "Compare two models",
+PAGES = {  # URL path -> the page's title: every page of the table but Home and the class's two
+    entry.url_path: entry.title for entry in table.PAGES if not entry.default and not entry.group
 }
 # a page's states in order, as [note shown, [h1 texts]], one entry per change: watched from the
 # first byte by a MutationObserver, so no state is missed between two polls
