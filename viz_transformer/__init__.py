@@ -11,6 +11,7 @@ Public API::
     store = vt.classroom(); code, key = store.create(lesson); token = store.join(code, "Ana")
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
     vt.head_view(tr), vt.model_view(tr, "cross")  # notebook widgets (requirements-notebook.txt)
+    vt.retrieval_heads(vt.load_model("smollm2"), long_text, "a needle sentence").table
 
 Names whose modules need a heavy library load when first read (``LAZY``, PEP 562): the class
 store (SQLAlchemy), comparison and attention flow (SciPy), corpus statistics (pandas, Parquet),
@@ -71,6 +72,7 @@ LAZY = {
     "attention_scores": "viz_transformer.analysis.why",  # pandas tables
     "score_parts": "viz_transformer.analysis.why",
     "head_writes": "viz_transformer.analysis.writes",  # pandas tables
+    "retrieval_heads": "viz_transformer.analysis.retrieval.api",  # pandas tables
     # the notebook widgets (anywidget): a peer of ui/, above this API, never loaded by an import
     "head_view": "viz_transformer.notebook",
     "model_view": "viz_transformer.notebook",
@@ -82,6 +84,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see: the names as if impo
     from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
     from viz_transformer.analysis.corpus.stats import head_summary
     from viz_transformer.analysis.flow import attention_flow
+    from viz_transformer.analysis.retrieval.api import retrieval_heads
     from viz_transformer.analysis.why import attention_scores, score_parts
     from viz_transformer.analysis.writes import head_writes
     from viz_transformer.classroom import ClassStore, classroom
@@ -130,6 +133,7 @@ __all__ = [
     "patch_set",
     "prepare_model",
     "read_corpus_stats",
+    "retrieval_heads",
     "score_parts",
     "trace",
     "train_live",

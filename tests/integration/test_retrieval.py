@@ -1,0 +1,134 @@
+"""Retrieval heads on a tiny Llama with one planted copying head (testing.planted): found with
+retrieval 1, scores equal to a reference from ``vt.trace`` of prompt + output (dense and lazy),
+the token alignment checked, bad input named, sweeps resumed and stopped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import viz_transformer as vt
+from viz_transformer import settings
+from viz_transformer.analysis.retrieval import run as rr
+from viz_transformer.records.lazy import LazyPatterns
+from viz_transformer.records.progress import Cancelled, StopToken
+from viz_transformer.testing.planted import NEEDLE, PLANTED, build_planted, haystack
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> vt.LoadedModel:
+    return vt.load_model(f"hf:{build_planted(tmp_path_factory.mktemp('planted'))}")
+
+
+def reference(model: vt.LoadedModel, result: rr.RetrievalResult) -> tuple[np.ndarray, np.ndarray]:
+    """Wu et al.'s score recomputed from a dense ``vt.trace`` of prompt + output."""
+    tr = vt.trace(model, result.prompt + result.output)
+    att = np.asarray(tr.decoder)  # [L, H, T, T]
+    ids = model.encode_text(result.prompt + result.output)
+    p = len(model.encode_text(result.prompt))
+    answer = set(result.answer_positions)
+    copied: dict[tuple[int, int], set[int]] = {}
+    sink = np.zeros(att.shape[:2])
+    for (layer, head), _ in np.ndenumerate(sink):
+        rows = att[layer, head, p - 1 : len(ids) - 1]  # row p-1+i predicts output token i
+        sink[layer, head] = rows[:, 0].mean()
+        for i, row in enumerate(rows):
+            j = int(row.argmax())
+            if j in answer and ids[j] == ids[p + i]:
+                copied.setdefault((layer, head), set()).add(j)
+    score = np.zeros(att.shape[:2])
+    for (layer, head), got in copied.items():
+        score[layer, head] = len(got) / len(answer)
+    return score, sink
+
+
+@pytest.mark.parametrize("depth", [0.0, 0.5, 1.0])
+def test_planted_head_retrieves_and_matches_the_trace(planted, depth: float) -> None:
+    r = vt.retrieval_heads(planted, haystack(), NEEDLE, depth)
+    assert r.aligned and not r.messages and r.found
+    assert r.output.startswith(" iota kappa lambda")
+    assert len(r.needle_positions) == 6 and len(r.answer_positions) == 3
+    assert [r.prompt_tokens[i] for i in r.answer_positions] == ["iota", "kappa", "lambda"]
+    best = r.table.iloc[0]
+    assert (best["layer"], best["head"], best["retrieval"]) == (*PLANTED, 1.0)
+    assert (r.table.retrieval.iloc[1:] < 1.0).all()
+    assert list(r.table.columns) == ["layer", "head", "retrieval", "sink"]
+    assert r.table.retrieval.is_monotonic_decreasing and len(r.table) == 8
+    score, sink = reference(planted, r)
+    np.testing.assert_allclose(r.retrieval, score, atol=0.05)
+    np.testing.assert_allclose(r.sink, sink, atol=0.05)
+    row, key = r.copy_step(*PLANTED)
+    assert row == len(r.prompt_tokens) - 1 and key == r.answer_positions[0]
+
+
+def test_lazy_capture_gives_the_same_scores(planted, monkeypatch) -> None:
+    dense = vt.retrieval_heads(planted, haystack(), NEEDLE, 0.3)
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)  # every input takes the long-input path
+    lazy = vt.retrieval_heads(planted, haystack(), NEEDLE, 0.3)
+    assert isinstance(lazy.trace.decoder, LazyPatterns)
+    np.testing.assert_array_equal(lazy.hits, dense.hits)
+    np.testing.assert_allclose(lazy.sink, dense.sink, atol=1e-5)
+
+
+def test_a_tokenizer_that_reads_the_output_otherwise_is_named(planted, monkeypatch) -> None:
+    # decoding drops the spaces between words: " iotakappa...", one unknown word read back
+    def joined(ids: list[int]) -> str:
+        return " " + planted.tokenizer.decode(ids).replace(" ", "")
+
+    monkeypatch.setattr(planted, "_decode", joined)
+    r = vt.retrieval_heads(planted, haystack(), NEEDLE, 0.5)
+    assert not r.aligned
+    assert "does not read prompt + output back" in r.messages[0]
+    assert r.rows[0] == len(r.prompt_tokens) - 1  # the prompt still lines up
+    assert r.retrieval.max() < 1.0  # "[UNK]" is no needle token: nothing copied it
+
+
+def test_bad_input_gets_a_message(planted, load_tiny) -> None:
+    cases = [
+        (planted, haystack(), "  ", "needle is empty"),
+        (planted, "the cat sat.", NEEDLE, "not shorter than the haystack"),
+        (planted, haystack(200), NEEDLE, "past .* context of 512 tokens"),
+        (load_tiny("bart"), haystack(), NEEDLE, "encoder-decoder"),
+    ]
+    for model, hay, needle, said in cases:
+        with pytest.raises(ValueError, match=said):
+            vt.retrieval_heads(model, hay, needle)
+
+
+def test_sweep_means_resumes_and_stops(planted, tmp_path: Path, monkeypatch) -> None:
+    texts, depths = [haystack(10, seed=1), haystack(14, seed=2)], [0.2, 0.8]
+    kept: dict = {}
+    stop = StopToken()
+    seen: list[float] = []
+
+    def progress(f: float) -> None:
+        seen.append(f)
+        if len(kept) == 2:  # Stop pressed once two runs are done
+            stop.set()
+
+    with pytest.raises(Cancelled):
+        vt.retrieval_heads(planted, texts, NEEDLE, depths=depths, out=kept, progress=progress,
+                           stop=stop)  # fmt: skip
+    assert len(kept) == 2  # two runs finished before the stop: kept
+    assert seen == sorted(seen) and 0 < seen[-1] <= 0.5
+    calls = []
+    real = rr.retrieval_heads
+    monkeypatch.setattr(
+        "viz_transformer.analysis.retrieval.sweep.retrieval_heads",
+        lambda *a, **k: calls.append(a) or real(*a, **k),
+    )
+    sweep = vt.retrieval_heads(planted, texts, NEEDLE, depths=depths, out=kept)
+    assert len(calls) == 2 and len(sweep.runs) == 4  # only the missing runs ran
+    t = sweep.table
+    assert tuple(t.iloc[0][["layer", "head", "retrieval", "retrieval_std"]]) == (
+        *PLANTED, 1.0, 0.0)  # fmt: skip
+    runs = np.stack([r.retrieval for r in sweep.runs])
+    np.testing.assert_allclose(t.set_index(["layer", "head"]).retrieval.loc[(1, 0)],
+                               runs[:, 1, 0].mean(), rtol=1e-6)  # fmt: skip
+    assert sweep.found == 1.0 and (t.runs == 4).all()
+    folder = vt.retrieval_heads(planted, texts[:1], NEEDLE, depths=[0.5], out=tmp_path)
+    assert len(list(tmp_path.glob("*.npz"))) == 1
+    again = vt.retrieval_heads(planted, texts[:1], NEEDLE, depths=[0.5], out=str(tmp_path))
+    np.testing.assert_array_equal(again.runs[0].retrieval, folder.runs[0].retrieval)
