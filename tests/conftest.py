@@ -237,3 +237,48 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'classes.sqlite3'}"
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database with nothing in it: a new SQLite file, or a schema of its own on the session's
+    PostgreSQL server (chosen through ``search_path``)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    import uuid
+
+    import sqlalchemy as sa
+
+    from viz_transformer.classroom.database import normalise_url
+
+    url, schema = normalise_url(request.getfixturevalue("postgres_url")), f"s{uuid.uuid4().hex}"
+    server = sa.create_engine(url)
+    with server.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    server.dispose()
+    return url + f"?options=-csearch_path%3D{schema}"
+
+
+def make_old_class_tables(url: str, settings: bool = True) -> None:
+    """The class store's tables in the database at ``url`` as the release before issue 48 made
+    them: the teacher's settings in ``vt_class_controls`` (``settings=False``: no such table,
+    as before the class controls), the answers without ``readable``."""
+    import sqlalchemy as sa
+
+    from viz_transformer.classroom.schema import metadata
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        metadata.create_all(conn)
+        conn.exec_driver_sql("ALTER TABLE vt_answers DROP COLUMN readable")
+        if settings:
+            conn.exec_driver_sql("ALTER TABLE vt_class_settings RENAME TO vt_class_controls")
+        else:
+            conn.exec_driver_sql("DROP TABLE vt_class_settings")
+    engine.dispose()
+
+
+@pytest.fixture
+def old_class_tables() -> Callable[..., None]:
+    """``make_old_class_tables``: a test makes an earlier release's database with it."""
+    return make_old_class_tables

@@ -17,8 +17,8 @@ import sqlalchemy as sa
 
 import viz_transformer as vt
 from viz_transformer.__main__ import main
+from viz_transformer.classroom.access import class_code
 from viz_transformer.classroom.database import make_engine
-from viz_transformer.classroom.store import class_code
 
 SENTENCE = "gamma delta beta"  # in no built-in lesson
 LESSON = f"""\

@@ -1,18 +1,17 @@
 """The teacher's controls in the class store, on in-memory SQLite: pace, pause, names hidden,
 a student removed, a class closed, a read-only key; each read by a second store on the same
-database (another replica: nothing kept in memory), and a database made before the controls
-existed. (PostgreSQL: tests/integration/test_class_controls.py.)"""
+database (another replica: nothing kept in memory). (PostgreSQL:
+tests/integration/test_class_controls.py; databases of earlier releases:
+tests/integration/test_class_migrations.py.)"""
 
 from __future__ import annotations
 
 import pytest
-import sqlalchemy as sa
 
 import viz_transformer as vt
-from viz_transformer.classroom import controls as class_controls
 from viz_transformer.classroom.database import make_engine
-from viz_transformer.classroom.schema import metadata, students
-from viz_transformer.classroom.store_base import now
+from viz_transformer.classroom.pseudonyms import pseudonym, pseudonyms
+from viz_transformer.classroom.records import Controls
 from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
 
@@ -53,7 +52,7 @@ def test_a_pace_stops_students_at_its_step_and_all_lifts_it(room):
 def test_pause_and_resume_reach_every_replica(room):
     store, code, key, replica = room
     ana = store.join(code, "Ana")
-    assert replica.view(code, ana).controls == class_controls.Controls()
+    assert replica.view(code, ana).controls == Controls()
     store.pause(code, key)
     assert replica.view(code, ana).controls.paused and replica.controls(code).paused
     store.submit(code, ana, 1, "sine")  # an answer sent as the pause came is kept
@@ -80,9 +79,9 @@ def test_hidden_names_are_stable_distinct_pseudonyms(room):
 
 def test_pseudonyms_are_unique_in_a_big_class_and_depend_on_the_class():
     ids = list(range(1, 301))
-    names = class_controls.pseudonyms("ABCDEF", ids)
-    assert len(set(names)) == 300 and names == class_controls.pseudonyms("ABCDEF", ids)
-    assert names[:20] != class_controls.pseudonyms("GHJKMN", ids)[:20]
+    names = pseudonyms("ABCDEF", ids)
+    assert len(set(names)) == 300 and names == pseudonyms("ABCDEF", ids)
+    assert names[:20] != pseudonyms("GHJKMN", ids)[:20]
     assert all(len(n.split()) == 2 for n in names)
 
 
@@ -93,7 +92,7 @@ def test_a_student_is_removed_by_name_or_id_with_their_answers(room):
     store.submit(code, bo, 1, "sine")
     store.submit(code, ana, 1, "cosine")
     store.pause(code, key)
-    assert replica.watch(code, ana) == class_controls.Controls(paused=True)
+    assert replica.watch(code, ana) == Controls(paused=True)
     assert store.remove(code, key, "  ANA ") == "Ana"  # as typed on a command line
     assert replica.watch(code, ana) is None  # their open page notices and redraws
     assert replica.watch(code, bo).paused and replica.watch("NOSUCH", bo) is None
@@ -147,33 +146,12 @@ def test_a_read_only_key_sees_the_class_and_changes_nothing(room):
             change(viewer)
         with pytest.raises(PermissionError, match="wrong teacher key"):
             change(key + "x")
-    assert store.controls(code) == class_controls.Controls()
+    assert store.controls(code) == Controls()
     assert len(store.roster(code, key)) == 1
     newer = store.viewer_key(code, key)  # a new read-only link: the old one stops
     with pytest.raises(PermissionError):
         store.check_key(code, viewer)
     assert store.check_key(code, newer) == "viewer"
-
-
-def test_a_database_made_before_the_controls_gets_them_with_its_classes_kept(
-    tmp_path, lesson_model
-):
-    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
-    old = sa.create_engine(url)
-    before = [t for name, t in metadata.tables.items() if name != "vt_class_controls"]
-    metadata.create_all(old, tables=before)  # the four tables of the last release
-    code, key = vt.ClassStore(old).create(read_lesson(LESSON, "counting"))
-    with old.begin() as conn:  # a student of the last release
-        row = {"token": "t0", "class_code": code, "name": "Ana", "place": 2}
-        conn.execute(students.insert(), {**row, "joined_at": now(), "seen_at": now()})
-    old.dispose()
-    for again in (False, True):  # opened again: the table created once, then found, kept
-        store = vt.ClassStore(make_engine(url))
-        assert "vt_class_controls" in sa.inspect(store.engine).get_table_names()
-        assert store.view(code, "t0").controls == class_controls.Controls(paused=again)
-        store.pause(code, key)
-        assert store.controls(code).paused and store.student(code, "t0").place == 2
-        store.engine.dispose()
 
 
 def test_removing_any_student_changes_no_other_pseudonym():
@@ -183,9 +161,9 @@ def test_removing_any_student_changes_no_other_pseudonym():
     the removed one's name)."""
     for n, code in enumerate(f"C{i:05d}" for i in range(40)):
         ids = list(range(7 + n, 7 + n + 60 * (1 + n % 3), 1 + n % 3))
-        names = class_controls.pseudonyms(code, ids)
-        assert names == [class_controls.pseudonym(code, i) for i in ids]  # nobody redrew
+        names = pseudonyms(code, ids)
+        assert names == [pseudonym(code, i) for i in ids]  # nobody redrew
         for gone in (0, 17, 59):
-            assert class_controls.pseudonyms(code, ids[:gone] + ids[gone + 1 :]) == (
+            assert pseudonyms(code, ids[:gone] + ids[gone + 1 :]) == (
                 names[:gone] + names[gone + 1 :]
             )

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 
 import viz_transformer as vt
+from viz_transformer.classroom import Controls
 from viz_transformer.classroom.database import make_engine
 from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
@@ -166,3 +168,40 @@ def test_a_step_answered_right_twice_counts_once_in_the_roster_and_the_funnel(st
     funnel = store.funnel(code, key).set_index("step")
     assert funnel.loc[2, ["answered", "correct"]].tolist() == [1, 1]
     assert funnel.loc[5, ["answered", "correct"]].tolist() == [1, 0]
+
+
+def test_an_unreadable_answer_reads_as_unreadable_after_a_reload(store):
+    code, _ = store.create(read_lesson(LESSON, "counting"))
+    ana = store.join(code, "Ana")
+    given = {1: "banana", 2: "L one", 4: "two"}  # not an option, not a number; a wrong option
+    sent = {step: store.submit(code, ana, step, text) for step, text in given.items()}
+    assert [g.readable for g in sent.values()] == [False, False, True]
+    replica = vt.ClassStore(store.engine)  # another replica: nothing kept in memory
+    for read in (replica.view(code, ana).answers, replica.answers_of(code, ana)):
+        assert {a.step: a.grade for a in read} == sent  # every field, readable too
+    assert store.submit(code, ana, 1, "banana") == sent[1]  # sent again: the stored grade
+
+
+def test_the_teacher_view_is_the_four_reads_in_one_transaction(store):
+    code, key = store.create(read_lesson(LESSON, "counting"))
+    log = play(store, code, seed=7)
+    store.hide_names(code, key)
+    viewer = store.viewer_key(code, key)
+    begun = []
+
+    def count(conn):
+        begun.append(conn)
+
+    sa.event.listen(store.engine, "begin", count)
+    view = store.teacher_view(code, viewer)  # the read-only key reads it
+    sa.event.remove(store.engine, "begin", count)
+    assert len(begun) == 1  # one transaction, one check of the key
+    assert view.controls == store.controls(code) == Controls(hide_names=True)
+    pd.testing.assert_frame_equal(view.roster, store.roster(code, key))
+    pd.testing.assert_frame_equal(view.funnel, store.funnel(code, key))
+    pd.testing.assert_frame_equal(view.wrong, store.wrong_answers(code, key))
+    assert view.roster["student"].tolist() == log.names
+    with pytest.raises(PermissionError, match="wrong teacher key"):
+        store.teacher_view(code, key + "x")
+    with pytest.raises(ValueError, match="no class"):
+        store.teacher_view("NOSUCH", key)

@@ -11,7 +11,8 @@ from urllib.parse import urlencode
 
 from viz_transformer import settings
 from viz_transformer.classroom.database import engine_for, normalise_url
-from viz_transformer.classroom.store import Answer, ClassStore, Controls, Student
+from viz_transformer.classroom.records import Answer, Controls, Student, StudentView, TeacherView
+from viz_transformer.classroom.store import ClassStore
 from viz_transformer.course import TraceOf, traced
 
 LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
@@ -21,6 +22,8 @@ __all__ = [
     "ClassStore",
     "Controls",
     "Student",
+    "StudentView",
+    "TeacherView",
     "classroom",
     "links",
     "normalise_url",

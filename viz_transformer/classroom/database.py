@@ -12,12 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, Table, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.pool import StaticPool
 
-from viz_transformer.classroom.schema import metadata
+from viz_transformer.classroom.schema import metadata, migrate
 
 BUSY_MS = 30_000  # a SQLite writer waits this long for another's lock before failing
 PG_POOL = 20  # PostgreSQL connections a replica keeps open
@@ -88,7 +89,8 @@ def engine_for(url: str) -> Engine:
 
 
 def make_engine(url: str) -> Engine:
-    """A new engine for ``url`` with the settings above; the tables are created when missing.
+    """A new engine for ``url`` with the settings above; the tables are created when missing,
+    and those of an earlier release brought up to date (``schema.migrate``).
     Each engine stands for one replica: use ``engine_for`` to share one in a process.
     ``sqlite://`` is a database in memory, new with each engine (for tests)."""
     url = normalise_url(url)
@@ -120,12 +122,27 @@ def _create_tables(engine: Engine) -> None:
             with engine.connect() as conn:
                 conn.execution_options(vt_write=True)
                 with conn.begin():
+                    migrate(conn)
                     metadata.create_all(conn, checkfirst=True)
             return
         except Exception:
             if attempt == RETRIES - 1:
                 raise
             time.sleep(0.1 * (attempt + 1))
+
+
+def upsert(
+    conn: Connection, table: Table, row: dict[str, Any], update: dict[str, Any] | None = None
+) -> None:
+    """Insert ``row`` into ``table``; where a row with its primary key exists, set ``update``'s
+    columns there instead (None: leave that row as it is). SQLite and PostgreSQL alike."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    insert = dialect.insert(table).values(row)
+    keys = [column.name for column in table.primary_key]
+    if update is None:
+        conn.execute(insert.on_conflict_do_nothing(index_elements=keys))
+    else:
+        conn.execute(insert.on_conflict_do_update(index_elements=keys, set_=update))
 
 
 def _busy(exc: OperationalError) -> bool:

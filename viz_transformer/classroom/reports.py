@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from sqlalchemy import Connection, Select, distinct, func, select
 
-from viz_transformer.classroom.controls import pseudonyms
+from viz_transformer.classroom.pseudonyms import pseudonyms
 from viz_transformer.classroom.schema import answers, students, visits
 from viz_transformer.course import Lesson
 

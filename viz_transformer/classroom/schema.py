@@ -1,15 +1,17 @@
 """The class store's tables (SQLAlchemy Core): a class, its students, the steps each opened,
-every answer given, and the teacher's controls of the class. Times are UTC.
+every answer given, and the teacher's settings of the class; and ``migrate``, which brings a
+database made by an earlier release to them. Times are UTC.
 
-A table added later (``vt_class_controls``) is created by ``create_all`` on a database made
-before it, and a class without a row there has the default controls: existing SQLite and
-PostgreSQL databases need no migration step."""
+A table added later is created by ``create_all`` on a database made before it (a class without
+a row in ``vt_class_settings`` has the default controls); a renamed table or an added column
+needs a step in ``migrate``, run before ``create_all`` on every engine's first connection."""
 
 from __future__ import annotations
 
 from sqlalchemy import (
     Boolean,
     Column,
+    Connection,
     DateTime,
     Float,
     ForeignKey,
@@ -18,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    inspect,
 )
 
 NAME_CHARS = 40  # a student's display name
@@ -66,12 +69,13 @@ answers = Table(
     Column("correct", Boolean, nullable=True),  # None: a free-text answer, not graded
     Column("expected", Text, nullable=False),  # what the model said when it was graded
     Column("feedback", Text, nullable=False),
+    Column("readable", Boolean, nullable=True),  # False: not read at all; NULL: stored before
     Column("seconds", Float, nullable=True),  # from first opening the step to this answer
     Column("at", DateTime(timezone=True), nullable=False),
 )
 
-controls = Table(  # the teacher's controls of a class; no row: no pace, not paused, names shown
-    "vt_class_controls",
+class_settings = Table(  # the teacher's controls; no row: no pace, not paused, names shown
+    "vt_class_settings",
     metadata,
     Column("code", String(16), ForeignKey("vt_classes.code"), primary_key=True),
     Column("pace", Integer, nullable=True),  # the last step students may open, from 1; None: all
@@ -81,3 +85,27 @@ controls = Table(  # the teacher's controls of a class; no row: no pace, not pau
     Column("viewer_hash", String(64), nullable=True),  # sha256 of the read-only key, if made
     Column("changed_at", DateTime(timezone=True), nullable=False),
 )
+
+
+OLD_SETTINGS = "vt_class_controls"  # vt_class_settings' name in databases made before it
+
+
+def migrate(conn: Connection) -> list[str]:
+    """Bring the tables of a database made by an earlier release to this schema, data kept (in
+    the caller's transaction; run before ``create_all``): the teacher's settings table renamed
+    from ``vt_class_controls``, the answers' ``readable`` column added (NULL in older rows).
+
+    Returns:
+        What was done, one line per step (nothing for a current or a new database).
+    """
+    found = inspect(conn)
+    tables, done = set(found.get_table_names()), []
+    if OLD_SETTINGS in tables and class_settings.name not in tables:
+        conn.exec_driver_sql(f"ALTER TABLE {OLD_SETTINGS} RENAME TO {class_settings.name}")
+        done.append(f"renamed {OLD_SETTINGS} to {class_settings.name}")
+    if answers.name in tables:
+        columns = {c["name"] for c in found.get_columns(answers.name)}
+        if "readable" not in columns:
+            conn.exec_driver_sql(f"ALTER TABLE {answers.name} ADD COLUMN readable BOOLEAN")
+            done.append(f"added {answers.name}.readable")
+    return done

@@ -7,7 +7,7 @@ import functools
 
 import streamlit as st
 
-from viz_transformer.classroom.student_side import CLOSED
+from viz_transformer.classroom.student import CLOSED
 from viz_transformer.ui import focus, lesson_checks, lesson_links, lesson_place, widgets
 
 ERROR_KEY = "_lesson_error"  # why the last answer or move failed, shown once

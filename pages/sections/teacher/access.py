@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.classroom.teacher_side import TEACHER
+from viz_transformer.classroom.access import TEACHER
 from viz_transformer.ui import lesson_place, widgets
 
 CREATE_ERROR = "_create_error"

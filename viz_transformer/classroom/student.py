@@ -1,55 +1,72 @@
-"""The students' side of the class store: join a class, open steps (the place a reload resumes
-at) and answer, each answer graded on the lesson's model at answer time and kept."""
+"""``Students``: what a student does in a class, by the token ``join`` gave them: join, open
+steps (the place a reload resumes at) and answer, each answer graded on the lesson's model at
+answer time and kept with its grade; all under the teacher's controls (pace, closed)."""
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+import unicodedata
 from datetime import datetime
 
-from sqlalchemy import Connection, Row, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Engine, Row, func, select, update
 
-from viz_transformer.classroom import controls as class_controls
-from viz_transformer.classroom.controls import Controls
-from viz_transformer.classroom.database import run
-from viz_transformer.classroom.schema import ANSWER_CHARS, answers, classes, students, visits
-from viz_transformer.classroom.store_base import (
+from viz_transformer.classroom.access import class_code
+from viz_transformer.classroom.database import run, upsert
+from viz_transformer.classroom.lessons import ClassLessons
+from viz_transformer.classroom.records import (
     Answer,
-    StoreBase,
+    Controls,
     Student,
-    class_code,
-    clean_name,
+    StudentView,
+    answer_from_row,
+    grade_columns,
     now,
+    read_controls,
+    student_from_row,
     utc,
 )
-from viz_transformer.course import Grade, grade
+from viz_transformer.classroom.schema import (
+    ANSWER_CHARS,
+    NAME_CHARS,
+    answers,
+    classes,
+    students,
+    visits,
+)
+from viz_transformer.course import Grade, TraceOf, grade
 
 CLOSED = "This class is closed: it takes no more students or answers (yours are kept)."
 
 
-@dataclass(frozen=True)
-class StudentView:
-    """What a student's page needs, read in one transaction (``StudentSide.view``).
+def clean_name(name: str) -> str:
+    """A display name: control characters dropped, spaces collapsed, at most ``NAME_CHARS``.
 
-    Attributes:
-        student: name, place (0-based) and when they joined.
-        answers: their answers, oldest first.
-        controls: the teacher's controls of the class now.
+    Raises:
+        ValueError: nothing left to show.
     """
-
-    student: Student
-    answers: list[Answer]
-    controls: Controls
+    text = "".join(c for c in str(name) if unicodedata.category(c)[0] != "C")
+    text = " ".join(text.split())[:NAME_CHARS]
+    if not text:
+        raise ValueError("Type a name to show your teacher (any nickname).")
+    return text
 
 
 def _beyond(controls: Controls) -> ValueError:
     return ValueError(f"Wait for your teacher: the class goes up to step {controls.pace} for now.")
 
 
-class StudentSide(StoreBase):
-    """What a student does, by the token ``join`` gave them; every method raises ``ValueError``
-    for an unknown class code or student token."""
+class Students:
+    """The students' side of the classes in one database; every method raises ``ValueError``
+    for an unknown class code or student token.
+
+    Args:
+        engine: the database's engine (``database.engine_for``).
+        lessons: the classes' lessons (``ClassLessons``).
+        traces: ``(model name, sentence) -> Trace`` that answers are graded from.
+    """
+
+    def __init__(self, engine: Engine, lessons: ClassLessons, traces: TraceOf) -> None:
+        self.engine, self.lessons, self.traces = engine, lessons, traces
 
     def join(self, code: str, name: str) -> str:
         """Add a student named ``name`` to class ``code``; their token (put it in their URL).
@@ -59,7 +76,7 @@ class StudentSide(StoreBase):
         """
         code = class_code(code)
         name, at = clean_name(name), now()
-        self.lesson(code)  # an unknown code fails here
+        self.lessons.lesson(code)  # an unknown code fails here
         token = secrets.token_urlsafe(16)
         row = {
             "token": token,
@@ -71,7 +88,7 @@ class StudentSide(StoreBase):
         }
 
         def work(conn: Connection) -> None:
-            if class_controls.read(conn, code).closed:
+            if read_controls(conn, code).closed:
                 raise ValueError(CLOSED)
             conn.execute(students.insert(), row)
 
@@ -92,17 +109,14 @@ class StudentSide(StoreBase):
     def student(self, code: str, token: str) -> Student:
         """The student with ``token`` in class ``code``: name, place and when they joined."""
         code = class_code(code)
-        row = run(self.engine, lambda conn: self._student_row(conn, code, token))
-        return Student(row.name, row.place, utc(row.joined_at))
+        return run(self.engine, lambda conn: student_from_row(self._student_row(conn, code, token)))
 
     def place(self, code: str, token: str) -> int:
         """The step the student last opened (0 after joining): where a reload resumes."""
         return self.student(code, token).place
 
     def _visit(self, conn: Connection, student_id: int, step: int, at: datetime) -> None:
-        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        row = {"student_id": student_id, "step": step, "opened_at": at}
-        conn.execute(dialect.insert(visits).values(row).on_conflict_do_nothing())
+        upsert(conn, visits, {"student_id": student_id, "step": step, "opened_at": at})
 
     def move(self, code: str, token: str, step: int) -> None:
         """Record that the student opened ``step``: their place, and the first time they
@@ -112,12 +126,12 @@ class StudentSide(StoreBase):
             ValueError: a step beyond the teacher's pace ("Wait for your teacher").
         """
         code = class_code(code)
-        self._step(code, step)
+        self.lessons.with_step(code, step)
         at = now()
 
         def work(conn: Connection) -> None:
             row = self._student_row(conn, code, token)
-            controls = class_controls.read(conn, code)
+            controls = read_controls(conn, code)
             if not controls.allows(step):
                 raise _beyond(controls)
             self._visit(conn, row.id, step, at)
@@ -140,7 +154,7 @@ class StudentSide(StoreBase):
                 closed class.
         """
         code = class_code(code)
-        check = self._step(code, step).steps[step].check
+        check = self.lessons.with_step(code, step).steps[step].check
         if check is None:
             raise ValueError(f"step {step} has no question to answer.")
         answer = str(answer)
@@ -154,7 +168,7 @@ class StudentSide(StoreBase):
 
         def work(conn: Connection) -> Grade:
             row = self._student_row(conn, code, token)
-            controls = class_controls.read(conn, code)
+            controls = read_controls(conn, code)
             if controls.closed:
                 raise ValueError(CLOSED)
             if not controls.allows(step):
@@ -174,9 +188,7 @@ class StudentSide(StoreBase):
                     "student_id": row.id,
                     "step": step,
                     "answer": answer,
-                    "correct": result.correct,
-                    "expected": result.expected,
-                    "feedback": result.feedback,
+                    **grade_columns(result),
                     "at": at,
                     "seconds": max((at - utc(opened)).total_seconds(), 0.0),
                 },
@@ -192,16 +204,12 @@ class StudentSide(StoreBase):
         last = conn.execute(mine.order_by(answers.c.id.desc()).limit(1)).first()
         if last is None:
             return None
-        found = Grade(last.correct, last.expected, last.feedback)
-        return Answer(last.step, last.answer, found, utc(last.at))
+        return answer_from_row(last)
 
     def _answers(self, conn: Connection, student_id: int) -> list[Answer]:
         mine = select(answers).where(answers.c.student_id == student_id)
         rows = conn.execute(mine.order_by(answers.c.at, answers.c.id)).all()
-        return [
-            Answer(r.step, r.answer, Grade(r.correct, r.expected, r.feedback), utc(r.at))
-            for r in rows
-        ]
+        return [answer_from_row(r) for r in rows]
 
     def answers_of(self, code: str, token: str) -> list[Answer]:
         """The student's own answers, oldest first (the last per step is the one to show)."""
@@ -217,9 +225,8 @@ class StudentSide(StoreBase):
 
         def work(conn: Connection) -> StudentView:
             row = self._student_row(conn, code, token)
-            student = Student(row.name, row.place, utc(row.joined_at))
             return StudentView(
-                student, self._answers(conn, row.id), class_controls.read(conn, code)
+                student_from_row(row), self._answers(conn, row.id), read_controls(conn, code)
             )
 
         return run(self.engine, work)
@@ -235,7 +242,7 @@ class StudentSide(StoreBase):
             )
             if conn.execute(mine).first() is None:
                 return None
-            return class_controls.read(conn, code)
+            return read_controls(conn, code)
 
         return run(self.engine, work)
 
