@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page
 
 SCREENS = {"1024-presenter": (1024, 768, True), "1366": (1366, 768, False)}
 PAGES = {  # page and URL view -> how many charts it draws once done
-    "home": ("", 3),
+    "home": ("", 6),  # two SVG layers a chart: its three maps
     "attention_maps": ("attention_maps", 6),
     "positional_encoding": ("positional_encoding", 15),
     "softmax_saturation": ("softmax_saturation", 15),
@@ -76,7 +76,7 @@ def test_home_and_compare_give_their_maps_room_on_a_projector(
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
     page.set_default_timeout(120_000)
-    _open(page, f"{server}/?presenter=True", 3)
+    _open(page, f"{server}/?presenter=True", 6)
     widths = page.evaluate(
         "() => [...document.querySelectorAll('.js-plotly-plot')].map(g => g._fullLayout._size.w)"
     )
@@ -85,3 +85,28 @@ def test_home_and_compare_give_their_maps_room_on_a_projector(
     context.close()
     assert len(widths) == 3 and min(widths) >= 200, f"Home's maps are {widths} px wide"
     assert not crowded, "\n".join(crowded)
+
+
+CELLS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(g => {
+  const z = g.calcdata[0][0].z, x = g._fullLayout.xaxis, y = g._fullLayout.yaxis;
+  return [(y._length / z.length) / (x._length / z[0].length), x._length, y._length];
+})"""
+
+
+@pytest.mark.parametrize("width", [1024, 1366])
+def test_homes_maps_keep_square_cells_with_the_sidebar_open(server: str, browser: Browser, width):
+    """At 1024 px with the sidebar open Home's three maps sat side by side in columns a third of
+    the page wide and 330 px tall: their cells twice as tall as wide (issue 49). Each cell is now
+    square (height over width within 10%), the maps stacked below each other when narrow, and a
+    map is never under 200 px wide."""
+    context = browser.new_context(viewport={"width": width, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    _open(page, server, 6)
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    cells = page.evaluate(CELLS)
+    context.close()
+    assert sidebar and sidebar["width"] > 200 and sidebar["x"] >= 0, "the sidebar is open"
+    assert len(cells) == 3
+    assert all(0.9 <= ratio <= 1.1 for ratio, _, _ in cells), f"cell height/width: {cells}"
+    assert all(w >= 200 for _, w, _ in cells), f"maps {cells} px wide"

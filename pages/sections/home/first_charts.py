@@ -8,6 +8,13 @@ import streamlit as st
 
 from viz_transformer.ui import caches, widgets
 
+MAPS_KEY = "home-maps"
+# side by side where a map has about 300 px; one below the other in a narrower main column (1024 px
+# with the sidebar open), where a third of it left cells twice as tall as wide (issue 49)
+NARROW = f"""<style>.st-key-{MAPS_KEY} {{ container-type: inline-size; }}
+@container (max-width: 880px) {{
+  .st-key-{MAPS_KEY} [data-testid="stHorizontalBlock"] {{ flex-wrap: wrap; }}
+  .st-key-{MAPS_KEY} [data-testid="stColumn"] {{ min-width: 100%; }} }}</style>"""
 KIND_TITLES = {"encoder": "encoder self-attention", "decoder": "decoder masked self-attention",
                "cross": "encoder-decoder (cross) attention"}  # fmt: skip
 
@@ -24,14 +31,17 @@ def first_charts(name: str, text: str) -> None:
     # side by side; one below the other in presenter mode, where a third of a 1024 px
     # projector left each map about 100 px wide with its tokens edge to edge
     stacked = widgets.presenting()
-    places = [st.container() for _ in kinds] if stacked else st.columns(len(kinds) or 1)
+    st.html(NARROW)
+    maps = st.container(key=MAPS_KEY)
+    places = [maps.container() for _ in kinds] if stacked else maps.columns(len(kinds) or 1)
     for kind, column in zip(kinds, places, strict=False):
         layer = trace.get(kind).shape[0] - 1
         fig = go.Figure(caches.head_figure(name, text, kind, layer, 0, False, None))  # a copy
         # a third of a 1024 px screen: no colour bar or axis titles (the caption says them)
         fig.update_traces(showscale=False)
-        fig.update_xaxes(title=None, automargin=True, tickangle=-90)  # labels one cell apart
-        fig.update_yaxes(title=None, automargin=True)
+        # labels one cell apart; square cells whatever the width (the map shrinks to fit)
+        fig.update_xaxes(title=None, automargin=True, tickangle=-90, constrain="domain")
+        fig.update_yaxes(title=None, automargin=True, scaleanchor="x", constrain="domain")
         fig.update_layout(title=f"{KIND_TITLES[kind]}, layer {layer}, head 0", height=330,
                           margin={"t": 40, "b": 10, "l": 10, "r": 10})  # fmt: skip
         with column:
