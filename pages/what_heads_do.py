@@ -10,13 +10,15 @@ from pages.nav import table
 import streamlit as st
 
 from pages.sections.what_heads_do import experiments as sections
-from pages.sections.what_heads_do import head_writes
+from pages.sections.what_heads_do import head_writes, retrieval
 from viz_transformer.records.kinds import KIND_TITLES
 from viz_transformer.ui import ablation_view, caches, sidebar, state, widgets
 
 
 def what_heads_do_page() -> None:
-    """Importance of every head, one head up close, a set ablated, roles, patching, lens."""
+    """Importance of every head, one head up close, a set ablated, roles, patching, lens,
+    retrieval heads."""
+    retrieval.follow()  # a retrieval head's link: open its page before the sidebar reads
     name, text = sidebar.draw()
     widgets.page_header(
         table.title("what_heads_do"),
@@ -60,6 +62,8 @@ def what_heads_do_page() -> None:
         sections.patching(name, kind, facts.patch_pair)
         st.subheader("Logit lens")
         sections.lens(name, text)
+    st.subheader("Retrieval heads")
+    retrieval.section(name)
 
 
 what_heads_do_page()

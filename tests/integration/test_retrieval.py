@@ -59,6 +59,7 @@ def test_planted_head_retrieves_and_matches_the_trace(planted, depth: float) -> 
     score, sink = reference(planted, r)
     np.testing.assert_allclose(r.retrieval, score, atol=0.05)
     np.testing.assert_allclose(r.sink, sink, atol=0.05)
+    assert r.flagged(1.0) == [(*PLANTED, 1.0)]
     row, key = r.copy_step(*PLANTED)
     assert row == len(r.prompt_tokens) - 1 and key == r.answer_positions[0]
 

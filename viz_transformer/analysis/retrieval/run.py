@@ -90,7 +90,8 @@ class RetrievalResult:
         t = self.table
         t = t[t.retrieval >= at_least]
         return [
-            (int(a), int(b), float(c)) for a, b, c in zip(t.layer, t.head, t.retrieval, strict=True)
+            (int(a), int(b), float(c))
+            for a, b, c in zip(t["layer"], t["head"], t["retrieval"], strict=True)
         ]
 
     def copy_step(self, layer: int, head: int) -> tuple[int, int] | None:
@@ -151,7 +152,7 @@ def greedy_ids(model: Any, ids: list[int], n_new: int, step: OnFraction | None) 
     return out
 
 
-def _prepare(model: Any, haystack: str, needle: str, depth: float) -> tuple:
+def prepare(model: Any, haystack: str, needle: str, depth: float) -> tuple:
     """The prompt, its ids, needle and answer positions, and the output budget."""
     check_model(model)
     haystack = check_text(nd.check_needle(haystack, needle)[0], "haystack")
@@ -210,7 +211,7 @@ def retrieval_heads(
             model's context, a model that is not decoder-only.
     """
     report = with_stop(progress, stop)
-    p, ids, needle_at, answer_at, n_new = _prepare(model, haystack, needle, depth)
+    p, ids, needle_at, answer_at, n_new = prepare(model, haystack, needle, depth)
     at = (lambda lo, hi: lambda f: report(lo + (hi - lo) * f)) if report else (lambda lo, hi: None)
     out_ids = greedy_ids(model, ids, n_new, at(0.0, 0.4))
     output = model._decode(out_ids)

@@ -145,11 +145,11 @@ def retrieval_sweep(
         out = Path(out)
     if isinstance(out, Path):
         out.mkdir(parents=True, exist_ok=True)
-    from viz_transformer.analysis.retrieval.run import _prepare
+    from viz_transformer.analysis.retrieval.run import prepare
 
     for text in texts:  # bad input fails before any long run
         for d in where:
-            _prepare(model, text, needle, d)
+            prepare(model, text, needle, d)
     report = with_stop(progress, stop)
     jobs = [(i, d) for i in range(len(texts)) for d in where]
     runs = []

@@ -1,0 +1,132 @@
+"""Retrieval heads (issue 47): every head of SmolLM2 scored on a needle hidden in a long text.
+
+Run: ``OMP_NUM_THREADS=1 python bench/bench_retrieval.py [--tokens 1500 8192] [--device cpu]``
+(``--llama8b``: the published Llama-3-8B shape at 32,768 tokens, random weights, on a GPU).
+
+Each length runs in a fresh process so its peak RSS is its own. The haystack is the shipped
+held-out English sentences (``viz_transformer/corpora/english-heldout-1000.txt``) joined and cut
+to the length asked, the needle Wu et al.'s San Francisco sentence at depth 0.5. Timed: the whole
+``vt.retrieval_heads`` call (tokenising, greedy continuation, the lazy trace of prompt + output,
+every head's rows at the output steps); the model's load is not. Peak RSS is the process's maximum
+resident set (``ru_maxrss``), model and Python included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import add_device_arg, pick_device, table, verdict, write_section
+
+NEEDLE = (
+    "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a sunny "
+    "day."
+)
+TARGETS = {1500: (60.0, 1.5), 8192: (600.0, 3.0), 32768: (300.0, None)}  # s, peak GB
+COLUMNS = ["model", "tokens", "device", "load s", "retrieval_heads s", "target s", "peak RSS GB",
+           "target GB", "needle found", "top heads (retrieval)", "verdict"]  # fmt: skip
+
+
+def _rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def haystack(count, n_tokens: int) -> str:
+    """The held-out sentences joined, as many as keep the text under ``n_tokens`` tokens."""
+    from viz_transformer.text.corpora import builtin_sentences
+
+    sentences = builtin_sentences()
+    lo, hi = 1, len(sentences)
+    while lo < hi:  # the most sentences whose text stays under n_tokens
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if count(" ".join(sentences[:mid])) <= n_tokens else (lo, mid - 1)
+    return " ".join(sentences[:lo])
+
+
+def run_case(name: str, n_tokens: int, device: str) -> dict:
+    """Measure one length in this process (called in a child)."""
+    import torch
+
+    import viz_transformer as vt
+
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    start = time.perf_counter()
+    model = vt.load_model(name, device=device) if name != "smollm2" else vt.load_model(name)
+    loaded = time.perf_counter() - start
+    budget = n_tokens - 40  # the prompt's tail and the answer fit in n_tokens
+    text = haystack(lambda t: len(model.tokenizer(t)["input_ids"]), budget)
+    start = time.perf_counter()
+    r = vt.retrieval_heads(model, text, NEEDLE, 0.5)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    took = time.perf_counter() - start
+    top = r.table.head(5)
+    return {
+        "tokens": len(r.prompt_tokens) + len(r.output_tokens),
+        "load": loaded,
+        "seconds": took,
+        "peak": _rss_gb(),
+        "found": r.found,
+        "output": r.output,
+        "top": [(int(a), int(b), float(c), float(d)) for a, b, c, d in top.values.tolist()],
+        "flagged": len(r.flagged()),
+        "heads": int(r.retrieval.size),
+        "aligned": r.aligned,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tokens", type=int, nargs="+", default=[1500])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
+    parser.add_argument("--no-write", action="store_true", help="print only; docs untouched")
+    add_device_arg(parser)
+    args = parser.parse_args()
+    device = pick_device(args.device)
+    if args.case:
+        print(json.dumps(run_case(args.model, int(args.case), device)))
+        return
+    rows = []
+    for n in args.tokens:
+        cmd = [
+            sys.executable,
+            __file__,
+            "--case",
+            str(n),
+            "--model",
+            args.model,
+            "--device",
+            device,
+        ]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        got = json.loads(out.strip().splitlines()[-1])
+        print(json.dumps(got), flush=True)
+        limit_s, limit_gb = TARGETS.get(n, (None, None))
+        ok = limit_s is None or got["seconds"] <= limit_s
+        ok = ok and (limit_gb is None or got["peak"] <= limit_gb)
+        top = ", ".join(f"L{a}H{b} {c:.2f}" for a, b, c, _ in got["top"][:3])
+        rows.append([args.model, f"{got['tokens']:,}", device, f"{got['load']:.1f}",
+                     f"{got['seconds']:.1f}", limit_s or "-", f"{got['peak']:.2f}",
+                     limit_gb or "-", got["found"], top,
+                     verdict(0, 1) if ok else verdict(1, 0)])  # fmt: skip
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    body = table(COLUMNS, rows) + f"\n\nLoad average at the end (1, 5, 15 min): {load}.\n"
+    if args.no_write:
+        print(body)
+    else:
+        write_section("bench_retrieval", "Retrieval heads (issue 47)", body, device)
+
+
+if __name__ == "__main__":
+    main()
