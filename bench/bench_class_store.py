@@ -48,7 +48,7 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
 
     traces = functools.lru_cache(maxsize=64)(traced)  # a server's trace cache, as the app's
     store = vt.classroom(url, traces)
-    check = store.lesson(code).steps[STEP].check
+    check = store.lesson(code).steps[STEP].question
     store.warm(code)  # as the class's first page on a replica of serve does
     vt.load_model(check.model)  # as a replica of serve, which loads the model before it listens
     if warm:

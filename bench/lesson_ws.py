@@ -165,7 +165,9 @@ async def attend(url: str, code: str, student: Student, step: vt.Step, answer: s
 
 def head_step(lesson: vt.Lesson) -> tuple[int, vt.Step]:
     """The lesson's first step with a ``head`` check."""
-    return next((i, s) for i, s in enumerate(lesson.steps) if s.check and s.check.kind == "head")
+    return next(
+        (i, s) for i, s in enumerate(lesson.steps) if s.question and s.question.kind == "head"
+    )
 
 
 def measure_lesson(url: str, db_url: str, lesson_name: str, n: int, timeout: float) -> dict:
@@ -175,7 +177,7 @@ def measure_lesson(url: str, db_url: str, lesson_name: str, n: int, timeout: flo
     lesson = vt.load_lesson(lesson_name)
     index, step = head_step(lesson)
     code, _ = store.create(lesson)
-    answer = vt.grade(step.check, "L0 H0").expected  # half the class right, half not
+    answer = vt.grade(step.question, "L0 H0").expected  # half the class right, half not
     wrong = "L0 H0" if answer != "L0 H0" else "L0 H1"
     students = [Student(f"student {i + 1}") for i in range(n)]
 

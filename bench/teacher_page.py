@@ -50,16 +50,16 @@ def fill(store: vt.ClassStore, lesson_path: Path, students: int) -> tuple[str, s
     code, key = store.create(lesson_path)
     lesson = store.lesson(code)
     right = {
-        i: vt.grade(s.check, "L0 H0", store.traces).expected
+        i: vt.grade(s.question, "L0 H0", store.traces).expected
         for i, s in enumerate(lesson.steps)
-        if s.check
+        if s.question
     }
     for n in range(students):
         token = store.join(code, f"student {n + 1}")
         for i, step in enumerate(lesson.steps):
             store.move(code, token, i)
-            if step.check is not None:
-                wrong = "0" if step.check.kind == "number" else "L9 H9"
+            if step.question is not None:
+                wrong = "0" if step.question.kind == "number" else "L9 H9"
                 store.submit(code, token, i, right[i] or "free text" if n % 2 else wrong)
     return code, key
 

@@ -7,7 +7,7 @@ Public API::
     vt.compare("paper-en-pt", "bergamot-en-pt", ["I am a student."], kind="encoder").matching
     m = vt.load_model("paper-reverse")
     tr = vt.trace(m, "happy king red ship", target=None)
-    lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].check, "L1 H3").correct
+    lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].question, "L1 H3").correct
     store = vt.classroom(); code, key = store.create(lesson); token = store.join(code, "Ana")
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
     vt.head_view(tr), vt.model_view(tr, "cross")  # notebook widgets (requirements-notebook.txt)
@@ -32,9 +32,9 @@ from viz_transformer.analysis.lens import Lens, logit_lens
 from viz_transformer.analysis.patching import patch_heads, patch_set
 from viz_transformer.analysis.roles import head_roles
 from viz_transformer.course import (
-    Check,
     Grade,
     Lesson,
+    Question,
     Step,
     grade,
     lessons,
@@ -95,7 +95,6 @@ __all__ = [
     "KINDS",
     "KIND_TITLES",
     "AttentionKind",
-    "Check",
     "ClassStore",
     "Comparison",
     "Grade",
@@ -104,6 +103,7 @@ __all__ = [
     "LoadedModel",
     "ModelFacts",
     "ModelSpec",
+    "Question",
     "Step",
     "StopToken",
     "Trace",

@@ -56,7 +56,7 @@ def _texts(at: AppTest) -> str:
 
 
 def _head_step(lesson: vt.Lesson) -> int:
-    return next(i for i, s in enumerate(lesson.steps) if s.check and s.check.kind == "head")
+    return next(i for i, s in enumerate(lesson.steps) if s.question and s.question.kind == "head")
 
 
 def _row(at: AppTest, step: int, layer: int):  # -> ButtonGroup
@@ -75,7 +75,7 @@ def test_alone_a_choice_is_graded_right_and_wrong_and_next_moves_on():
     lesson = vt.load_lesson(TOUR)
     at = _open(LESSON, {"lesson": TOUR})
     assert at.title[0].value == lesson.title and at.header[0].value == lesson.steps[0].title
-    check = lesson.steps[0].check
+    check = lesson.steps[0].question
     wrong = next(o for i, o in enumerate(check.options) if i != check.args["correct"])
     at.radio(key="lesson-choice-0").set_value(wrong)
     next(b for b in at.button if b.label == "Check").click().run()
@@ -113,7 +113,7 @@ def test_a_step_links_to_its_page_in_its_view_and_back():
 def test_a_head_is_answered_by_clicking_it_in_the_grid(store):
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
-    check = lesson.steps[step].check
+    check = lesson.steps[step].question
     code, key = store.create(TOUR)
     at = _open(LESSON, {"class": code})
     at.text_input(key="name").input("Ada")
@@ -145,7 +145,7 @@ def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
     code, _ = store.create(TOUR)
     token = store.join(code, "Grace")
     store.move(code, token, step)
-    right = vt.grade(lesson.steps[step].check, "L0 H0").expected
+    right = vt.grade(lesson.steps[step].question, "L0 H0").expected
     store.submit(code, token, step, right)
     at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title
@@ -232,7 +232,7 @@ def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store):
     at.text_input(key="name").input("Empty Checker")
     next(b for b in at.button if b.label == "Join").click().run()
     _go_to(at, step)
-    right = vt.grade(lesson.steps[step].check, "L0 H0").expected
+    right = vt.grade(lesson.steps[step].question, "L0 H0").expected
     layer, head = (int(x[1:]) for x in right.split())
     _row(at, step, layer).set_value(head).run()
     assert at.success and right in _texts(at)

@@ -269,18 +269,18 @@ def test_a_student_answers_every_kind_of_check_by_keyboard_alone(classroom, brow
     assert not problems, "\n".join(problems)
     kinds = {}
     for i, step in enumerate(lesson.steps):
-        if step.check is not None:
-            kinds.setdefault(step.check.kind, i)
+        if step.question is not None:
+            kinds.setdefault(step.question.kind, i)
     assert set(kinds) == {"choice", "number", "head", "token", "text"}
     typed = {"number": "0.5", "token": "Eu", "text": "It looks at the verb."}
     for i, step in enumerate(lesson.steps):
         if i > 0:
             _next(page, step.title)
-        if kinds.get(step.check.kind if step.check else "") != i:
+        if kinds.get(step.question.kind if step.question else "") != i:
             continue
-        kind = step.check.kind
+        kind = step.question.kind
         if kind == "choice":
-            _tab_to(page, step.check.options[0])
+            _tab_to(page, step.question.options[0])
             page.keyboard.press("ArrowDown")  # the second option, picked by arrow
             _tab_to(page, "Check")
             page.keyboard.press("Enter")

@@ -67,8 +67,8 @@ def _open_step(page: Page, lesson: vt.Lesson, step: int) -> None:
 
 def test_a_student_answers_by_clicking_a_head_and_survives_a_killed_replica(room, browser):
     lesson = vt.load_lesson(TOUR)
-    step = next(i for i, s in enumerate(lesson.steps) if s.check and s.check.kind == "head")
-    right = vt.grade(lesson.steps[step].check, "L0 H0").expected
+    step = next(i for i, s in enumerate(lesson.steps) if s.question and s.question.kind == "head")
+    right = vt.grade(lesson.steps[step].question, "L0 H0").expected
     dialogs: list[str] = []
     sockets: list[str] = []
     page = _student(browser, dialogs, sockets)

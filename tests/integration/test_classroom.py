@@ -59,7 +59,7 @@ def test_a_class_from_create_to_the_teachers_tables(store, lesson, lesson_model)
     assert store.place(code, ana) == 0 and store.student(code, bo).name == "Bo"
     store.move(code, ana, 1)
     right = store.submit(code, ana, 1, best_head(lesson_model))
-    assert right.correct and right == vt.grade(lesson.steps[1].check, best_head(lesson_model))
+    assert right.correct and right == vt.grade(lesson.steps[1].question, best_head(lesson_model))
     assert store.place(code, ana) == 1  # answering does not move a student on
     assert store.submit(code, bo, 2, "nope").correct is False
     assert store.submit(code, bo, 2, "  NOPE ").correct is False
@@ -106,7 +106,9 @@ def test_another_replica_grades_the_same_lesson_from_the_database(store, lesson)
     code, _ = store.create(lesson)
     traces = Recorded()
     other = vt.ClassStore(store.engine, traces)  # a fresh process's store: no lesson in memory
-    assert other.lesson(code).source == LESSON and other.lesson(code).steps[2].check.kind == "token"
+    assert (
+        other.lesson(code).source == LESSON and other.lesson(code).steps[2].question.kind == "token"
+    )
     other.warm(code)  # as the class's first page on that replica does
     for _ in range(200):  # the warm-up traces the lesson's sentence meanwhile
         if traces.cache:

@@ -117,7 +117,7 @@ def number(model: vt.LoadedModel, quantity: str, a: dict) -> float:
     return float(parts.set_index("part")["value"][a["part"]])
 
 
-def answers(model: vt.LoadedModel, check: vt.Check) -> tuple[str, str | None]:
+def answers(model: vt.LoadedModel, check: vt.Question) -> tuple[str, str | None]:
     """A right answer as a student types it, and a wrong one (None for a free text)."""
     a = dict(check.args)
     if check.kind == "head":
@@ -139,14 +139,14 @@ def test_a_lesson_validates_and_a_student_walks_it(name: str, need) -> None:
     assert vt.validate_lesson(name) == []
     wrong_done = False
     for i, step in enumerate(lesson.steps):
-        if step.check is None:
+        if step.question is None:
             continue
-        right, wrong = answers(model, step.check)
-        graded = vt.grade(step.check, right)
-        expect = None if step.check.kind == "text" else True
+        right, wrong = answers(model, step.question)
+        graded = vt.grade(step.question, right)
+        expect = None if step.question.kind == "text" else True
         assert graded.correct is expect, f"{name} step {i}: {right!r}: {graded.feedback}"
-        if not wrong_done and step.check.kind in MODEL_GRADED:
-            assert vt.grade(step.check, wrong).correct is False, f"{name} step {i}: {wrong!r}"
+        if not wrong_done and step.question.kind in MODEL_GRADED:
+            assert vt.grade(step.question, wrong).correct is False, f"{name} step {i}: {wrong!r}"
             wrong_done = True
     assert wrong_done, f"{name} has no check graded by its model"
 
@@ -159,7 +159,7 @@ def test_a_new_lesson_has_the_courses_shape(name: str, need) -> None:
     lesson, _ = load(name, need)
     assert 8 <= len(lesson.steps) <= 15
     assert all(step.page for step in lesson.steps), f"{name}: a step without a page"
-    checks = [s.check for s in lesson.steps if s.check is not None]
+    checks = [s.question for s in lesson.steps if s.question is not None]
     graded = [c for c in checks if c.kind in MODEL_GRADED
               and (c.kind != "number" or c.args["quantity"] != "pe_value")]  # fmt: skip
     assert len(graded) >= 4, f"{name}: {len(graded)} checks graded by the model"
@@ -198,14 +198,14 @@ def test_a_question_names_a_cell_as_its_page_labels_it(name: str, need) -> None:
     step opens a page with that map names the row and the column by their labels there."""
     lesson, model = load(name, need)
     for i, step in enumerate(lesson.steps):
-        check = step.check
+        check = step.question
         if check is None or step.page not in LABELLED:
             continue
         a = dict(check.args["args"] if check.kind == "number" else check.args)
         if not {"query", "key", "attention"} <= set(a):
             continue
         rows, cols = map_labels(vt.trace(model, a["sentence"]), step.page, a["attention"])
-        question = check.question or step.title
+        question = check.prompt or step.title
         row, col = rows[a["query"]], cols[a["key"]]
         assert named(question, row), f"{name} step {i}: row {a['query']} is labelled {row!r}"
         itself = a["query"] == a["key"] and "itself" in question

@@ -40,11 +40,11 @@ def test_a_head_question_names_its_row_and_column_as_the_map_labels_them(
     name: str, index: int
 ) -> None:
     lesson = vt.load_lesson(name)
-    check = lesson.steps[index].check
+    check = lesson.steps[index].question
     args = check.args
     trace = vt.trace(vt.load_model(lesson.model), args["sentence"])
     rows, cols, *_ = axes(trace, args["attention"], hide_special=False)
-    question = check.question or lesson.steps[index].title
+    question = check.prompt or lesson.steps[index].title
     row, col = rows[args["query"]], cols[args["key"]]
     where = f"{name} step {index}: the map labels"
     assert f'"{row}"' in question, f"{where} row {args['query']} {row!r}"

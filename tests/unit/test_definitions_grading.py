@@ -30,19 +30,19 @@ def weights(lesson_model) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture
-def grade(lesson_model) -> Callable[[vt.Check, str], vt.Grade]:
+def grade(lesson_model) -> Callable[[vt.Question, str], vt.Grade]:
     """``vt.grade`` with each sentence traced once per test (``.traces``: the cache)."""
     traces = functools.cache(graders.traced)
 
-    def grade(check: vt.Check, answer: str) -> vt.Grade:
+    def grade(check: vt.Question, answer: str) -> vt.Grade:
         return vt.grade(check, answer, traces)
 
     grade.traces = traces  # type: ignore[attr-defined]
     return grade
 
 
-def check(kind: str, **args) -> vt.Check:
-    return vt.Check(kind, MappingProxyType(args), NAME)
+def check(kind: str, **args) -> vt.Question:
+    return vt.Question(kind, MappingProxyType(args), NAME)
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
@@ -108,7 +108,7 @@ def test_each_step_reads_the_decoder_input_there(lesson_model, grade):
             assert grade(c, other).correct is False
 
 
-def number(quantity: str, tolerance: float | None = None, **args) -> vt.Check:
+def number(quantity: str, tolerance: float | None = None, **args) -> vt.Question:
     extra = {} if tolerance is None else {"tolerance": tolerance}
     return check("number", quantity=quantity, args={"sentence": SENTENCE, **args}, **extra)
 

@@ -86,10 +86,10 @@ def test_the_good_file_is_fine(tmp_path, lesson_model):
     assert vt.validate_lesson(path) == []
     lesson = vt.load_lesson(path)
     assert (lesson.title, lesson.model, lesson.name) == ("Tiny", "lesson-tiny", "tiny")
-    assert [s.check.kind for s in lesson.steps] == ["head", "token", "number", "choice"]
+    assert [s.question.kind for s in lesson.steps] == ["head", "token", "number", "choice"]
     assert lesson.steps[0].view["layer"] == 1 and lesson.steps[0].page == "attention_maps"
-    assert lesson.steps[3].check.options == ("yes", "no")
-    assert lesson.steps[1].check.where == f"{path}:9" and lesson.source == GOOD
+    assert lesson.steps[3].question.options == ("yes", "no")
+    assert lesson.steps[1].question.where == f"{path}:9" and lesson.source == GOOD
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -147,6 +147,6 @@ def test_builtin_lessons_pass_validation(name):
     assert vt.validate_lesson(name) == []
     lesson = vt.load_lesson(name)
     assert 8 <= len(lesson.steps) <= 12
-    graded = [s for s in lesson.steps if s.check is not None and s.check.kind != "text"]
+    graded = [s for s in lesson.steps if s.question is not None and s.question.kind != "text"]
     assert len(graded) > len(lesson.steps) / 2
-    assert {"head", "token", "number", "choice"} <= {s.check.kind for s in graded}
+    assert {"head", "token", "number", "choice"} <= {s.question.kind for s in graded}

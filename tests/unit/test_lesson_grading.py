@@ -26,8 +26,8 @@ def model(lesson_model):
     return lesson_model
 
 
-def check(kind: str, **args) -> vt.Check:
-    return vt.Check(kind, MappingProxyType(args), NAME)
+def check(kind: str, **args) -> vt.Question:
+    return vt.Question(kind, MappingProxyType(args), NAME)
 
 
 def test_head_right_when_at_least_nine_tenths_of_the_best_head(model):

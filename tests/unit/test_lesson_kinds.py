@@ -1,25 +1,17 @@
-"""The one table of check kinds (``course/kinds.py``): its kinds are the records' and
-the answer widgets', its fields are what a lesson file may give each kind, and a check about an
+"""The one table of question kinds (``course/kinds.py``): each kind's row names an answer widget
+there is, its fields are what a lesson file may give each kind, and a question about an
 attention kind the model does not record is a located problem at validation, never a crash; an
 answer to a step without a question is a ValueError the page shows, not an assert."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import typing
 from pathlib import Path
 
 import pytest
 
 import viz_transformer as vt
-from viz_transformer.course import (
-    CHECK_KINDS,
-    CHECK_TABLE,
-    CheckKind,
-    read_lesson,
-    validation,
-)
+from viz_transformer.course import QUESTION_KINDS, read_lesson, validation
 from viz_transformer.course.records import Lesson
 from viz_transformer.models.registry import forget_memory_models, offer_memory_model
 
@@ -46,31 +38,21 @@ def problems(tmp_path: Path, text: str) -> list[str]:
     return vt.validate_lesson(path)
 
 
-def test_the_table_the_records_and_the_type_name_the_same_kinds_in_order():
-    assert tuple(CHECK_TABLE) == CHECK_KINDS == typing.get_args(CheckKind)
+@pytest.mark.needs("streamlit")
+def test_every_kind_names_an_answer_widget_that_takes_a_question():
+    """Each row's ``widget`` is a widget of ``ui/answer_widgets.py`` (looked up by that name)."""
+    from viz_transformer.ui.answer_widgets import WIDGETS
+
+    assert set(WIDGETS) == {"head_answer", "typed_answer", "choice_answer", "free_answer"}
+    assert {kind: rule.widget for kind, rule in QUESTION_KINDS.items()} == {
+        "head": "head_answer", "token": "typed_answer", "number": "typed_answer",
+        "choice": "choice_answer", "text": "free_answer",
+    }  # fmt: skip
 
 
-def test_every_kind_has_the_answer_widget_its_row_names():
-    """Read from ui/lesson_checks.py's source (no Streamlit needed): ``ANSWER_WIDGETS`` maps each
-    of the table's kinds, in order, to a function of that module named as the kind's row says."""
-    tree = ast.parse((Path(vt.__file__).parent / "ui" / "lesson_checks.py").read_text())
-    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assigned = {}
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            assigned[node.target.id] = node.value
-    widgets = assigned["ANSWER_WIDGETS"]
-    assert isinstance(widgets, ast.Dict)
-    kinds = [ast.literal_eval(k) for k in widgets.keys]
-    names = [v.id for v in widgets.values]
-    assert kinds == list(CHECK_TABLE)
-    assert names == [rule.widget for rule in CHECK_TABLE.values()]
-    assert set(names) <= functions
-
-
-@pytest.mark.parametrize("kind", CHECK_KINDS)
+@pytest.mark.parametrize("kind", list(QUESTION_KINDS))
 def test_a_kind_takes_exactly_its_rows_fields(kind, tmp_path, lesson_model):
-    rule = CHECK_TABLE[kind]
+    rule = QUESTION_KINDS[kind]
     assert set(FULL[kind]) == set(rule.required) | set(rule.optional)
     assert problems(tmp_path, lesson_text(kind, FULL[kind])) == []
     for field in rule.required:
@@ -84,13 +66,13 @@ def test_a_kind_takes_exactly_its_rows_fields(kind, tmp_path, lesson_model):
 
 
 def test_a_graded_kind_is_graded_and_text_is_kept(lesson_model):
-    for kind, rule in CHECK_TABLE.items():
-        check = vt.Check(kind, FULL[kind], "lesson-tiny")
-        result = vt.grade(check, "yes")
+    for kind, rule in QUESTION_KINDS.items():
+        question = vt.Question(kind, FULL[kind], "lesson-tiny")
+        result = vt.grade(question, "yes")
         assert (result.correct is None) is (not rule.graded), kind
 
 
-def test_a_check_on_a_kind_the_model_does_not_show_is_a_value_error_on_loading(
+def test_a_question_on_a_kind_the_model_does_not_show_is_a_value_error_on_loading(
     tmp_path, lesson_model
 ):
     spec = dataclasses.replace(lesson_model.spec, name="lesson-nocross", shows=("encoder",))

@@ -33,7 +33,7 @@ def value(quantity: str, **args) -> float:
 
 
 def grade(quantity: str, answer: str, **args) -> vt.Grade:
-    check = vt.Check("number", MappingProxyType({"quantity": quantity, "args": args}), NAME)
+    check = vt.Question("number", MappingProxyType({"quantity": quantity, "args": args}), NAME)
     return vt.grade(check, answer)
 
 
@@ -223,7 +223,7 @@ def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(m
     lesson = read_lesson(LESSON.format(quantity="head_importance", args=args), "warm")
     warm_traces(lesson, lambda name, text: None)
     assert calls == [sentence]  # warmed: the ablation ran before any answer
-    check = lesson.steps[0].check
+    check = lesson.steps[0].question
     right = vt.head_importance(model, sentence, "cross")[1, 0]
     assert vt.grade(check, f"{right:.4f}").correct and vt.grade(check, "9").correct is False
     assert calls == [sentence]  # the answers reused it

@@ -118,7 +118,7 @@ def funnel_table(conn: Connection, code: str, lesson: Lesson) -> pd.DataFrame:
     )
     rows = []
     for i, step in enumerate(lesson.steps):
-        kind = step.check.kind if step.check is not None else None
+        kind = step.question.kind if step.question is not None else None
         graded = kind not in (None, "text")
         rows.append(
             {

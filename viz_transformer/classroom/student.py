@@ -154,8 +154,8 @@ class Students:
                 closed class.
         """
         code = class_code(code)
-        check = self.lessons.with_step(code, step).steps[step].check
-        if check is None:
+        question = self.lessons.with_step(code, step).steps[step].question
+        if question is None:
             raise ValueError(f"step {step} has no question to answer.")
         answer = str(answer)
         if len(answer) > ANSWER_CHARS:
@@ -163,7 +163,7 @@ class Students:
         last = run(self.engine, lambda conn: self._last_answer(conn, code, token, step))
         if last is not None and last.answer == answer:
             return last.grade
-        result = grade(check, answer, self.traces)  # before the transaction: no lock held
+        result = grade(question, answer, self.traces)  # before the transaction: no lock held
         at = now()
 
         def work(conn: Connection) -> Grade:

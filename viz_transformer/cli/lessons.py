@@ -39,6 +39,6 @@ def main(argv: list[str]) -> int:
             bad += 1
         else:
             lesson = load_lesson(name)
-            graded = sum(s.check is not None and s.check.kind != "text" for s in lesson.steps)
+            graded = sum(s.question is not None and s.question.kind != "text" for s in lesson.steps)
             print(f"{name}: ok ({len(lesson.steps)} steps, {graded} graded)", file=sys.stderr)
     return 2 if bad else 0

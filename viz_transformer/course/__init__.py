@@ -1,34 +1,27 @@
-"""Lessons: YAML files of steps whose questions the lesson's model grades (docs/lessons.md).
+"""The course: lessons as YAML files of steps whose questions the lesson's model grades
+(docs/lessons.md); the built-in lessons are in ``curriculum/``.
 
-``kinds`` is the table of check kinds (fields, validation, grading, answer widget); ``files``
+``kinds`` is the table of question kinds (fields, validation, grading, answer widget); ``files``
 finds lesson files and loads them, ``shape`` reads a file's text with its shape validated
-(``FILE:LINE`` problems), ``validation`` validates what a lesson asks of its model, ``grading``
-grades an answer from the model's trace at answer time (``graders``: each kind's grader).
+(``FILE:LINE`` problems), ``validation`` validates what a lesson asks of its model (``checks``:
+the validators' interfaces a kind's row calls), ``grading`` grades an answer from the model's
+trace at answer time (``graders``: each kind's grader; ``quantities``: the course's numbers).
 """
 
 from viz_transformer.course.files import lessons, load_lesson
 from viz_transformer.course.grading import TraceOf, grade, traced, warm_traces
-from viz_transformer.course.kinds import CHECK_TABLE, KindRule
-from viz_transformer.course.records import (
-    CHECK_KINDS,
-    Check,
-    CheckKind,
-    Grade,
-    Lesson,
-    Step,
-)
+from viz_transformer.course.kinds import QUESTION_KINDS, KindRule
+from viz_transformer.course.records import Grade, Lesson, Question, Step
 from viz_transformer.course.shape import LessonError, read_lesson
 from viz_transformer.course.validation import validate_lesson
 
 __all__ = [
-    "CHECK_KINDS",
-    "CHECK_TABLE",
-    "Check",
-    "CheckKind",
+    "QUESTION_KINDS",
     "Grade",
     "KindRule",
     "Lesson",
     "LessonError",
+    "Question",
     "Step",
     "TraceOf",
     "grade",

@@ -1,8 +1,8 @@
-"""How an answer to each check kind is graded, read from the lesson's model at answer time: the
-right answer comes from the trace of the check's sentence (or from the paper's formula), never
-stored. ``kinds.CHECK_TABLE`` names each kind's grader; ``grading.grade`` calls it.
+"""How an answer to each question kind is graded, read from the lesson's model at answer time: the
+right answer comes from the trace of the question's sentence (or from the paper's formula), never
+stored. ``kinds.QUESTION_KINDS`` names each kind's grader; ``grading.grade`` calls it.
 
-A grader takes the check, the answer (stripped, not empty) and ``traces``: a function
+A grader takes the question, the answer (stripped, not empty) and ``traces``: a function
 ``(model name, sentence) -> Trace`` given by the caller (the app passes its page cache, so a
 sentence is traced once per server and dropped with the pages' traces when a live model is
 retrained; ``vt.grade`` traces).
@@ -17,7 +17,7 @@ import numpy as np
 
 from viz_transformer.analysis.capture import trace
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
-from viz_transformer.course.records import DEFAULT_TOLERANCE, Check, Grade
+from viz_transformer.course.records import DEFAULT_TOLERANCE, Grade, Question
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.kinds import head_label, parse_head_label
 from viz_transformer.records.lazy import LazyPatterns
@@ -64,11 +64,11 @@ def layer_weights(arr: Patterns, layer: int) -> np.ndarray:
     return arr.heads(layer) if isinstance(arr, LazyPatterns) else np.asarray(arr[layer])
 
 
-def grade_head(check: Check, answer: str, traces: TraceOf) -> Grade:
+def grade_head(question: Question, answer: str, traces: TraceOf) -> Grade:
     """Right when the head named is at least ``HEAD_SHARE`` of the strongest head's weight from
-    row ``query`` to column ``key`` (among the check's ``layers``, if given)."""
-    a = check.args
-    tr = traces(check.model, a["sentence"])
+    row ``query`` to column ``key`` (among the question's ``layers``, if given)."""
+    a = question.args
+    tr = traces(question.model, a["sentence"])
     kind, q, k = a["attention"], a["query"], a["key"]
     n_layers = patterns_of(tr, kind).shape[0]
     layers = list(a.get("layers") or range(n_layers))
@@ -106,11 +106,11 @@ def normalise_token(token: str) -> str:
     return token.strip().strip("'\"`").strip().casefold()
 
 
-def grade_token(check: Check, answer: str, traces: TraceOf) -> Grade:
+def grade_token(question: Question, answer: str, traces: TraceOf) -> Grade:
     """Right when the answer is the decoder's input token at ``step``, ignoring case and the
     display marks ``MARKS``."""
-    tr = traces(check.model, check.args["sentence"])
-    step = check.args["step"]
+    tr = traces(question.model, question.args["sentence"])
+    step = question.args["step"]
     expected = tr.tgt_tokens[step]
     if normalise_token(answer) == normalise_token(expected):
         return Grade(True, expected, f"Right: at step {step} the decoder reads {expected!r}.")
@@ -130,16 +130,16 @@ def pe_value(position: int, dim: int, d_model: int) -> float:
     return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
 
 
-def number_value(check: Check, traces: TraceOf = traced) -> float:
-    """The model's (or the formula's) value of a ``number`` check's quantity."""
-    a = check.args["args"]
-    if check.args["quantity"] in COURSE_QUANTITIES:
-        return course_value(check.model, check.args["quantity"], a)
-    if check.args["quantity"] == "pe_value":
+def number_value(question: Question, traces: TraceOf = traced) -> float:
+    """The model's (or the formula's) value of a ``number`` question's quantity."""
+    a = question.args["args"]
+    if question.args["quantity"] in COURSE_QUANTITIES:
+        return course_value(question.model, question.args["quantity"], a)
+    if question.args["quantity"] == "pe_value":
         return pe_value(a["position"], a["dim"], a["d_model"])
-    tr = traces(check.model, a["sentence"])
+    tr = traces(question.model, a["sentence"])
     row = head_weights(tr, a["attention"], a["layer"])[a["head"], a["query"]].astype(np.float64)
-    if check.args["quantity"] == "attention_weight":
+    if question.args["quantity"] == "attention_weight":
         return float(row[a["key"]])
     p = row[row > 0]
     return float(-(p * np.log2(p)).sum())  # row entropy in bits
@@ -159,11 +159,11 @@ def parse_number(answer: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def grade_number(check: Check, answer: str, traces: TraceOf) -> Grade:
+def grade_number(question: Question, answer: str, traces: TraceOf) -> Grade:
     """Right within ``tolerance`` (relative, default 0.02), and always within
     ``NUMBER_FLOOR`` (an answer rounded to two decimals)."""
-    value = number_value(check, traces)
-    tolerance = float(check.args.get("tolerance", DEFAULT_TOLERANCE))
+    value = number_value(question, traces)
+    tolerance = float(question.args.get("tolerance", DEFAULT_TOLERANCE))
     expected = f"{value:.4g}"
     given = parse_number(answer)
     if given is None:
@@ -178,10 +178,10 @@ def grade_number(check: Check, answer: str, traces: TraceOf) -> Grade:
                  "check which row and column, and how many decimals you read.")  # fmt: skip
 
 
-def grade_choice(check: Check, answer: str, traces: TraceOf) -> Grade:
+def grade_choice(question: Question, answer: str, traces: TraceOf) -> Grade:
     """Right when the answer is the correct option's text, or its letter (A for the first)."""
-    options = [str(o) for o in check.options]
-    right = options[check.args["correct"]]
+    options = [str(o) for o in question.options]
+    right = options[question.args["correct"]]
     wanted = " ".join(answer.split()).casefold()
     matches = [i for i, o in enumerate(options) if " ".join(o.split()).casefold() == wanted]
     letter = wanted.rstrip(").").strip()
@@ -189,13 +189,13 @@ def grade_choice(check: Check, answer: str, traces: TraceOf) -> Grade:
         matches = [ord(letter) - ord("a")]
     if not matches:
         return Grade(False, right, "Pick one of the options.", readable=False)
-    if matches[0] == check.args["correct"]:
+    if matches[0] == question.args["correct"]:
         return Grade(True, right, "Right.")
     # a hint, never the right option: a retry after being told would count as right
     return Grade(False, right, "Not this one. Read the step again (its page shows it) and try "
                  "another option.")  # fmt: skip
 
 
-def keep_text(check: Check, answer: str, traces: TraceOf) -> Grade:
+def keep_text(question: Question, answer: str, traces: TraceOf) -> Grade:
     """A free answer: stored, not graded (``correct`` None)."""
     return Grade(None, "", "Saved. A free answer is not graded: compare it with your class.")

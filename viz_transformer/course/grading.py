@@ -1,6 +1,6 @@
-"""Grading an answer against the lesson's model, at answer time (``vt.grade``): the check's kind
-names its grader in ``kinds.CHECK_TABLE``; the right answer is read from the trace of the check's
-sentence, or from the paper's formula, never stored.
+"""Grading an answer against the lesson's model, at answer time (``vt.grade``): the question's
+kind names its grader in ``kinds.QUESTION_KINDS``; the right answer is read from the trace of the
+question's sentence, or from the paper's formula, never stored.
 
 Traces come from the caller (``traces``: ``(model name, sentence) -> Trace``). The app passes its
 pages' cache (``ui/caches.trace``), so a class's sentence is traced once per server, shared with
@@ -15,26 +15,26 @@ from collections.abc import Callable
 from viz_transformer.course.graders import TraceOf, traced
 from viz_transformer.course.kinds import rule
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
-from viz_transformer.course.records import Check, Grade, Lesson
+from viz_transformer.course.records import Grade, Lesson, Question
 
-__all__ = ["TraceOf", "check_sentence", "grade", "traced", "warm_traces"]
+__all__ = ["TraceOf", "grade", "question_sentence", "traced", "warm_traces"]
 
 
-def check_sentence(check: Check) -> str | None:
-    """The sentence a check is graded on (None for ``choice``, ``text`` and ``pe_value``)."""
-    return rule(check).sentence(check)
+def question_sentence(question: Question) -> str | None:
+    """The sentence a question is graded on (None for ``choice``, ``text`` and ``pe_value``)."""
+    return rule(question).sentence(question)
 
 
 def warm_traces(
     lesson: Lesson, traces: TraceOf, keep_going: Callable[[], bool] = lambda: True
 ) -> None:
-    """Ask ``traces`` (a cache) for every sentence the lesson's checks are graded on, so the
+    """Ask ``traces`` (a cache) for every sentence the lesson's questions are graded on, so the
     first answers to each step wait for no forward pass (a server calls it in the background
     when it opens a class); a sentence the model cannot read is left for ``validate_lesson`` to
-    report. Then computes each course quantity a number check asks for (an ablation of every
+    report. Then computes each course quantity a number question asks for (an ablation of every
     head, a beam search: ``quantities``), kept for the answers. Stops before the next sentence
     or quantity once ``keep_going()`` is False."""
-    sentences = {check_sentence(s.check) for s in lesson.steps if s.check is not None}
+    sentences = {question_sentence(s.question) for s in lesson.steps if s.question is not None}
     for sentence in sorted(s for s in sentences if s is not None):
         if not keep_going():
             return
@@ -42,18 +42,18 @@ def warm_traces(
             traces(lesson.model, sentence)
         except (ValueError, RuntimeError):
             continue
-    for check in (s.check for s in lesson.steps if s.check is not None):
-        quantity = check.args.get("quantity") if check.kind == "number" else None
+    for question in (s.question for s in lesson.steps if s.question is not None):
+        quantity = question.args.get("quantity") if question.kind == "number" else None
         if quantity in COURSE_QUANTITIES:
             if not keep_going():
                 return
             try:
-                course_value(lesson.model, quantity, check.args["args"])
+                course_value(lesson.model, quantity, question.args["args"])
             except (ValueError, RuntimeError):
                 continue
 
 
-def grade(check: Check, answer: str, traces: TraceOf = traced) -> Grade:
+def grade(question: Question, answer: str, traces: TraceOf = traced) -> Grade:
     """Grade ``answer`` (a string as the student typed it) against the lesson's model.
 
     ``head``: "L1 H3" (also "l1h3", "L1, H3", "layer 1 head 3", "1 3"); right when that head's
@@ -65,18 +65,18 @@ def grade(check: Check, answer: str, traces: TraceOf = traced) -> Grade:
     None.
 
     Args:
-        check: the question.
+        question: the step's question.
         answer: the answer as given.
         traces: ``(model name, sentence) -> Trace``; by default each call traces
             (``traced``); a server passes its cache.
 
     Raises:
-        ValueError: a check its model cannot compute, such as an attention kind it does not
+        ValueError: a question its model cannot compute, such as an attention kind it does not
             show (``vt.validate_lesson`` reports these first), with what is wrong.
     """
-    answer, kind = str(answer).strip(), rule(check)
+    answer, kind = str(answer).strip(), rule(question)
     if not answer:
-        expected = kind.grade(check, "?", traces).expected if kind.graded else ""
+        expected = kind.grade(question, "?", traces).expected if kind.graded else ""
         correct = False if kind.graded else None
         return Grade(correct, expected, "Type an answer first.", readable=False)
-    return kind.grade(check, answer, traces)
+    return kind.grade(question, answer, traces)

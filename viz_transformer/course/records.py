@@ -1,4 +1,4 @@
-"""What a lesson file holds once read (``Lesson``, its ``Step``s and their ``Check``s) and what
+"""What a lesson file holds once read (``Lesson``, its ``Step``s and their ``Question``s) and what
 grading an answer gives (``Grade``): frozen records, no behaviour."""
 
 from __future__ import annotations
@@ -6,36 +6,36 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-CheckKind = Literal["head", "token", "number", "choice", "text"]
-CHECK_KINDS: tuple[CheckKind, ...] = ("head", "token", "number", "choice", "text")
-DEFAULT_TOLERANCE = 0.02  # relative, for ``number`` checks
+DEFAULT_TOLERANCE = 0.02  # relative, for ``number`` questions
 
 
 @dataclass(frozen=True)
-class Check:
-    """A question whose answer the lesson's model gives at grading time (``vt.grade``).
+class Question:
+    """A step's question (its ``check:`` in the file), whose answer the lesson's model gives at
+    grading time (``vt.grade``).
 
     Attributes:
-        kind: ``head``, ``token``, ``number``, ``choice`` or ``text``.
-        args: the check's fields as written in the file, without ``kind`` and ``question``:
+        kind: a key of ``kinds.QUESTION_KINDS`` (``head``, ``token``, ``number``, ...).
+        args: its fields as written in the file, without ``kind`` and ``question``:
             ``head``: attention, sentence, query, key, [layers]; ``token``: sentence, step;
             ``number``: quantity, args, [tolerance]; ``choice``: options, correct; ``text``: none.
-        model: the lesson's model name: every check is computed on it.
-        question: the prompt above the answer box, or None (the step's title asks it).
-        where: ``FILE:LINE`` of the check in its lesson file.
+        model: the lesson's model name: every answer is graded on it.
+        prompt: the text above the answer box (the file's ``question:``), or None (the step's
+            title asks it).
+        where: ``FILE:LINE`` of the question in its lesson file.
     """
 
-    kind: CheckKind
+    kind: str
     args: Mapping[str, Any]
     model: str
-    question: str | None = None
+    prompt: str | None = None
     where: str = ""
 
     @property
     def options(self) -> tuple[str, ...]:
-        """A ``choice`` check's options (empty for other kinds)."""
+        """A ``choice`` question's options (empty for other kinds)."""
         return tuple(self.args.get("options", ())) if self.kind == "choice" else ()
 
 
@@ -49,14 +49,15 @@ class Step:
         page: the page file name (``attention_maps`` for ``pages/attention_maps.py``) the step
             opens, or None.
         view: URL keys of that page's view (``sentence``, ``kind``, ``layer``, ``head``, ...).
-        check: the step's question, or None for a step to read only.
+        question: the step's question (its ``check:`` in the file), or None for a step to read
+            only.
     """
 
     title: str
     text: str = ""
     page: str | None = None
     view: Mapping[str, Any] = field(default_factory=dict)
-    check: Check | None = None
+    question: Question | None = None
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Lesson:
     Attributes:
         name: the file's stem (``paper_tour``): what ``vt.lessons()`` lists and ``?lesson=`` names.
         title: the lesson's title.
-        model: the model every step's view and check uses (a ``vt.available_models()`` name).
+        model: the model every step's view and question uses (a ``vt.available_models()`` name).
         steps: the steps in order; a student's step number is the 0-based index here.
         source: the file's text (a class keeps it, so any replica grades the same lesson).
         path: the file read, or None for a lesson read from text.
@@ -95,7 +96,7 @@ class Grade:
     """The model's verdict on one answer.
 
     Attributes:
-        correct: True or False; None for a ``text`` check (stored, not graded).
+        correct: True or False; None for a ``text`` question (stored, not graded).
         expected: what the model says, as text ("L1 H3", "estudante", "0.6234", an option).
         feedback: one or two sentences for the student.
         readable: False when the answer could not be read at all ("L one"): ``correct`` is then

@@ -1,6 +1,7 @@
 """A lesson file's text read into a ``Lesson`` with its shape validated against the lesson format:
 every field known, required ones there, of the right type and range, pages and view keys the app
-has, each check's fields as ``kinds.CHECK_TABLE`` gives them. Every problem names ``FILE:LINE``.
+has, each question's fields as ``kinds.QUESTION_KINDS`` gives them. Every problem names
+``FILE:LINE``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from types import MappingProxyType
 from typing import Any
 
 from viz_transformer import settings
-from viz_transformer.course.kinds import CHECK_TABLE
+from viz_transformer.course.kinds import QUESTION_KINDS
 from viz_transformer.course.located import LocatedError, Path_, line_of, load_located
-from viz_transformer.course.records import CHECK_KINDS, Check, Lesson, Step
+from viz_transformer.course.records import Lesson, Question, Step
 from viz_transformer.models.registry import model_info
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.view_keys import MODEL_KEY, URL_KEYS
@@ -71,7 +72,7 @@ def read_lesson(
 
 class _Shape:
     """Validates the data of one file against the lesson format, collecting located problems
-    (``kinds.ShapeCheck``: what a kind's own shape check calls)."""
+    (``checks.ShapeCheck``: what a kind's own shape check calls)."""
 
     def __init__(self, filename: str, lines: dict[Path_, int]) -> None:
         self.filename, self.lines, self.problems = filename, lines, []
@@ -171,10 +172,12 @@ class _Shape:
         elif view and page is None:
             self.add((*path, "view"), "a 'view' needs the 'page' it applies to")
         self.view_keys(view, (*path, "view"))
-        check = self.check(data["check"], (*path, "check"), model) if "check" in data else None
+        question = (
+            self.question(data["check"], (*path, "check"), model) if "check" in data else None
+        )
         if title is None:
             return None
-        return Step(title, body, page, MappingProxyType(dict(view)), check)
+        return Step(title, body, page, MappingProxyType(dict(view)), question)
 
     def view_keys(self, view: dict, path: Path_) -> None:
         """Each key one the app reads from its URL, with a value it can read."""
@@ -188,14 +191,15 @@ class _Shape:
             except ValueError:
                 self.add((*path, key), f"view key {key!r} cannot be {value!r}")
 
-    def check(self, data: Any, path: Path_, model: str) -> Check | None:
-        if not isinstance(data, dict) or data.get("kind") not in CHECK_KINDS:
+    def question(self, data: Any, path: Path_, model: str) -> Question | None:
+        """A step's ``check:`` mapping read into a ``Question`` (its kind's fields)."""
+        if not isinstance(data, dict) or data.get("kind") not in QUESTION_KINDS:
             kind = data.get("kind") if isinstance(data, dict) else None
             self.add(
-                (*path, "kind"), f"unknown check kind {kind!r}; kinds: {', '.join(CHECK_KINDS)}"
+                (*path, "kind"), f"unknown check kind {kind!r}; kinds: {', '.join(QUESTION_KINDS)}"
             )
             return None
-        rule = CHECK_TABLE[data["kind"]]
+        rule = QUESTION_KINDS[data["kind"]]
         known = {"kind": True, "question": False} | dict.fromkeys(rule.required, True)
         self.keys(
             data, path, known | dict.fromkeys(rule.optional, False), f"a {data['kind']} check"
@@ -205,8 +209,8 @@ class _Shape:
         if rule.shape is not None:
             rule.shape(self, args, path)
         where = f"{self.filename}:{self.line(path)}"
-        question = self.text(data, "question", path, "the check")
-        return Check(data["kind"], MappingProxyType(args), model, question, where)
+        prompt = self.text(data, "question", path, "the check")
+        return Question(data["kind"], MappingProxyType(args), model, prompt, where)
 
     def fields(self, args: dict, path: Path_) -> None:
         """Types and ranges of the fields that need no model."""

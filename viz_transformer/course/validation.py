@@ -1,7 +1,7 @@
 """What a lesson asks of its model, validated on the model: every layer, head and token index it
 names exists, every attention kind it asks about is one the model shows, and the model reads
-every sentence (``vt.validate_lesson``, ``lesson validate``). What each check kind asks is its
-row's ``on_model`` in ``kinds.CHECK_TABLE``."""
+every sentence (``vt.validate_lesson``, ``lesson validate``). What each question kind asks is its
+row's ``on_model`` in ``kinds.QUESTION_KINDS``."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _where(lesson: Lesson, path: Path_) -> str:
 
 
 class _ModelValidation:
-    """One lesson validated on its model (``kinds.ModelCheck``: what a kind's row calls)."""
+    """One lesson validated on its model (``checks.ModelCheck``: what a kind's row calls)."""
 
     def __init__(self, lesson: Lesson, model: LoadedModel) -> None:
         self.lesson, self.model, self.found = lesson, model, []
@@ -75,9 +75,9 @@ class _ModelValidation:
     def problems(self) -> list[str]:
         for i, step in enumerate(self.lesson.steps):
             self.view(step.view, ("steps", i, "view"))
-            on_model = rule(step.check).on_model if step.check is not None else None
-            if step.check is not None and on_model is not None:
-                on_model(self, step.check, ("steps", i, "check"))
+            on_model = rule(step.question).on_model if step.question is not None else None
+            if step.question is not None and on_model is not None:
+                on_model(self, step.question, ("steps", i, "check"))
         return self.found
 
     def trace(self, sentence: str, path: Path_) -> Trace | None:

@@ -97,10 +97,10 @@ class Place:
     def submit(self, step: int, answer: str) -> vt.Grade:
         """Grade ``answer`` to ``step`` on the lesson's model (from the pages' traces) and keep
         it. Raises ``ValueError`` for a step without a question, or one its model cannot grade."""
-        check = self.lesson.steps[step].check
-        if check is None:  # a stale form of a step the lesson no longer asks about
+        question = self.lesson.steps[step].question
+        if question is None:  # a stale form of a step the lesson no longer asks about
             raise ValueError(f"Step {step + 1} has no question to answer.")
-        result = vt.grade(check, answer, caches.trace)
+        result = vt.grade(question, answer, caches.trace)
         self.answers[step] = (answer, result)
         return result
 

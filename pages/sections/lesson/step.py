@@ -8,7 +8,7 @@ import functools
 import streamlit as st
 
 from viz_transformer.classroom.student import CLOSED
-from viz_transformer.ui import focus, lesson_checks, lesson_links, lesson_place, widgets
+from viz_transformer.ui import answer_widgets, focus, lesson_links, lesson_place, widgets
 
 ERROR_KEY = "_lesson_error"  # why the last answer or move failed, shown once
 
@@ -25,7 +25,7 @@ def marks(place: lesson_place.Place) -> list[str]:
 def progress(place: lesson_place.Place) -> None:
     """Where the student is: a bar, and every step's number with its mark (a click opens it)."""
     n, i = len(place.lesson.steps), place.step
-    questions = [k for k, step in enumerate(place.lesson.steps) if step.check is not None]
+    questions = [k for k, step in enumerate(place.lesson.steps) if step.question is not None]
     answered = sum(1 for k in questions if k in place.answers)
     st.progress((i + 1) / n, text=f"Step {i + 1} of {n} · {answered} of {len(questions)} answered")
     labels = [f"{m} {k + 1}" for k, m in enumerate(marks(place))]
@@ -114,17 +114,17 @@ def draw(place: lesson_place.Place) -> None:
             lesson_links.step_link(step.page, place.lesson.model, step.view, place.back)
         except ValueError as exc:
             widgets.show_error(exc)
-    if step.check is not None and place.controls.closed:
+    if step.question is not None and place.controls.closed:
         st.info(CLOSED)
         if i in place.answers:
-            lesson_checks.show_grade(*place.answers[i])
-    elif step.check is not None:
+            answer_widgets.show_grade(*place.answers[i])
+    elif step.question is not None:
         given = place.answers[i][0] if i in place.answers else None
-        lesson_checks.answer_box(step.check, i, given, functools.partial(_answer, place, i))
+        answer_widgets.answer_box(step.question, i, given, functools.partial(_answer, place, i))
         with focus.anchor("feedback"):
             if ERROR_KEY in st.session_state:
                 widgets.show_error(st.session_state.pop(ERROR_KEY))
             elif i in place.answers:
-                lesson_checks.show_grade(*place.answers[i])
+                answer_widgets.show_grade(*place.answers[i])
     navigation(place)
     focus.apply()

@@ -1,6 +1,6 @@
-"""The answer box of a lesson step's check, one per check kind: a head typed ("L1 H3") or clicked
-in a grid of the kind's heads, a token, a number, an option, free text; and the feedback on an
-answer. Answers are strings as the student gives them; ``vt.grade`` reads them."""
+"""The answer widgets of a lesson step's question, one per question kind: a head typed ("L1 H3")
+or clicked in a grid of the kind's heads, a token, a number, an option, free text; and the
+feedback on an answer. Answers are strings as the student gives them; ``vt.grade`` reads them."""
 
 from __future__ import annotations
 
@@ -9,42 +9,43 @@ from collections.abc import Callable
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.course.kinds import CHECK_TABLE
+from viz_transformer.course.kinds import QUESTION_KINDS
 from viz_transformer.records.kinds import Head, head_label, parse_head_label
 from viz_transformer.ui import caches, widgets
 
 Answer = Callable[[str], None]
-Widget = Callable[[vt.Check, int, "str | None", Answer], None]  # check, step, given, on_answer
+# an answer widget: (question, step, the last answer given or None, on_answer)
+Widget = Callable[[vt.Question, int, "str | None", Answer], None]
 
 
-def answer_box(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
-    """Draw the answer widget of ``check`` (the ``step``-th of its lesson), the one
-    ``ANSWER_WIDGETS`` names for its kind; an answer given calls ``on_answer(answer)`` (a
-    callback: it runs before the page's next run).
+def answer_box(question: vt.Question, step: int, given: str | None, on_answer: Answer) -> None:
+    """Draw the answer widget of ``question`` (the ``step``-th of its lesson), the one its kind's
+    row in ``QUESTION_KINDS`` names (looked up in ``WIDGETS``); an answer given calls
+    ``on_answer(answer)`` (a callback: it runs before the page's next run).
 
     Args:
-        check: the step's check.
+        question: the step's question.
         step: the step's index, which keys the widgets (each step keeps its own box).
         given: the student's last answer to this step, shown in the box again.
         on_answer: takes the answer as a string ("L1 H3", an option's text, what was typed).
     """
-    if check.question:
-        st.markdown(f"**{check.question}**")  # the lesson's own Markdown
-    ANSWER_WIDGETS[check.kind](check, step, given, on_answer)
+    if question.prompt:
+        st.markdown(f"**{question.prompt}**")  # the lesson's own Markdown
+    WIDGETS[QUESTION_KINDS[question.kind].widget](question, step, given, on_answer)
 
 
-def head_answer(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
-    """A head clicked in a grid of the check's heads, or typed ("L1 H3")."""
-    _head_grid(check, step, given, on_answer)
-    typed_answer(check, step, given, on_answer)
+def head_answer(question: vt.Question, step: int, given: str | None, on_answer: Answer) -> None:
+    """A head clicked in a grid of the question's heads, or typed ("L1 H3")."""
+    _head_grid(question, step, given, on_answer)
+    typed_answer(question, step, given, on_answer)
 
 
 def typed_answer(
-    check: vt.Check, step: int, given: str | None, on_answer: Answer, area: bool = False
+    question: vt.Question, step: int, given: str | None, on_answer: Answer, area: bool = False
 ) -> None:
     """A box to type the answer in (one line; ``area``: several), with the kind's label and
-    placeholder from ``CHECK_TABLE``."""
-    kind, key = CHECK_TABLE[check.kind], f"lesson-typed-{step}"
+    placeholder from its row in ``QUESTION_KINDS``."""
+    kind, key = QUESTION_KINDS[question.kind], f"lesson-typed-{step}"
     if given is not None and key not in st.session_state:
         st.session_state[key] = given  # a resumed session shows the last answer
     with st.form(key=f"lesson-answer-{step}", border=False):
@@ -56,9 +57,9 @@ def typed_answer(
         st.warning("Type an answer first: an empty box is not sent (your last answer stays).")
 
 
-def free_answer(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
+def free_answer(question: vt.Question, step: int, given: str | None, on_answer: Answer) -> None:
     """Free text in a box of several lines, kept, not graded."""
-    typed_answer(check, step, given, on_answer, area=True)
+    typed_answer(question, step, given, on_answer, area=True)
 
 
 def _send(key: str, on_answer: Answer) -> None:
@@ -72,9 +73,9 @@ def _send(key: str, on_answer: Answer) -> None:
         on_answer(str(answer))
 
 
-def choice_answer(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
-    """One option picked among the check's options (its text is the answer)."""
-    options, key = check.options, f"lesson-choice-{step}"
+def choice_answer(question: vt.Question, step: int, given: str | None, on_answer: Answer) -> None:
+    """One option picked among the question's options (its text is the answer)."""
+    options, key = question.options, f"lesson-choice-{step}"
     if given in options and key not in st.session_state:
         st.session_state[key] = given
     with st.form(key=f"lesson-answer-{step}", border=False):
@@ -82,22 +83,22 @@ def choice_answer(check: vt.Check, step: int, given: str | None, on_answer: Answ
         st.form_submit_button("Check", type="primary", on_click=_send, args=(key, on_answer))
 
 
-def head_grid_shape(check: vt.Check) -> tuple[list[int], int]:
-    """``(layers, heads)`` the grid of a ``head`` check offers: the check's ``layers`` (every
+def head_grid_shape(question: vt.Question) -> tuple[list[int], int]:
+    """``(layers, heads)`` the grid of a ``head`` question offers: the question's ``layers`` (every
     layer of its attention kind when none are given) and the kind's number of heads."""
-    trace = caches.trace(check.model, check.args["sentence"])
-    patterns = trace.get(check.args["attention"])
+    trace = caches.trace(question.model, question.args["sentence"])
+    patterns = trace.get(question.args["attention"])
     if patterns is None:
-        raise ValueError(f"{check.model} has no {check.args['attention']} attention.")
+        raise ValueError(f"{question.model} has no {question.args['attention']} attention.")
     n_layers, n_heads = patterns.shape[:2]
-    return list(check.args.get("layers") or range(n_layers)), n_heads
+    return list(question.args.get("layers") or range(n_layers)), n_heads
 
 
-def _head_grid(check: vt.Check, step: int, given: str | None, on_answer: Answer) -> None:
+def _head_grid(question: vt.Question, step: int, given: str | None, on_answer: Answer) -> None:
     """A row of heads per layer (one element per row: a class's many clicks at once stay cheap
     to draw); a click answers with its "L1 H3" and stays marked."""
     try:
-        layers, n_heads = head_grid_shape(check)
+        layers, n_heads = head_grid_shape(question)
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return
@@ -140,12 +141,7 @@ def show_grade(answer: str, grade: vt.Grade) -> None:
         show(f"{said}  \n{widgets.literal(grade.feedback)}", icon=":material/close:")
 
 
-# each check kind's answer widget: its keys are CHECK_TABLE's kinds, each widget the one its row
-# names (tests/unit/test_lesson_kinds.py)
-ANSWER_WIDGETS: dict[str, Widget] = {
-    "head": head_answer,
-    "token": typed_answer,
-    "number": typed_answer,
-    "choice": choice_answer,
-    "text": free_answer,
+# the answer widgets by name: a kind's row in QUESTION_KINDS names its widget (``KindRule.widget``)
+WIDGETS: dict[str, Widget] = {
+    w.__name__: w for w in (head_answer, typed_answer, choice_answer, free_answer)
 }
