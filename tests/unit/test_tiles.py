@@ -149,3 +149,25 @@ def test_half_precision_queries_stay_half_and_give_float32_rows(half, tile):
     np.testing.assert_allclose(whole.sum(-1), 1.0, atol=1e-5)
     restored = pickle.loads(pickle.dumps(lazy))  # st.cache_data's copy: float32 on the host
     np.testing.assert_allclose(restored.head(0, 1), ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("tile", [None, (5, 7)], ids=str)
+def test_the_scale_multiplies_each_float32_tile_not_the_half_queries(tile):
+    """A bfloat16 model's queries are kept unscaled; its 1/sqrt(d_k) (48 ** -0.5, no power of
+    two) multiplies each float32 tile, so the map is the float64 softmax of the scaled rounded
+    values. Scaling the bfloat16 queries first rounds them once more (~1e-3 off here); a scale per
+    layer reaches its own layer."""
+    n_q, n_k, causal, _ = CASES["causal, more keys"]
+    rng = np.random.default_rng(5)
+    q = torch.from_numpy(rng.normal(size=(2, 1, n_q, 48)).astype(np.float32)).bfloat16()
+    k = torch.from_numpy(rng.normal(size=(2, 1, n_k, 48)).astype(np.float32)).bfloat16()
+    scales = [48**-0.5, 0.3]
+    lazy = LazyPatterns(list(q.to(DEVICE)), list(k.to(DEVICE)), causal, scale=scales)
+    lazy.tile = tile
+    assert lazy.kept_dtype == torch.bfloat16
+    for layer, scale in enumerate(scales):
+        q64, k64 = (x[layer, 0].double().numpy() for x in (q, k))
+        ref = direct(q64 * scale, k64, causal, None)
+        np.testing.assert_allclose(lazy.head(layer, 0), ref, atol=1e-6, err_msg=f"layer {layer}")
+    with pytest.raises(ValueError, match="one per layer"):
+        LazyPatterns(list(q), list(k), causal, scale=[1.0])

@@ -19,7 +19,7 @@ import numpy as np
 from viz_transformer.analysis.rope import rotate
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import KINDS, AttentionKind
-from viz_transformer.records.qkv import KindCapture, PreNorm
+from viz_transformer.records.qkv import KindCapture, Needs, PreNorm
 from viz_transformer.text.checks import check_text
 
 
@@ -88,9 +88,14 @@ class Walkthrough:
 
 
 def capture(
-    model: LoadedModel, text: str, kind: AttentionKind, target: str | None = None
+    model: LoadedModel,
+    text: str,
+    kind: AttentionKind,
+    target: str | None = None,
+    needs: Needs | None = None,
 ) -> KindCapture:
-    """Run ``text`` once and keep everything the walkthrough of ``kind`` needs, for every layer.
+    """Run ``text`` once and keep everything the walkthrough of ``kind`` needs, for every layer,
+    or only what ``needs`` names (as TransformerLens' ``names_filter``).
 
     Args:
         model: a paper or Bergamot model, or a Hugging Face BERT, GPT-2 or Llama, from
@@ -107,7 +112,7 @@ def capture(
         raise ValueError(f"unknown attention kind {kind!r}; use one of {', '.join(KINDS)}.")
     text = check_text(text)
     target = None if target is None else check_text(target, "target")
-    return model.qkv_run(text, kind, target)
+    return model.qkv_run(text, kind, target, needs)
 
 
 def _head(

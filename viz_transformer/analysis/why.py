@@ -27,7 +27,7 @@ from viz_transformer.analysis.rope import pair_angles, rotate
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, Needs
 
 SplitBy = Literal["dimension", "input", "component"]
 SPLITS: tuple[SplitBy, ...] = ("dimension", "input", "component")
@@ -103,7 +103,7 @@ def attention_scores(
         ValueError: a model, kind or text the Q, K, V capture cannot read, or an index out of
             range; the message says what to do.
     """
-    return head_scores(capture(model, text, kind, target), layer, head)
+    return head_scores(capture(model, text, kind, target, reads(layer, "dimension")), layer, head)
 
 
 def _frame(cap: KindCapture, score: float, parts: pd.DataFrame) -> pd.DataFrame:
@@ -279,8 +279,19 @@ def score_parts(
     target: str | None = None,
 ) -> pd.DataFrame:
     """``split_score`` of the score of ``query`` on ``key`` for ``text`` (see the module
-    docstring); the values sum to ``attention_scores(...)[query, key]``."""
-    return split_score(capture(model, text, kind, target), layer, head, query, key, by)
+    docstring); the values sum to ``attention_scores(...)[query, key]``. The pass captures only
+    what the split reads (``reads``): no pattern."""
+    cap = capture(model, text, kind, target, reads(layer, by))
+    return split_score(cap, layer, head, query, key, by)
+
+
+def reads(layer: int, by: SplitBy) -> Needs:
+    """What the split of a score at ``layer`` reads: that layer's queries and keys, and for the
+    component split every earlier layer's heads' outputs."""
+    needs = Needs.at([layer], "q", "k")
+    if by == "component":
+        return Needs({**needs.layers, "z": frozenset(range(max(1, layer)))})  # layer 0: one
+    return needs
 
 
 def marginals(pairs: pd.DataFrame) -> tuple[pd.Series, pd.Series]:

@@ -22,7 +22,7 @@ from viz_transformer.analysis.components import residual_components
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, Needs
 
 POST_NORM_NOTE = (
     "Post-norm: the LayerNorms after this layer rescale and recentre the stream, so these are "
@@ -151,7 +151,8 @@ def head_writes(
     Raises:
         ValueError: see ``writes_of``, or a model, kind or text the capture cannot read.
     """
-    return writes_of(model, capture(model, text, kind, target), layer, head, position, k)
+    needs = Needs.at([layer], "z")  # no pattern: no eager attention
+    return writes_of(model, capture(model, text, kind, target, needs), layer, head, position, k)
 
 
 def logit_parts(

@@ -26,7 +26,7 @@ from viz_transformer.networks.hooks import HookFn, collect, hooks
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, Needs
 from viz_transformer.records.trace import Trace
 from viz_transformer.text.language import guess_language
 
@@ -126,9 +126,12 @@ class LoadedModel(ABC):
         """What the two runs of ``training_curves`` share and how they differ, when recorded."""
         return None
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
+    def qkv_run(
+        self, text: str, kind: AttentionKind, target: str | None = None, needs: Needs | None = None
+    ) -> KindCapture:
         """Run ``text`` once (greedy output, or ``target`` forced) reading every point the Q, K,
-        V walkthrough of ``kind`` needs.
+        V walkthrough of ``kind`` needs; ``needs`` may leave points and layers out (a Hugging
+        Face model then runs no eager attention where no pattern is asked).
 
         Raises:
             ValueError: a model without our hook points (``QKV_NOTE``), a kind it lacks, or

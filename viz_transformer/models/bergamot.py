@@ -48,7 +48,7 @@ from viz_transformer.networks.marian import BergamotTransformer, marian_position
 from viz_transformer.networks.marian_decode import Hypothesis, beam_search, greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, Needs
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.text.spm import display_piece, show_unknowns
 
@@ -189,10 +189,13 @@ class BergamotModel(LoadedModel):
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
         return self.pieces(list(ids))
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
+    def qkv_run(
+        self, text: str, kind: AttentionKind, target: str | None = None, needs: Needs | None = None
+    ) -> KindCapture:
         """The encoder over ``text``, then (cross-attention) the decoder over the zero start
         vector and the output the trace records (or ``target``), read where the walkthrough of
-        ``kind`` looks. The shortlist shapes only the greedy output, not these activations."""
+        ``kind`` looks (every point: ``needs`` is not narrowed for a network this small). The
+        shortlist shapes only the greedy output, not these activations."""
         if kind == "decoder":
             raise ValueError(DECODER_NOTE)
         module, eos = self.module, self.module.cfg.eos_id

@@ -40,7 +40,7 @@ from viz_transformer.networks.paper_decode import greedy_batch, greedy_decode
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, Needs
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.settings import WEIGHTS_DIR
 
@@ -162,9 +162,12 @@ class PaperModel(LoadedModel):
             logits = self.module(src, tgt)
         return logits[0], cache
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
+    def qkv_run(
+        self, text: str, kind: AttentionKind, target: str | None = None, needs: Needs | None = None
+    ) -> KindCapture:
         """One teacher-forced pass over ``<s>`` + the output the trace records (or ``target``),
-        read at every point the walkthrough of ``kind`` needs."""
+        read at every point the walkthrough of ``kind`` needs (``needs`` is not narrowed: these
+        networks are small)."""
         src_ids = self._source_ids(text)
         out_ids = [] if target is None and kind == "encoder" else self._output_ids(src_ids, target)
         tgt_in = [self.vocab.bos_id, *out_ids]

@@ -266,15 +266,15 @@ def collect_calls(
 
     Needed where one module runs several times in a pass (ALBERT shares one attention module
     across its layers). ``select`` picks what to keep (default: the first batch element);
-    ``host`` False keeps float32 tensors where the model made them instead of CPU numpy arrays.
+    ``host`` False keeps the tensors where the model made them, in the dtype it made them in
+    (a bfloat16 model's queries and keys stay bfloat16: half the memory), instead of CPU float32
+    numpy arrays.
     """
     calls: dict[str, list[Any]] = {n: [] for n in names}
 
     def record(x: torch.Tensor, name: str) -> None:
         kept = select(x).detach()
-        calls[name].append(
-            kept.to(torch.float32) if not host else kept.to("cpu", torch.float32).numpy()
-        )
+        calls[name].append(kept.to("cpu", torch.float32).numpy() if host else kept)
 
     with hooks(model, dict.fromkeys(names, record)):
         yield calls

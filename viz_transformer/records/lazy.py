@@ -1,33 +1,34 @@
 """Attention patterns of long inputs, computed one head at a time from captured queries and keys.
 
 A trace of ``n`` tokens holds ``layers x heads x n x n`` weights per attention kind: 4.8 GB at
-4,096 tokens for a BERT-size encoder. ``LazyPatterns`` keeps what is cheap instead, the scaled
-queries and the keys of every layer (``layers x heads x n x d_k``) on the model's device, and
-computes a head's ``softmax(q k^T / sqrt(d_k))`` (Eq. 1, with the causal mask of section 3.2.3
-for decoder self-attention) there, in tiles, when a figure asks for it; ``drawn`` gives a figure
-only the cells it draws. It indexes like the ``[layers, heads, q, k]`` array it stands for:
-``p[layer, head]`` is one map, ``p[layer]`` one layer's heads, ``np.asarray(p)`` everything
-(refused above ``settings.MAX_MATERIALISE`` weights, with a message saying what to do).
+4,096 tokens for a BERT-size encoder. ``LazyPatterns`` keeps what is cheap instead, the queries
+and the keys of every layer (``layers x heads x n x d_k``, in the model's dtype) on the model's
+device, and computes a head's ``softmax(q k^T / sqrt(d_k))`` (Eq. 1, with the causal mask of
+section 3.2.3 for decoder self-attention; scale and softmax in float32) there, in tiles, when a
+figure asks for it; ``drawn`` gives a figure only the cells it draws. It indexes like the
+``[layers, heads, q, k]`` array it stands for: ``p[layer, head]`` is one map, ``p[layer]`` one
+layer's heads, ``np.asarray(p)`` everything (refused above ``settings.MAX_MATERIALISE`` weights,
+with a message saying what to do).
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from viz_transformer import settings
 from viz_transformer.records import tiles
-from viz_transformer.records.tiles import Array, Index
+from viz_transformer.records.tiles import Array, Index, Scale, block_reduce
+
+__all__ = ["LazyPatterns", "block_reduce", "drawn", "fits_in_memory", "is_lazy"]
 
 HEAD_CACHE_BYTES = 64 * 2**20  # recently computed heads kept per record (at least one)
-Fetch = Callable[[int], dict[int, tuple[Array, Array]]]
+Fetch = Callable[[int], dict[int, tuple[Array, Array, float]]]  # layer -> (q, k, scale)
 
 
 class LazyPatterns:
@@ -39,8 +40,7 @@ class LazyPatterns:
     (``reduced``), or the whole head (``head``, ``p[layer, head]``).
 
     Args:
-        queries: per layer ``[heads, q, d_k]`` queries already multiplied by the scale
-            (1/sqrt(d_k), or the model's own scaling), numpy or tensors; bfloat16 and float16
+        queries: per layer ``[heads, q, d_k]`` queries, numpy or tensors; bfloat16 and float16
             tensors are kept so (half the memory), anything else as float32.
         keys: per layer ``[kv_heads, k, d_k]`` keys, kept as queries are; ``kv_heads``
             divides ``heads`` (grouped-query attention shares one key head among
@@ -48,6 +48,8 @@ class LazyPatterns:
         causal: query ``i`` sees keys ``j <= i + (k - q)`` only (decoder self-attention).
         key_mask: ``(k,)`` bool, False for keys no query sees (padding); None: every key.
         device: where to keep and compute (None: where the tensors are; numpy: the CPU).
+        scale: what ``q . k`` is multiplied by (1/sqrt(d_k), or the model's own scaling; 1 for
+            queries already scaled), applied in float32 on each tile; one, or one per layer.
     """
 
     ndim = 4
@@ -61,6 +63,7 @@ class LazyPatterns:
         causal: bool,
         key_mask: Array | None = None,
         device: torch.device | str | None = None,
+        scale: Scale = 1.0,
     ):
         if not queries or len(queries) != len(keys):
             raise ValueError(f"{len(queries)} query and {len(keys)} key layers; need one each.")
@@ -73,6 +76,7 @@ class LazyPatterns:
         self._k: list[torch.Tensor | None] = list(ks)
         shape = (len(self._q), heads, n_q, n_k)
         self._setup(shape, causal, heads // kv_heads, None, key_mask)
+        self._scale = tiles.per_layer(scale, len(qs))
 
     @classmethod
     def deferred(
@@ -85,13 +89,14 @@ class LazyPatterns:
     ) -> LazyPatterns:
         """Patterns whose queries and keys are computed only when a head of their layer is asked.
 
-        ``fetch(layer)`` runs the model as far as ``layer`` and returns ``{layer: (q, k)}`` for
-        every layer it passed (so layer 0 of a 4,096-token input costs one layer, not six); they
+        ``fetch(layer)`` runs the model as far as ``layer`` and returns ``{layer: (q, k, scale)}``
+        for every layer it passed (so layer 0 of a 4,096-token input costs one layer, not six); they
         stay on the device ``fetch`` made them on. Pickling fetches everything first, so a copy
         needs no model.
         """
         self = cls.__new__(cls)
         self._q, self._k = [None] * shape[0], [None] * shape[0]
+        self._scale = [1.0] * shape[0]
         self._setup(tuple(shape), causal, group, fetch, key_mask)  # type: ignore[arg-type]
         return self
 
@@ -117,10 +122,10 @@ class LazyPatterns:
         with self._lock:
             if self._q[layer] is None:
                 assert self._fetch is not None
-                for i, (q, k) in self._fetch(layer).items():
+                for i, (q, k, scale) in self._fetch(layer).items():
                     if self._q[i] is None:
                         q = self._q[i] = tiles.as_stored(q, None)
-                        self._k[i] = tiles.as_stored(k, q.device)
+                        self._k[i], self._scale[i] = tiles.as_stored(k, q.device), float(scale)
                 if self._q[layer] is None:
                     raise RuntimeError(f"the model gave no queries and keys for layer {layer}.")
             return self._q[layer], self._k[layer]  # type: ignore[return-value]
@@ -140,6 +145,11 @@ class LazyPatterns:
         return self._qk(self.fetched_layers()[0] if self.fetched_layers() else 0)[0].device
 
     @property
+    def kept_dtype(self) -> torch.dtype:
+        """The dtype queries and keys are kept in (the model's: bfloat16 for a bfloat16 model)."""
+        return self._qk(self.fetched_layers()[0] if self.fetched_layers() else 0)[0].dtype
+
+    @property
     def size(self) -> int:
         return int(np.prod(self.shape))
 
@@ -157,10 +167,12 @@ class LazyPatterns:
     def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: host arrays, no cache
         pairs = [self._qk(layer) for layer in range(self.shape[0])]
         q, k = ([t.float().cpu().numpy() for t in ts] for ts in zip(*pairs, strict=True))
-        return {"q": q, "k": k, "causal": self.causal, "key_mask": self._key_ok}
+        return {"q": q, "k": k, "causal": self.causal, "key_mask": self._key_ok,
+                "scale": self._scale}  # fmt: skip
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["q"], state["k"], state["causal"], state.get("key_mask"))  # type: ignore[misc]
+        args = state["q"], state["k"], state["causal"], state.get("key_mask")
+        self.__init__(*args, scale=state.get("scale", 1.0))  # type: ignore[misc]
 
     def _select(
         self, layer: int, head: int, rows: Index, cols: Index
@@ -171,7 +183,7 @@ class LazyPatterns:
         ok = None
         if self._key_ok is not None:
             ok = torch.from_numpy(self._key_ok).to(q.device)
-        one = tiles.HeadQK(q[head], k[head // self._group], self.causal, ok)
+        one = tiles.HeadQK(q[head], k[head // self._group], self.causal, ok, self._scale[layer])
         n_q, n_k = self.shape[2:]
         picked = tiles.positions(rows, n_q, "query")
         r = torch.arange(n_q, device=q.device) if picked is None else picked.to(q.device)
@@ -314,25 +326,3 @@ def is_lazy(arr: object) -> bool:
 def fits_in_memory(arr: np.ndarray | LazyPatterns) -> bool:
     """True when every weight of ``arr`` may be held at once (``settings.MAX_MATERIALISE``)."""
     return not is_lazy(arr) or arr.size <= settings.MAX_MATERIALISE
-
-
-def block_reduce(z: np.ndarray, size: int, how: str = "max") -> tuple[np.ndarray, int, int]:
-    """Downsample a finite ``[q, k]`` map to at most ``size x size`` cells by block max or mean.
-
-    Edge blocks may be smaller (their mean is over the cells they hold). Masked cells should be
-    blanked after reducing, not before: NaN would spread to the whole block.
-
-    Returns:
-        the reduced map and the block height and width (1 when that side already fits).
-    """
-    n_q, n_k = z.shape
-    bq, bk = -(-n_q // size), -(-n_k // size)  # ceil
-    if bq == bk == 1:
-        return z, 1, 1
-    with warnings.catch_warnings():  # a read-only head is only read here
-        warnings.simplefilter("ignore", UserWarning)
-        t = torch.from_numpy(np.ascontiguousarray(z, dtype=np.float32))[None, None]
-    pool = F.max_pool2d if how == "max" else F.avg_pool2d
-    with torch.no_grad():
-        out = pool(t, kernel_size=(bq, bk), ceil_mode=True)
-    return out[0, 0].numpy(), bq, bk

@@ -5,8 +5,9 @@ needed to recompute one head step by step."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
@@ -15,6 +16,46 @@ from viz_transformer.records.kinds import AttentionKind
 # the norm a block applies to its input before attention: none (post-norm, BERT), RMSNorm with a
 # gain (Llama), LayerNorm with a gain and a bias (GPT-2)
 PreNorm = Literal["none", "rms", "layer"]
+POINTS = frozenset({"q", "k", "v", "scores", "pattern", "z"})
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What an analysis reads of a ``KindCapture`` (as TransformerLens' ``names_filter``): the
+    points of ``captured`` it reads, each at some layers (None: every layer). The default reads
+    everything (the walkthrough page); the score split asks one layer's ``q`` and ``k`` and never
+    a pattern, so that no eager attention builds a ``heads x T x T`` array nobody reads."""
+
+    layers: Mapping[str, frozenset[int] | None] = field(
+        default_factory=lambda: dict.fromkeys(POINTS)
+    )
+
+    @classmethod
+    def at(cls, layers: Iterable[int], *points: str) -> Needs:
+        """``points`` at ``layers`` and nothing else."""
+        return cls(dict.fromkeys(points, frozenset(layers)))
+
+    def keeps(self, point: str, layer: int) -> bool:
+        if point not in self.layers:
+            return False
+        at = self.layers[point]
+        return at is None or layer in at
+
+
+class Layers:
+    """A captured point kept at some layers only (``Needs.layers``), indexed as the ``[L, ...]``
+    array it stands for; asking a layer that was not kept raises ``ValueError``."""
+
+    def __init__(self, arrays: dict[int, np.ndarray], n_layers: int):
+        self.arrays, self.n_layers = arrays, n_layers
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        layer, rest = (index[0], index[1:]) if isinstance(index, tuple) else (index, ())
+        layer = range(self.n_layers)[layer]
+        if layer not in self.arrays:
+            kept = ", ".join(map(str, sorted(self.arrays))) or "none"
+            raise ValueError(f"layer {layer} was not captured in this run (kept: {kept}).")
+        return self.arrays[layer][rest] if rest else self.arrays[layer]
 
 
 @dataclass(frozen=True)
@@ -37,7 +78,8 @@ class KindCapture:
         captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
             ``[L, h, T, .]`` what the hook points recorded, q before the 1/sqrt(d_k) scale and
             k with ``kv_heads`` heads (Hugging Face: ``"pattern"``, plus ``"q"``, ``"k"``
-            after rotary positions and ``"z"`` where our attention function runs).
+            after rotary positions and ``"z"`` where our attention function runs); ``Layers``
+            where the capture kept some layers only (``Needs``).
         resid: ``[L, Tq, d]`` each block's input before its pre-attention norm ``norm`` ("rms":
             RMSNorm, "layer": LayerNorm; gain ``weights["norm"]``, LayerNorm bias
             ``weights["norm_bias"]``, epsilon ``norm_eps``), None without one (post-norm).
@@ -60,7 +102,7 @@ class KindCapture:
     embed: np.ndarray | None
     pos: np.ndarray | None
     weights: dict[str, np.ndarray]
-    captured: dict[str, np.ndarray]
+    captured: dict[str, np.ndarray | Layers]
     resid: np.ndarray | None = None
     norm_eps: float = 0.0
     rotary: tuple[np.ndarray, np.ndarray] | None = None

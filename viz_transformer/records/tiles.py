@@ -10,6 +10,7 @@ a figure draws: chosen cells, or block maxima or means of the map.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 
 Array = np.ndarray | torch.Tensor
 Index = np.ndarray | Sequence[int] | None  # positions in a map's rows or columns; None: all
+Scale = float | Sequence[float]  # what q . k is multiplied by: one for all layers, or per layer
 # float32 cells of one tile: a few MB on the CPU (caches), more on a GPU (fewer kernel launches)
 TILE_CELLS = {"cpu": 2**22, "gpu": 2**26}
 
@@ -28,16 +30,19 @@ class HeadQK:
     """One head's inputs, on one device.
 
     Attributes:
-        q: ``(n_q, d)`` queries, already scaled; k: ``(n_k, d)`` keys; float32, or bfloat16 /
-            float16 as a half-precision model gave them (scores are float32 either way).
+        q: ``(n_q, d)`` queries; k: ``(n_k, d)`` keys; float32, or bfloat16 / float16 as a
+            half-precision model gave them (scores are float32 either way).
         causal: query ``i`` sees keys ``j <= i + (n_k - n_q)`` only.
         key_ok: ``(n_k,)`` bool, False for keys no query sees (padding); None: every key.
+        scale: what ``q . k`` is multiplied by (the model's 1/sqrt(d_k)), in float32 on each
+            tile, so that half-precision queries are never rounded once more by it.
     """
 
     q: torch.Tensor
     k: torch.Tensor
     causal: bool = False
     key_ok: torch.Tensor | None = None
+    scale: float = 1.0
 
     def scores(
         self, rows: torch.Tensor, cols: torch.Tensor | None, out: torch.Tensor | None = None
@@ -50,6 +55,8 @@ class HeadQK:
         # the memory of float32, and taken to float32 a tile at a time: scores and softmax are
         # float32 whatever the model ran in
         s = torch.matmul(self.q.index_select(0, rows).float(), keys.T.float(), out=out)
+        if self.scale != 1.0:
+            s.mul_(self.scale)
         if self.causal:
             n_q, n_k = self.q.shape[0], self.k.shape[0]
             at = torch.arange(n_k, device=s.device) if cols is None else cols
@@ -84,7 +91,8 @@ def plan(
 
 def as_stored(x: Array, device: torch.device | str | None) -> torch.Tensor:
     """``x`` as a contiguous tensor on ``device`` to keep queries or keys in: bfloat16 and
-    float16 tensors stay so (``Head.scores`` computes in float32), anything else is float32."""
+    float16 tensors stay so (``HeadQK.scores`` takes each tile to float32), anything else is
+    float32."""
     if isinstance(x, torch.Tensor) and x.dtype in (torch.bfloat16, torch.float16):
         return x.detach().to(device=device or x.device).contiguous()
     return as_float32(x, device)
@@ -203,3 +211,34 @@ def blocks(
         i, j = r0 // bq, c0 // bk
         out[i : i + small.shape[0], j : j + small.shape[1]] = small
     return out
+
+
+def per_layer(scale: Scale, layers: int) -> list[float]:
+    """``scale`` (one, or one per layer) as one float per layer."""
+    if isinstance(scale, (int, float)):
+        return [float(scale)] * layers
+    if len(scale) != layers:
+        raise ValueError(f"{len(scale)} scales for {layers} layers; give one, or one per layer.")
+    return [float(s) for s in scale]
+
+
+def block_reduce(z: np.ndarray, size: int, how: str = "max") -> tuple[np.ndarray, int, int]:
+    """Downsample a finite ``[q, k]`` map to at most ``size x size`` cells by block max or mean.
+
+    Edge blocks may be smaller (their mean is over the cells they hold). Masked cells should be
+    blanked after reducing, not before: NaN would spread to the whole block.
+
+    Returns:
+        the reduced map and the block height and width (1 when that side already fits).
+    """
+    n_q, n_k = z.shape
+    bq, bk = -(-n_q // size), -(-n_k // size)  # ceil
+    if bq == bk == 1:
+        return z, 1, 1
+    with warnings.catch_warnings():  # a read-only head is only read here
+        warnings.simplefilter("ignore", UserWarning)
+        t = torch.from_numpy(np.ascontiguousarray(z, dtype=np.float32))[None, None]
+    pool = F.max_pool2d if how == "max" else F.avg_pool2d
+    with torch.no_grad():
+        out = pool(t, kernel_size=(bq, bk), ceil_mode=True)
+    return out[0, 0].numpy(), bq, bk

@@ -8,11 +8,15 @@ transformers 5 routes a model's attention through ``ALL_ATTENTION_FUNCTIONS[impl
   never holds a ``heads x n x n`` matrix, which long inputs need);
 - ``<module>.hook_pattern`` active: the model's own ``eager_attention_forward`` (from its modeling
   file), whose weights the permanent forward hooks of ``hf_names`` pass on;
-- ``<module>.hook_q`` / ``hook_k`` active: the scaled queries and the keys (after rotary position
-  embeddings, before grouped-query repetition) go to ``dispatch``; ``LazyPatterns`` computes each
-  head from them when asked.
+- ``<module>.hook_q`` / ``hook_k`` active: the queries and the keys as the model made them (after
+  rotary position embeddings, before grouped-query repetition, in the model's dtype; the scale the
+  model multiplies their product by is left on the module as ``vt_scaling``) go to ``dispatch``;
+  ``LazyPatterns`` computes each head from them when asked, scale and softmax in float32.
 
-The choice reads the per-thread hook context (``networks.hooks``), never a module flag.
+The choice reads the per-thread hook context (``networks.hooks``), never a module flag. So does
+the mask: a dense additive ``T x T`` mask (2 GB at 32,768 tokens) is made only when a pattern is
+asked (eager attention adds it) or when some token is padding; otherwise SDPA masks causally by
+itself (``vt_mask``).
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ import torch
 from torch import nn
 from transformers import AttentionInterface, PretrainedConfig
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
-from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask, sdpa_mask
 
-from viz_transformer.networks.hooks import dispatch, is_active, point_name
+from viz_transformer.networks.hooks import active_hook_names, dispatch, is_active, point_name
 
 IMPLEMENTATION = "vt"
 # config keys of attention that is not softmax(q k^T * scale + causal mask): such models keep
@@ -74,8 +78,8 @@ def vt_attention_forward(
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
     if is_active(point_name(base, "hook_q")):
         scaling = kwargs.get("scaling")
-        scaling = query.size(-1) ** -0.5 if scaling is None else scaling
-        dispatch(point_name(base, "hook_q"), query * scaling)
+        module.vt_scaling = float(query.size(-1) ** -0.5 if scaling is None else scaling)
+        dispatch(point_name(base, "hook_q"), query)  # unscaled: no rounding in a half dtype
         dispatch(point_name(base, "hook_k"), key)
     value = dispatch(point_name(base, "hook_v"), value)  # (B, h_kv, Tk, d_k), bias included
     attend = _own_eager(module) if is_active(point_name(base, "hook_pattern")) else None
@@ -88,11 +92,27 @@ def vt_attention_forward(
     return out, weights
 
 
+def vt_mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
+    """The mask of ``"vt"``: None where SDPA needs none (no padding, and no pattern asked in this
+    thread, so no eager attention runs), else eager's additive mask, which both paths read. T5's
+    relative bias is added to its mask: it always gets one."""
+    relative = getattr(kwargs.get("config"), "relative_attention_num_buckets", None)
+    if relative is None and not _patterns_asked():
+        skip = {k: v for k, v in kwargs.items() if k != "dtype"}
+        if sdpa_mask(*args, **skip) is None:
+            return None
+    return eager_mask(*args, **kwargs)
+
+
+def _patterns_asked() -> bool:
+    return any(n.endswith(("hook_pattern", "hook_scores")) for n in active_hook_names())
+
+
 def register() -> str:
-    """Register ``"vt"`` (idempotent) with eager-style additive masks, which both paths read."""
+    """Register ``"vt"`` (idempotent) with ``vt_mask``."""
     if IMPLEMENTATION not in AttentionInterface._global_mapping:
         AttentionInterface.register(IMPLEMENTATION, vt_attention_forward)
-        ALL_MASK_ATTENTION_FUNCTIONS.register(IMPLEMENTATION, eager_mask)
+        ALL_MASK_ATTENTION_FUNCTIONS.register(IMPLEMENTATION, vt_mask)
     return IMPLEMENTATION
 
 

@@ -26,6 +26,7 @@ OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "o", "SelfAttention.o", "E
 SIBLING_PROJECTIONS = ("output.dense",)
 CONTINUATION = 5  # greedy tokens a decoder-only model's output is scored on (importance, lens)
 # the final norm before the unembedding, as decoder-only models name it on their base model
+UNEMBED_CELLS = 2**24  # output-layer weights taken to float32 at a time by ``held_unembed``
 FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "norm_f", "decoder.final_layer_norm")
 
 
@@ -229,24 +230,31 @@ def held_unembed(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """See ``LoadedModel.held_unembed``: the final norm with the scale it has on ``stream``
     (LayerNorm: each part centred, divided by the stream's standard deviation; RMSNorm: divided
-    by the stream's root mean square), times its gain, then the output layer's matrix."""
+    by the stream's root mean square), times its gain, then the output layer's matrix. In
+    float32 whatever the model's dtype, the matrix taken ``UNEMBED_CELLS`` at a time (a float32
+    copy of Llama 3's 128,256 x 4,096 would take 2 GB)."""
     norm, head = _final(model)
     eps = getattr(norm, "variance_epsilon", None) or getattr(norm, "eps", None) or 1e-6
     weight = head.weight.detach()  # (vocab, d)
     with torch.no_grad():
-        stream, parts = stream.to(weight.dtype), parts.to(weight.dtype)
+        stream, parts = stream.float(), parts.float()
         if isinstance(norm, nn.LayerNorm):
             parts = parts - parts.mean(-1, keepdim=True)
             scale = torch.rsqrt(stream.var(unbiased=False) + eps)
         else:
             scale = torch.rsqrt(stream.pow(2).mean() + eps)
-        gain = norm.weight.detach()
-        logits = (parts * scale * gain) @ weight.T  # (n, vocab)
-        bias = torch.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
+        x = parts * scale * norm.weight.detach().float()  # (n, d)
         if getattr(norm, "bias", None) is not None:
-            bias = bias + norm.bias.detach() @ weight.T
+            x = torch.cat([x, norm.bias.detach().float()[None]])  # its row: the norm bias
+        out = torch.empty(len(x), weight.shape[0], device=weight.device)  # (n [+1], vocab)
+        step = max(1, UNEMBED_CELLS // weight.shape[1])
+        for v0 in range(0, weight.shape[0], step):
+            torch.matmul(x, weight[v0 : v0 + step].float().T, out=out[:, v0 : v0 + step])
+        logits, bias = out[: len(parts)], torch.zeros(weight.shape[0], device=weight.device)
+        if len(out) > len(parts):
+            bias += out[-1]
         if getattr(head, "bias", None) is not None:
-            bias = bias + head.bias.detach()
+            bias += head.bias.detach().float()
     return logits, bias
 
 

@@ -10,13 +10,16 @@ import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
 from viz_transformer import settings
+from viz_transformer.models.hf.heads import accepts
 from viz_transformer.models.hf.parts import HFParts
+from viz_transformer.models.results import row_argmax
 from viz_transformer.networks.hooks import collect_calls, hooks, point_name
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns
 
 QK = ("hook_q", "hook_k")
+ARGMAX_CELLS = 2**24  # logits per chunk of rows whose argmax ``next_ids`` takes (64 MB float32)
 
 
 class _Enough(Exception):
@@ -58,17 +61,30 @@ def qk_names(names: dict[AttentionKind, list[str]]) -> list[str]:
     return [point_name(b, p) for ns in names.values() for b in _bases(ns) for p in QK]
 
 
+def scaling(module: PreTrainedModel, base: str) -> float:
+    """What the attention module at ``base`` multiplied ``q . k`` by in the last pass that
+    captured its queries (``hf_attention`` leaves it on the module as ``vt_scaling``)."""
+    for part in module.get_submodule(base).modules():
+        if hasattr(part, "vt_scaling"):
+            return float(part.vt_scaling)
+    raise RuntimeError(f"{base} recorded no scale: it did not run our attention function.")
+
+
 def lazy_patterns(
-    calls: dict[str, list[torch.Tensor]], names: dict[AttentionKind, list[str]]
+    module: PreTrainedModel,
+    calls: dict[str, list[torch.Tensor]],
+    names: dict[AttentionKind, list[str]],
 ) -> dict[AttentionKind, Patterns]:
     """Per kind, patterns that compute a head's ``[q, k]`` when indexed, from the captured calls
     of ``qk_names(names)`` (``(H, n, d_k)`` tensors each, in layer order, kept on the model's
-    device: the heads are computed there)."""
+    device in its dtype: the heads are computed there, scale and softmax in float32)."""
     out: dict[AttentionKind, Patterns] = {}
     for kind, ns in names.items():
-        qs = [q for b in _bases(ns) for q in calls[point_name(b, "hook_q")]]
-        ks = [k for b in _bases(ns) for k in calls[point_name(b, "hook_k")]]
-        out[kind] = LazyPatterns(qs, ks, causal=kind == "decoder")
+        bases = _bases(ns)
+        qs = [q for b in bases for q in calls[point_name(b, "hook_q")]]
+        ks = [k for b in bases for k in calls[point_name(b, "hook_k")]]
+        scales = [scaling(module, b) for b in bases for _ in calls[point_name(b, "hook_q")]]
+        out[kind] = LazyPatterns(qs, ks, causal=kind == "decoder", scale=scales)
     return out
 
 
@@ -84,7 +100,7 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
     batch = {"input_ids": torch.tensor([ids], device=module.device)}
     batch["attention_mask"] = torch.ones_like(batch["input_ids"])
 
-    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor, float]]:
         flat = [point_name(b, p) for b in bases[: layer + 1] for p in QK]
 
         def stop(x: torch.Tensor, name: str) -> None:
@@ -99,9 +115,10 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
         ):
             module(**batch)
         return {
-            i: (calls[point_name(b, "hook_q")][0], calls[point_name(b, "hook_k")][0])
+            i: (calls[point_name(b, "hook_q")][0], calls[point_name(b, "hook_k")][0],
+                scaling(module, b))
             for i, b in enumerate(bases[: layer + 1])
-        }
+        }  # fmt: skip
 
     shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))
     return LazyPatterns.deferred(shape, False, fetch)
@@ -120,7 +137,7 @@ def lazy(model: HFParts, **inputs: list[int]) -> bool:
 
 def run(
     model: HFParts, **inputs: list[int]
-) -> tuple[torch.Tensor | None, dict[AttentionKind, Patterns]]:
+) -> tuple[list[int] | None, dict[AttentionKind, Patterns]]:
     """One forward pass of ``model`` over ``inputs`` reading every attention module.
 
     Each call of a hooked module is kept in call order, rather than the last one as
@@ -129,13 +146,14 @@ def run(
     ``LazyPatterns``.
 
     Returns:
-        logits ``(T, vocab)`` (None for a model without a head) and kind -> ``[L, H, q, k]``.
+        the most likely next id at every output row (``next_ids``; None for a model without a
+        head) and kind -> ``[L, H, q, k]``.
     """
     keep_qk = lazy(model, **inputs)
     flat = qk_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
     batch = {k: torch.tensor([v], device=model.device) for k, v in inputs.items()}
     with torch.no_grad(), collect_calls(model.module, flat, host=not keep_qk) as calls:
-        out = model.module(**batch)
+        preds = next_ids(model, batch)
     missing = [n for n in flat if not calls[n]]
     if missing:
         raise RuntimeError(
@@ -143,10 +161,30 @@ def run(
             "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
         )
     if keep_qk:
-        arrays = lazy_patterns(calls, model.names)
+        arrays = lazy_patterns(model.module, calls, model.names)
     else:
         arrays = {
             kind: np.stack([a for n in ns for a in calls[n]]) for kind, ns in model.names.items()
         }
-    logits = getattr(out, "logits", None)
-    return (None if logits is None else logits[0].float()), arrays
+    return preds, arrays
+
+
+def next_ids(model: HFParts, batch: dict[str, torch.Tensor]) -> list[int] | None:
+    """One pass over ``batch`` (no cache kept): each output row's most likely next id. A
+    decoder-only model's base model gives its last hidden states and the output layer reads them
+    ``ARGMAX_CELLS`` logits at a time: never the ``[T, vocabulary]`` logits (7.8 GB in bfloat16
+    at 32,768 tokens of Llama 3) only to take their argmax. The logits' post-processing of some
+    models (a positive scale, soft-capping) keeps each row's argmax."""
+    module = model.module
+    extra = {"use_cache": False} if accepts(module, "use_cache") else {}
+    head = module.get_output_embeddings()
+    if model.spec.decoder_only and head is not None and accepts(module, "logits_to_keep"):
+        hidden = module.base_model(**batch, **extra).last_hidden_state[0]  # (T, d)
+        rows = max(1, ARGMAX_CELLS // head.weight.shape[0])
+        return [
+            i
+            for r0 in range(0, len(hidden), rows)
+            for i in row_argmax(head(hidden[r0 : r0 + rows]))
+        ]
+    logits = getattr(module(**batch, **extra), "logits", None)
+    return None if logits is None else row_argmax(logits[0])

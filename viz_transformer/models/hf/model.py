@@ -42,12 +42,11 @@ from viz_transformer.models.results import (
     HeadScale,
     InputEmbedding,
     LayerRuns,
-    row_argmax,
 )
 from viz_transformer.models.spec import ModelSpec
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, Needs
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.text.after import labels_after
 
@@ -141,20 +140,19 @@ class HFModel(LoadedModel):
         deferred = spec.encoder_only and hf_lazy.one_call_per_layer(self.names)
         if deferred and hf_lazy.lazy(self, input_ids=ids):  # nothing runs until a head is asked
             encoder = hf_lazy.deferred_encoder(self.module, self.names["encoder"], ids)
-            logits, arrays = None, {"encoder": encoder}
+            preds, arrays = None, {"encoder": encoder}
         else:
-            logits, arrays = hf_lazy.run(self, input_ids=ids, attention_mask=[1] * len(ids))
+            preds, arrays = hf_lazy.run(self, input_ids=ids, attention_mask=[1] * len(ids))
         tokens = self.token_labels(ids)
-        if spec.encoder_only:
-            preds, output = (), ""
-        else:
-            preds = labels_after(self._outputs, ids, row_argmax(logits))
-            output = target if target is not None else self._decode([int(logits[-1].argmax())])
+        labels, output = (), ""
+        if not spec.encoder_only:
+            labels = labels_after(self._outputs, ids, preds or [])
+            output = target if target is not None else self._decode(preds[-1:])
         return Trace(
             model_name=self.name,
             src_tokens=tokens if spec.encoder_only else (),
             tgt_tokens=tokens if spec.decoder_only else (),
-            pred_tokens=preds,
+            pred_tokens=labels,
             encoder=arrays.get("encoder"),
             decoder=arrays.get("decoder"),
             cross=None,
@@ -177,14 +175,14 @@ class HFModel(LoadedModel):
             out_ids = out_ids[:-1]
         tgt_in = [hf_generation.decoder_start(self.module), *out_ids]
         self._check_length(len(tgt_in))
-        logits, arrays = hf_lazy.run(
+        preds, arrays = hf_lazy.run(
             self, input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
         )
         return Trace(
             model_name=self.name,
             src_tokens=self.token_labels(src_ids),
             tgt_tokens=self.token_labels(tgt_in, text_start=False),
-            pred_tokens=labels_after(self._outputs, tgt_in, row_argmax(logits)),
+            pred_tokens=labels_after(self._outputs, tgt_in, preds or []),
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],
@@ -236,8 +234,10 @@ class HFModel(LoadedModel):
     def architecture(self) -> ArchitectureSummary:
         return hf_architecture.summary(self)
 
-    def qkv_run(self, text: str, kind: AttentionKind, target: str | None = None) -> KindCapture:
-        return hf_qkv.qkv_run(self, text, kind, target)
+    def qkv_run(
+        self, text: str, kind: AttentionKind, target: str | None = None, needs: Needs | None = None
+    ) -> KindCapture:
+        return hf_qkv.qkv_run(self, text, kind, target, needs)
 
     def kv_groups(self, kind: AttentionKind) -> tuple[int, ...]:
         return hf_architecture.kv_groups(self, kind)

@@ -32,7 +32,7 @@ from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import QKV_NOTE
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture, PreNorm
+from viz_transformer.records.qkv import KindCapture, Layers, Needs, PreNorm
 
 Pair = tuple[torch.Tensor, torch.Tensor]  # (w (d_in, d_out), b (d_out,)): x @ w + b, on device
 LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -166,17 +166,20 @@ def _epsilon(norm: nn.Module) -> float:
     return float(eps or 1e-6)
 
 
-def _point_names(model: HFParts, kind: AttentionKind) -> dict[str, list[str]]:
-    """The points one pass reads besides the patterns: per layer ``q``, ``k`` and ``z`` where the
-    ``"vt"`` attention function runs (the model's own queries, scaled, and keys after rotary
-    positions, and the heads' outputs), and ``final``, the last block's output, for a decoder
-    (what its final norm reads)."""
-    points: dict[str, list[str]] = {}
-    if model.module.config._attn_implementation == hf_attention.IMPLEMENTATION:
-        bases = [n.removesuffix(".hook_pattern") for n in model.names[kind]]
-        points = {p: [f"{b}.hook_{p}" for b in bases] for p in "qkz"}
+def _point_names(model: HFParts, kind: AttentionKind, needs: Needs) -> dict[str, list[str]]:
+    """The points one pass reads, by layer, as ``needs`` asks: ``pattern`` (eager attention runs
+    where it is asked), ``q``, ``k`` and ``z`` where the ``"vt"`` attention function runs (the
+    model's own queries and keys after rotary positions, and the heads' outputs), and ``final``,
+    the last block's output, for a decoder (what its final norm reads)."""
+    bases = {i: n.removesuffix(".hook_pattern") for i, n in enumerate(model.names[kind])}
+    parts = "qkz" if model.module.config._attn_implementation == hf_attention.IMPLEMENTATION else ""
+    points = {
+        p: {i: f"{b}.hook_{p}" for i, b in bases.items() if needs.keeps(p, i)}
+        for p in ("pattern", *parts)
+    }
+    points = {p: by_layer for p, by_layer in points.items() if by_layer}
     if kind == "decoder":
-        points["final"] = lens_points(model)[-1:]
+        points["final"] = {len(bases): lens_points(model)[-1]}
     return points
 
 
@@ -197,12 +200,16 @@ def _inputs(model: HFParts, ids: list[int], resid0: torch.Tensor) -> tuple[np.nd
 
 
 def _captured(
-    calls: dict[str, list[np.ndarray]], points: dict[str, list[str]], scale: float
-) -> dict[str, np.ndarray]:
-    """``[L, h, T, .]`` per point (``q`` unscaled, as our own networks record it)."""
-    out = {p: np.stack([calls[n][0] for n in ns]) for p, ns in points.items() if p != "final"}
-    if "q" in out:
-        out["q"] = out["q"] / scale
+    calls: dict[str, list[np.ndarray]], points: dict[str, dict[int, str]], n_layers: int
+) -> dict[str, np.ndarray | Layers]:
+    """``[L, h, T, .]`` per point (``q`` unscaled, as our own networks record it), a ``Layers``
+    where some layers were left out."""
+    out: dict[str, np.ndarray | Layers] = {}
+    for p, by_layer in points.items():
+        if p == "final":
+            continue
+        got = {i: calls[n][0] for i, n in by_layer.items()}
+        out[p] = np.stack(list(got.values())) if len(got) == n_layers else Layers(got, n_layers)
     return out
 
 
@@ -229,12 +236,19 @@ def _run(
     return calls, resid, normed
 
 
-def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) -> KindCapture:
+def qkv_run(
+    model: HFParts,
+    text: str,
+    kind: AttentionKind,
+    target: str | None,
+    needs: Needs | None = None,
+) -> KindCapture:
     """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): the
     ``KindCapture`` of ``kind``, with ``x_q`` = ``x_kv`` what the attention reads (each block's
     input through the model's own pre-attention norm where it has one), ``resid`` the block's
     input before that norm (None without one), ``captured["pattern"]`` and, where the ``"vt"``
-    attention function runs, ``captured["q"]``, ``["k"]``, ``["z"]`` from its hook points.
+    attention function runs, ``captured["q"]``, ``["k"]``, ``["z"]`` from its hook points; of
+    these only what ``needs`` asks (None: everything).
 
     Raises:
         ValueError: not a family the walkthrough knows (``QKV_NOTE``), a kind the model lacks,
@@ -253,9 +267,8 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
         text = f"{text}{sep}{target}"
     ids = model.encode_text(text)
     blocks = _blocks(model, family)
-    patterns = model.names[kind]
-    points = _point_names(model, kind)
-    names = [*patterns, *(n for ns in points.values() for n in ns)]
+    points = _point_names(model, kind, needs or Needs())
+    names = [n for by_layer in points.values() for n in by_layer.values()]
     calls, resid, normed = _run(model, family, blocks, ids, names)
     x = _numpy(torch.stack(normed))  # (L, T, d)
     tokens = model.token_labels(ids)
@@ -264,8 +277,7 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
     scale = model.head_scale()
     pre = family.norm is not None
     eps = _epsilon(getattr(blocks[0][0], family.norm)) if pre else 0.0
-    captured = {"pattern": np.stack([calls[n][0] for n in patterns])}  # (L, H, T, T)
-    captured |= _captured(calls, points, scale.d_k**-0.5 if scale.scaled else 1.0)
+    captured = _captured(calls, points, len(blocks))  # "pattern": (L, H, T, T)
     return KindCapture(
         model.name, kind, tokens, tokens, n_heads, scale.scaled, x, x, None, None,
         _weights(family, blocks), captured,
@@ -273,6 +285,6 @@ def qkv_run(model: HFParts, text: str, kind: AttentionKind, target: str | None) 
         rotary=model.rotary_tables(len(ids)),
         kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
         norm=family.norm_kind,
-        final=calls[points["final"][0]][0] if "final" in points and pre else None,
+        final=calls[points["final"][len(blocks)]][0] if "final" in points and pre else None,
         inputs=_inputs(model, ids, resid[0]) if pre else None,
     )  # fmt: skip
