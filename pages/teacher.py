@@ -13,7 +13,7 @@ import streamlit as st
 
 from pages.sections.teacher import access as teacher_access
 from pages.sections.teacher import class_controls, class_view
-from viz_transformer.ui import lesson_place, sidebar, widgets
+from viz_transformer.ui import class_store, sidebar, widgets
 
 
 def teacher_page() -> None:
@@ -32,11 +32,11 @@ def teacher_page() -> None:
     presenting = widgets.presenting()
     if presenting:  # a projector's first screen has room for the class, not the sidebar
         st.set_page_config(initial_sidebar_state="collapsed")
-    lesson = lesson_place.or_stop(lambda: lesson_place.class_lesson(code))
+    lesson = class_store.or_stop(lambda: class_store.class_lesson(code))
     class_view.join_box(code, lesson)
     teacher = teacher_access.is_teacher(role)
     if teacher:
-        controls = lesson_place.or_stop(lesson_place.store().controls, code)
+        controls = class_store.or_stop(class_store.store().controls, code)
         if not presenting:  # on a projector: below the funnel, the first screen is the class's
             class_controls.top_row(code, key, lesson, controls)
     else:
@@ -46,7 +46,7 @@ def teacher_page() -> None:
         if presenting:
             class_controls.top_row(code, key, lesson, controls)
         with st.expander("More controls: names, remove a student, a read-only link, close"):
-            roster = lesson_place.or_stop(lesson_place.store().roster, code, key)
+            roster = class_store.or_stop(class_store.store().roster, code, key)
             class_controls.more(code, key, controls, roster, class_view.base_url())
         if not presenting:
             class_view.teacher_link(code, key)

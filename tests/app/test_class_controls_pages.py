@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from viz_transformer.ui import lesson_place
+from viz_transformer.ui import class_store
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON, TEACHER, TOUR = "pages/lesson.py", "pages/teacher.py", "paper_tour"
@@ -22,9 +22,9 @@ TEXTS = ("markdown", "caption", "success", "error", "warning", "info", "title", 
 def store(tmp_path, monkeypatch) -> vt.ClassStore:
     """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
     monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    lesson_place.store.clear()
-    yield lesson_place.store()
-    lesson_place.store.clear()
+    class_store.store.clear()
+    yield class_store.store()
+    class_store.store.clear()
 
 
 def _open(page: str, params: dict[str, str]) -> AppTest:

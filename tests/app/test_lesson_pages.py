@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
-from viz_transformer.ui import lesson_place
+from viz_transformer.ui import class_store
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -24,9 +24,9 @@ XSS = "<img src=x onerror=alert(1)>"
 def store(tmp_path, monkeypatch) -> vt.ClassStore:
     """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
     monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    lesson_place.store.clear()
-    yield lesson_place.store()
-    lesson_place.store.clear()
+    class_store.store.clear()
+    yield class_store.store()
+    class_store.store.clear()
 
 
 def _open(page: str, params: dict[str, str]) -> AppTest:
@@ -156,6 +156,19 @@ def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
     assert "Grace" in _texts(at)
 
 
+def test_an_unreadable_answer_is_still_unreadable_after_a_reload(store):
+    lesson = vt.load_lesson(TOUR)
+    step = _head_step(lesson)
+    code, _ = store.create(TOUR)
+    token = store.join(code, "Grace")
+    store.move(code, token, step)
+    assert store.submit(code, token, step, "L one").readable is False
+    at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
+    assert at.header[0].value == lesson.steps[step].title
+    assert not at.error and not at.success  # yellow, as when it was given: not "wrong"
+    assert len(at.warning) == 1 and "L one" in at.warning[0].value
+
+
 def test_bad_code_name_and_token_are_messages(store):
     at = _open(LESSON, {"class": "NOPE42"})
     assert "no class with code" in at.error[0].value
@@ -216,12 +229,12 @@ def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
 
 def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch):
     monkeypatch.setenv("VT_DATABASE_URL", "postgresql://postgres@127.0.0.1:9/none")  # refused
-    lesson_place.store.clear()
+    class_store.store.clear()
     for page, params in ((LESSON, {"class": "K7QX2M"}), (LESSON, {"class": "K7QX2M",
                          "student": "t"}), (TEACHER, {"class": "K7QX2M", "key": "k"})):  # fmt: skip
         at = _open(page, params)
         assert "class database cannot be reached" in at.error[0].value, (page, params)
-    lesson_place.store.clear()
+    class_store.store.clear()
 
 
 def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store):

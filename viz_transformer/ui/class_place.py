@@ -11,7 +11,8 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.classroom import Controls
-from viz_transformer.ui.lesson_place import STORE_ERRORS, Place, class_lesson, store
+from viz_transformer.ui.class_store import STORE_ERRORS, class_lesson, store
+from viz_transformer.ui.lesson_place import Place
 
 WATCH_S = 1.0  # seconds between two reads of the controls by an open student page
 

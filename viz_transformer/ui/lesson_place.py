@@ -1,60 +1,20 @@
 """Where a student is in a lesson, and what they answered: in the session for a student alone
 (``?lesson=NAME``), in the class store for a class (``?class=CODE&student=TOKEN``,
-``ui/class_place.py``), so a reload or another replica resumes at the same step with the same
-answers.
+``ui/class_place.py``; the server's store: ``ui/class_store.py``), so a reload or another
+replica resumes at the same step with the same answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 import streamlit as st
-from sqlalchemy.exc import SQLAlchemyError
 
 import viz_transformer as vt
 from viz_transformer.classroom import Controls
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import caches
 
-T = TypeVar("T")
 SOLO_KEY = "_lesson_solo"  # lesson name -> {"step": int, "answers": {step: (answer, Grade)}}
-# what a store call may raise: bad input (an unknown code or token), a wrong key (OSError's
-# PermissionError), a lesson that cannot be graded, a database that cannot be reached
-STORE_ERRORS = (*widgets.LOAD_ERRORS, SQLAlchemyError)
-
-
-@st.cache_resource(show_spinner=False)
-def store() -> vt.ClassStore:
-    """The class store of this server (``VT_DATABASE_URL``, else SQLite in the cache folder),
-    grading from the pages' traces (``caches.trace``): one trace per sentence per server."""
-    return vt.classroom(traces=caches.trace)
-
-
-def class_lesson(code: str) -> vt.Lesson:
-    """The lesson class ``code`` runs; this server traces its graded sentences meanwhile.
-    Raises ``ValueError`` for an unknown code."""
-    found = store().lesson(code)
-    store().warm(code)
-    return found
-
-
-def message(exc: BaseException) -> str:
-    """What a store error says to a student or teacher (a database's error: its first line)."""
-    if isinstance(exc, SQLAlchemyError):
-        first = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        return f"The class database cannot be reached right now ({first}). Try again in a moment."
-    return str(exc)
-
-
-def or_stop(func: Callable[..., T], *args: Any) -> T:
-    """``func(*args)`` (a store call), or its error as a message in the page and stop."""
-    try:
-        return func(*args)
-    except STORE_ERRORS as exc:
-        widgets.show_error(message(exc))
-        st.stop()
-        raise  # unreachable: st.stop() raises
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

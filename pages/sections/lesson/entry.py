@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.ui import class_place, lesson_place, widgets
+from viz_transformer.ui import class_place, class_store, lesson_place, widgets
 
 JOIN_ERROR = "_join_error"
 
@@ -79,7 +79,7 @@ def _to_class() -> None:
 
 def join_form(code: str) -> None:
     """A student's first visit with the class link: a display name, once."""
-    found = lesson_place.or_stop(lambda: lesson_place.class_lesson(code))
+    found = class_store.or_stop(lambda: class_store.class_lesson(code))
     st.title(found.title)
     st.markdown(f"Class **{widgets.literal(code)}**. Your teacher sees the name you type here.")
     with st.form("join-name", border=False):
@@ -93,16 +93,16 @@ def join_form(code: str) -> None:
 def _join(code: str) -> None:
     try:
         class_place.join(code, st.session_state.get("name", ""))
-    except lesson_place.STORE_ERRORS as exc:
-        st.session_state[JOIN_ERROR] = lesson_place.message(exc)
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[JOIN_ERROR] = class_store.message(exc)
 
 
 def class_student(code: str, token: str) -> class_place.ClassPlace:
     """The student's place in the class, or a message and a way to join again."""
     try:
         return class_place.in_class(code, token)
-    except lesson_place.STORE_ERRORS as exc:
-        widgets.show_error(lesson_place.message(exc))
+    except class_store.STORE_ERRORS as exc:
+        widgets.show_error(class_store.message(exc))
         st.button("Join again with a name", on_click=st.query_params.pop, args=("student",))
         st.stop()
         raise  # unreachable: st.stop() raises

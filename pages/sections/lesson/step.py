@@ -8,7 +8,14 @@ import functools
 import streamlit as st
 
 from viz_transformer.classroom.student import CLOSED
-from viz_transformer.ui import answer_widgets, focus, lesson_links, lesson_place, widgets
+from viz_transformer.ui import (
+    answer_widgets,
+    class_store,
+    focus,
+    lesson_links,
+    lesson_place,
+    widgets,
+)
 
 ERROR_KEY = "_lesson_error"  # why the last answer or move failed, shown once
 
@@ -55,8 +62,8 @@ def _move(place: lesson_place.Place, step: int) -> None:
     focus.request("step")
     try:
         place.move(step)
-    except lesson_place.STORE_ERRORS as exc:
-        st.session_state[ERROR_KEY] = lesson_place.message(exc)
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[ERROR_KEY] = class_store.message(exc)
 
 
 def _answer(place: lesson_place.Place, step: int, answer: str) -> None:
@@ -64,8 +71,8 @@ def _answer(place: lesson_place.Place, step: int, answer: str) -> None:
     focus.request("feedback", "center")
     try:
         place.submit(step, answer)
-    except lesson_place.STORE_ERRORS as exc:
-        st.session_state[ERROR_KEY] = lesson_place.message(exc)
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[ERROR_KEY] = class_store.message(exc)
 
 
 def navigation(place: lesson_place.Place) -> None:

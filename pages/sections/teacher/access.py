@@ -8,7 +8,7 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.classroom.access import TEACHER
-from viz_transformer.ui import lesson_place, widgets
+from viz_transformer.ui import class_store, lesson_place, widgets
 
 CREATE_ERROR = "_create_error"
 KEYS = "_teacher_keys"  # class code -> the key this session's link gave, once checked
@@ -30,9 +30,9 @@ def creator() -> None:
 
 def _create() -> None:
     try:
-        code, key = lesson_place.store().create(st.session_state["class-lesson"])
-    except lesson_place.STORE_ERRORS as exc:
-        st.session_state[CREATE_ERROR] = lesson_place.message(exc)
+        code, key = class_store.store().create(st.session_state["class-lesson"])
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[CREATE_ERROR] = class_store.message(exc)
     else:
         st.query_params.from_dict({"class": code, "key": key})
 
@@ -56,7 +56,7 @@ def access(code: str) -> tuple[str, str] | None:
         )
         return None
     try:
-        role = lesson_place.store().check_key(code, key)
+        role = class_store.store().check_key(code, key)
     except PermissionError:
         kept.pop(code, None)
         st.error(
@@ -64,8 +64,8 @@ def access(code: str) -> tuple[str, str] | None:
             "shown; open the teacher's link printed when the class was created."
         )
         return None
-    except lesson_place.STORE_ERRORS as exc:
-        widgets.show_error(lesson_place.message(exc))
+    except class_store.STORE_ERRORS as exc:
+        widgets.show_error(class_store.message(exc))
         return None
     kept[code] = key
     st.query_params.pop("key", None)  # a projected address bar shows no key

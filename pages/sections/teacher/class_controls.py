@@ -14,7 +14,7 @@ import streamlit as st
 import viz_transformer as vt
 from viz_transformer.classroom import Controls, viewer_link
 from viz_transformer.figures.classroom import step_label
-from viz_transformer.ui import lesson_place, widgets
+from viz_transformer.ui import class_store, widgets
 
 ERROR = "_class_control_error"
 VIEWER_LINK = "_class_viewer_link"  # code -> the read-only link made in this session
@@ -24,8 +24,8 @@ def _do(change: Callable[..., Any], *args: Any) -> None:
     """Callback: one change to the class; its failure is shown by the next run."""
     try:
         change(*args)
-    except lesson_place.STORE_ERRORS as exc:
-        st.session_state[ERROR] = lesson_place.message(exc)
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[ERROR] = class_store.message(exc)
 
 
 def status(controls: Controls, bold: bool = True) -> str:
@@ -40,7 +40,7 @@ def status(controls: Controls, bold: bool = True) -> str:
 
 def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
     """Pause (or Resume) and the pace, where the teacher finds them while teaching."""
-    store = lesson_place.store()
+    store = class_store.store()
     pause, pace = st.columns([1, 3], vertical_alignment="bottom")
     if controls.paused:
         pause.button(
@@ -77,7 +77,7 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
 
 def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: str) -> None:
     """Names hidden, a student removed, a read-only link, the class closed."""
-    store = lesson_place.store()
+    store = class_store.store()
     st.session_state["class-hide-names"] = controls.hide_names
     st.toggle(
         "Hide names (pseudonyms on this page)",
@@ -110,8 +110,8 @@ def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: st
     ):
         try:
             made = viewer_link(base, code, store.viewer_key(code, key))
-        except lesson_place.STORE_ERRORS as exc:
-            widgets.show_error(lesson_place.message(exc))
+        except class_store.STORE_ERRORS as exc:
+            widgets.show_error(class_store.message(exc))
         else:
             st.session_state.setdefault(VIEWER_LINK, {})[code] = made
     if code in st.session_state.get(VIEWER_LINK, {}):

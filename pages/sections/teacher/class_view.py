@@ -10,10 +10,9 @@ import streamlit as st
 
 import viz_transformer as vt
 from pages.sections.teacher.class_controls import status
-from viz_transformer.classroom import Controls
 from viz_transformer.classroom import links as class_links
 from viz_transformer.figures.classroom import funnel_figure, qr_png, step_label
-from viz_transformer.ui import lesson_place, widgets
+from viz_transformer.ui import class_store, widgets
 
 REFRESH_S = 3  # seconds between redraws of the live view
 FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 275  # the second x 1.6 on a projector
@@ -71,7 +70,7 @@ def csv_download(code: str, key: str) -> None:
     """Every answer as CSV, read when the button is clicked (not on every redraw)."""
     st.download_button(
         "Answers as CSV",
-        lambda: lesson_place.store().answers(code, key).to_csv(index=False),
+        lambda: class_store.store().answers(code, key).to_csv(index=False),
         f"class-{code}-answers.csv",
         "text/csv",
         key="class-csv",
@@ -102,14 +101,12 @@ def teacher_link(code: str, key: str) -> None:
 def live(code: str, key: str, lesson: vt.Lesson) -> None:
     """Class ``code`` as it is now; the ``key`` (the teacher's or a read-only one) was checked
     by the page."""
-    try:
-        store = lesson_place.store()
-        controls: Controls = store.controls(code)
-        roster, funnel = store.roster(code, key), store.funnel(code, key)
-        wrong = store.wrong_answers(code, key)
-    except lesson_place.STORE_ERRORS as exc:  # the next redraw tries again
-        widgets.show_error(lesson_place.message(exc))
+    try:  # one transaction, one check of the key
+        view = class_store.store().teacher_view(code, key)
+    except class_store.STORE_ERRORS as exc:  # the next redraw tries again
+        widgets.show_error(class_store.message(exc))
         return
+    controls, roster, funnel, wrong = view.controls, view.roster, view.funnel, view.wrong
     presenting = widgets.presenting()
     if not presenting:  # projected, the chart's title says it: the first screen has no room
         st.markdown(status(controls))
