@@ -1,7 +1,8 @@
 """Teacher: a class's live view (``?class=CODE&key=KEY``): how to join, the teacher's controls
 (pause, pace, names hidden, remove, close, a read-only link), the per-step funnel, who is where,
 the most common wrong answers, the answers as CSV. Without a right key: nothing. The key leaves
-the address bar once checked (kept in the session)."""
+the address bar and the browser's history once checked (kept in the session, and in a cookie
+for a reload: pages/sections/teacher_access.py)."""
 
 from __future__ import annotations
 
