@@ -1,7 +1,9 @@
 """Retrieval heads (issue 47): every head of SmolLM2 scored on a needle hidden in a long text.
 
 Run: ``OMP_NUM_THREADS=1 python bench/bench_retrieval.py [--tokens 1500 8192] [--device cpu]``
-(``--llama8b``: the published Llama-3-8B shape at 32,768 tokens, random weights, on a GPU).
+(``--llama llama-3-8b --tokens 32768 --device cuda``: the published Llama-3-8B shape, random
+bfloat16 weights built by ``bench/llama.py``, word-level texts: timing and memory only, since a
+random model copies nothing; ``--llama tiny`` runs the same path on a CPU).
 
 Each length runs in a fresh process so its peak RSS is its own. The haystack is the shipped
 held-out English sentences (``viz_transformer/corpora/english-heldout-1000.txt``) joined and cut
@@ -33,8 +35,9 @@ NEEDLE = (
     "day."
 )
 TARGETS = {1500: (60.0, 1.5), 8192: (600.0, 3.0), 32768: (300.0, None)}  # s, peak GB
-COLUMNS = ["model", "tokens", "device", "load s", "retrieval_heads s", "target s", "peak RSS GB",
-           "target GB", "needle found", "top heads (retrieval)", "verdict"]  # fmt: skip
+COLUMNS = ["model", "tokens", "device", "load s", "retrieval_heads s", "its CPU s", "target s",
+           "RSS after load GB", "peak RSS GB", "target GB", "needle found", "top heads (retrieval)",
+           "verdict"]  # fmt: skip
 
 
 def _rss_gb() -> float:
@@ -53,35 +56,61 @@ def haystack(count, n_tokens: int) -> str:
     return " ".join(sentences[:lo])
 
 
-def run_case(name: str, n_tokens: int, device: str) -> dict:
+def _llama(size: str, n_tokens: int, device: str, folder: Path):
+    """A random Llama of ``bench/llama.py``'s ``size``, its word-level text and needle."""
+    import viz_transformer as vt
+    from bench.llama import build_llama
+    from bench.models import text_of
+
+    path = build_llama(folder / size, size, n_tokens, device)
+    model = vt.load_model(f"hf:{path}", device, "bfloat16")
+    vocab = model.module.config.vocab_size  # the published size; the words are a few dozen
+    model.module.generation_config.suppress_tokens = list(range(len(model.tokenizer), vocab))
+    text = text_of(lambda t: len(model.tokenizer(t)["input_ids"]), n_tokens - 40)
+    return model, text, "my friend found the key under the table"
+
+
+def run_case(name: str, n_tokens: int, device: str, llama: str | None = None) -> dict:
     """Measure one length in this process (called in a child)."""
+    import tempfile
+
     import torch
 
     import viz_transformer as vt
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    start = time.perf_counter()
-    model = vt.load_model(name, device=device) if name != "smollm2" else vt.load_model(name)
-    loaded = time.perf_counter() - start
-    budget = n_tokens - 40  # the prompt's tail and the answer fit in n_tokens
-    text = haystack(lambda t: len(model.tokenizer(t)["input_ids"]), budget)
-    start = time.perf_counter()
-    r = vt.retrieval_heads(model, text, NEEDLE, 0.5)
+    start, needle = time.perf_counter(), NEEDLE
+    if llama:
+        model, text, needle = _llama(llama, n_tokens, device, Path(tempfile.mkdtemp()))
+    else:
+        model = vt.load_model(name, device=device) if name != "smollm2" else vt.load_model(name)
+        count = lambda t: len(model.tokenizer(t)["input_ids"])  # noqa: E731
+        # the needle, the prompt's tail and the answer fit in n_tokens and in the context
+        text = haystack(count, min(n_tokens - 40, model.max_positions() - 80))
+    loaded, loaded_gb = time.perf_counter() - start, _rss_gb()
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    start, cpu = time.perf_counter(), time.process_time()
+    r = vt.retrieval_heads(model, text, needle, 0.5)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-    took = time.perf_counter() - start
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
     top = r.table.head(5)
     return {
         "tokens": len(r.prompt_tokens) + len(r.output_tokens),
         "load": loaded,
         "seconds": took,
+        "cpu": cpu,
         "peak": _rss_gb(),
+        "gpu_peak": torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else 0,
+        "loaded_gb": loaded_gb,
         "found": r.found,
         "output": r.output,
         "top": [(int(a), int(b), float(c), float(d)) for a, b, c, d in top.values.tolist()],
         "flagged": len(r.flagged()),
         "heads": int(r.retrieval.size),
         "aligned": r.aligned,
+        "steps": len(r.rows),
     }
 
 
@@ -89,36 +118,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tokens", type=int, nargs="+", default=[1500])
     parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--llama", choices=["llama-3-8b", "tiny"], help="a random Llama instead")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true", help="print only; docs untouched")
     add_device_arg(parser)
     args = parser.parse_args()
     device = pick_device(args.device)
     if args.case:
-        print(json.dumps(run_case(args.model, int(args.case), device)))
+        print(json.dumps(run_case(args.model, int(args.case), device, args.llama)))
         return
     rows = []
     for n in args.tokens:
-        cmd = [
-            sys.executable,
-            __file__,
-            "--case",
-            str(n),
-            "--model",
-            args.model,
-            "--device",
-            device,
-        ]
+        cmd = [sys.executable, __file__, "--case", str(n), "--model", args.model]
+        cmd += ["--device", device, *(["--llama", args.llama] if args.llama else [])]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         got = json.loads(out.strip().splitlines()[-1])
         print(json.dumps(got), flush=True)
         limit_s, limit_gb = TARGETS.get(n, (None, None))
         ok = limit_s is None or got["seconds"] <= limit_s
         ok = ok and (limit_gb is None or got["peak"] <= limit_gb)
+        if got["gpu_peak"]:
+            got["peak"] = got["gpu_peak"]  # on a GPU: its memory, the model included
         top = ", ".join(f"L{a}H{b} {c:.2f}" for a, b, c, _ in got["top"][:3])
-        rows.append([args.model, f"{got['tokens']:,}", device, f"{got['load']:.1f}",
-                     f"{got['seconds']:.1f}", limit_s or "-", f"{got['peak']:.2f}",
-                     limit_gb or "-", got["found"], top,
+        rows.append([args.llama or args.model, f"{got['tokens']:,}", device, f"{got['load']:.1f}",
+                     f"{got['seconds']:.1f}", f"{got['cpu']:.1f}", limit_s or "-",
+                     f"{got['loaded_gb']:.2f}", f"{got['peak']:.2f}", limit_gb or "-",
+                     got["found"], top,
                      verdict(0, 1) if ok else verdict(1, 0)])  # fmt: skip
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     body = table(COLUMNS, rows) + f"\n\nLoad average at the end (1, 5, 15 min): {load}.\n"

@@ -133,3 +133,11 @@ def test_sweep_means_resumes_and_stops(planted, tmp_path: Path, monkeypatch) -> 
     assert len(list(tmp_path.glob("*.npz"))) == 1
     again = vt.retrieval_heads(planted, texts[:1], NEEDLE, depths=[0.5], out=str(tmp_path))
     np.testing.assert_array_equal(again.runs[0].retrieval, folder.runs[0].retrieval)
+
+
+def test_the_notebook_opens_a_head_view_on_the_best_head(planted) -> None:
+    pytest.importorskip("anywidget")
+    r = vt.retrieval_heads(planted, haystack(), NEEDLE)
+    layer, head, _ = r.flagged()[0]
+    view = vt.head_view(r.trace, "decoder", layer, head)
+    assert (view.kind, view.layer, view.head) == ("decoder", *PLANTED)
