@@ -111,7 +111,7 @@ def test_the_trace_takes_each_rows_argmax_a_chunk_at_a_time(half, monkeypatch):
     ids = half.tokenizer(TEXT)["input_ids"]
     assert max(rows) == 2 and sum(rows) == len(ids) and cache == [False]
     with torch.no_grad():
-        logits = module(input_ids=torch.tensor([ids])).logits[0].float()
+        logits = module(input_ids=torch.tensor([ids], device=module.device)).logits[0].float()
     assert trace.pred_tokens == labels_after(half.output_tokens, ids, logits.argmax(-1).tolist())
 
 
@@ -119,7 +119,10 @@ def test_what_a_head_writes_is_float32_on_a_bfloat16_model(half, monkeypatch):
     monkeypatch.setattr(hf_heads, "UNEMBED_CELLS", 7 * half.module.config.hidden_size)  # 7 rows
     rng = np.random.default_rng(0)
     d = half.module.config.hidden_size
-    parts, stream = (torch.from_numpy(rng.normal(size=s).astype(np.float32)) for s in ((3, d), d))
+    parts, stream = (
+        torch.from_numpy(rng.normal(size=s).astype(np.float32)).to(half.module.device)
+        for s in ((3, d), d)
+    )
     logits, bias = half.held_unembed(parts, stream)
     assert logits.dtype == bias.dtype == torch.float32
     gain = half.module.model.norm.weight.detach().double()

@@ -41,7 +41,7 @@ FACTORIES = frozenset(
 )
 # (file, factory): host-only code, each with its reason
 ALLOWED = {
-    ("viz_transformer/records/lazy.py", "from_numpy"): "block_reduce pools a map that is "
+    ("viz_transformer/records/tiles.py", "from_numpy"): "block_reduce pools a map that is "
     "already on the host (a figure's array)",
     ("viz_transformer/models/marian_binary.py", "from_numpy"): "reads the weight file into CPU "
     "tensors that load_state_dict copies onto the module's device",

@@ -76,9 +76,12 @@ def test_step_rows_are_the_predicting_positions() -> None:
 
 def _causal_rows(n: int, seed: int) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    q, k = torch.randn(2, 3, n, 4, generator=g), torch.randn(2, 3, n, 4, generator=g)
+    q, k = (
+        torch.randn(2, 3, n, 4, generator=g, device="cpu"),
+        torch.randn(2, 3, n, 4, generator=g, device="cpu"),
+    )
     s = q @ k.transpose(-1, -2)
-    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device="cpu").triu(1), float("-inf"))
     return s.softmax(-1).numpy().astype(np.float32), q, k
 
 

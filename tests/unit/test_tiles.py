@@ -159,8 +159,8 @@ def test_the_scale_multiplies_each_float32_tile_not_the_half_queries(tile):
     layer reaches its own layer."""
     n_q, n_k, causal, _ = CASES["causal, more keys"]
     rng = np.random.default_rng(5)
-    q = torch.from_numpy(rng.normal(size=(2, 1, n_q, 48)).astype(np.float32)).bfloat16()
-    k = torch.from_numpy(rng.normal(size=(2, 1, n_k, 48)).astype(np.float32)).bfloat16()
+    q = torch.from_numpy(rng.normal(size=(2, 1, n_q, 48)).astype(np.float32)).to(DEVICE).bfloat16()
+    k = torch.from_numpy(rng.normal(size=(2, 1, n_k, 48)).astype(np.float32)).to(DEVICE).bfloat16()
     scales = [48**-0.5, 0.3]
     lazy = LazyPatterns(list(q.to(DEVICE)), list(k.to(DEVICE)), causal, scale=scales)
     lazy.tile = tile
