@@ -147,6 +147,12 @@ def main() -> None:
                      verdict(0, 1) if ok else verdict(1, 0)])  # fmt: skip
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     body = table(COLUMNS, rows) + f"\n\nLoad average at the end (1, 5, 15 min): {load}.\n"
+    if not device.startswith("cuda"):
+        body += (
+            "\nThe GPU row (the published Llama-3-8B shape at 32,768 tokens, target 5 min): "
+            "`python bench/bench_retrieval.py --llama llama-3-8b --tokens 32768 --device cuda` "
+            "on a machine with a GPU; not measured yet (no GPU was lent when this ran).\n"
+        )
     if args.no_write:
         print(body)
     else:

@@ -9,7 +9,7 @@ the scores are of what it holds, and a tokenizer that reads it otherwise is name
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -100,13 +100,9 @@ class RetrievalResult:
         return None if step is None else (int(self.rows[step]), int(self.hits[layer, head, step]))
 
     def without_trace(self) -> RetrievalResult:
-        return _replace(self, trace=None)
-
-
-def _replace(result: RetrievalResult, **changes: Any) -> RetrievalResult:
-    from dataclasses import replace
-
-    return replace(result, **changes)
+        """This result without its trace (what a cache keeps: the trace holds every layer's
+        queries and keys)."""
+        return replace(self, trace=None)
 
 
 def check_model(model: LoadedModel) -> None:
@@ -214,6 +210,8 @@ def retrieval_heads(
     p, ids, needle_at, answer_at, n_new = prepare(model, haystack, needle, depth)
     at = (lambda lo, hi: lambda f: report(lo + (hi - lo) * f)) if report else (lambda lo, hi: None)
     out_ids = greedy_ids(model, ids, n_new, at(0.0, 0.4))
+    if report is not None:
+        report(0.4)  # the trace next: one pass, no progress inside
     output = model._decode(out_ids)
     text = check_text(p.text + output)  # what the trace reads (stripped)
     tr = capture(model, text)
