@@ -1,10 +1,12 @@
-"""How long the unit tier takes, and where the time goes (issue 32: under 15 s on a quiet machine).
+"""How long the unit tier takes, and where the time goes (issue 48: under 20 s on a quiet machine).
 
 Runs ``pytest tests/unit`` once in a subprocess (``OMP_NUM_THREADS=1``, as the README's command)
-with ``--durations=0`` and prints: pytest's own total (collection included), the collection time
-alone (a second ``--collect-only`` run), the sum of every test's setup + call + teardown, the
-slowest entries, and the load average before and after, since a shared machine stretches every
-number (compare runs only at a similar load).
+with ``--durations=0`` and prints: pytest's own total (collection included), the CPU seconds the
+run used (user + system of the child processes: on one thread, about what a quiet machine's
+wall-clock time would be, and much less stretched by a busy machine than the wall clock), the
+collection time alone (a second ``--collect-only`` run, its CPU seconds too), the sum of every
+test's setup + call + teardown, the files that take longest, the slowest entries, and the load
+average before and after, since a shared machine stretches every wall-clock number.
 
 Run: ``python bench/unit_tier.py [--top 30] [-- extra pytest arguments]``.
 """
@@ -14,8 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,29 +27,52 @@ LINE = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S+)")
 TOTAL = re.compile(r" in (\d+\.\d+)s")
 
 
-def pytest(*args: str) -> str:
-    """Output of ``python -m pytest tests/unit -q -p no:cacheprovider *args`` in the repo."""
+def cpu_s() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pytest(*args: str) -> tuple[str, float]:
+    """Output of ``python -m pytest tests/unit -q -p no:cacheprovider *args`` in the repo, and
+    the CPU seconds it used."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "pytest", "tests/unit", "-q", "-p", "no:cacheprovider", *args]
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True).stdout
+    before = cpu_s()
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True).stdout
+    return out, cpu_s() - before
+
+
+def by_file(entries: list[tuple[float, str, str]]) -> list[tuple[float, str]]:
+    """Seconds per test file (setup + call + teardown of its tests), the longest first."""
+    files: Counter[str] = Counter()
+    for seconds, _, test in entries:
+        files[test.split("::")[0]] += seconds
+    return [(seconds, name) for name, seconds in files.most_common()]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--top", type=int, default=30, help="slowest entries to print")
+    parser.add_argument("--files", type=int, default=15, help="longest files to print")
     parser.add_argument("extra", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args(argv)
     before = os.getloadavg()[0]
-    out = pytest("--durations=0", "--durations-min=0", *args.extra)
-    collect = pytest("--collect-only", *args.extra)
+    out, run_cpu = pytest("--durations=0", "--durations-min=0", *args.extra)
+    collect, collect_cpu = pytest("--collect-only", *args.extra)
     after = os.getloadavg()[0]
     entries = [(float(m[1]), m[2], m[3]) for ln in out.splitlines() if (m := LINE.match(ln))]
     entries.sort(reverse=True)
     total = TOTAL.findall(out.splitlines()[-1]) if out.strip() else []
     print(f"load average (1 min): {before:.2f} before, {after:.2f} after; cores: {os.cpu_count()}")
     print(f"pytest total: {total[0] if total else '?'} s; {out.splitlines()[-1].strip()}")
-    print(f"collection alone: {TOTAL.findall(collect)[-1] if TOTAL.findall(collect) else '?'} s")
+    print(f"CPU (user + system): {run_cpu:.1f} s")
+    alone = TOTAL.findall(collect)[-1] if TOTAL.findall(collect) else "?"
+    print(f"collection alone: {alone} s, CPU {collect_cpu:.1f} s")
     print(f"sum of setup + call + teardown: {sum(e[0] for e in entries):.2f} s")
+    for seconds, name in by_file(entries)[: args.files]:
+        print(f"  {seconds:6.2f} s {name}")
+    print("slowest entries:")
     for seconds, phase, test in entries[: args.top]:
         print(f"  {seconds:6.2f} s {phase:8} {test}")
 

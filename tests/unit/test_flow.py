@@ -65,7 +65,7 @@ def test_flow_differs_from_rollout_where_paths_share_an_edge():
 
 
 def test_attention_flow_of_a_trace_is_row_normalised_and_limited():
-    model = tiny_paper_model(max_len=12)  # its random decoder writes max_len - 1 tokens (64: 1 s)
+    model = tiny_paper_model(max_len=12)  # its random decoder writes max_len - 1 tokens
     trace = vt.trace(model, "alpha beta gamma delta epsilon")
     calls: list[float] = []
     out = flow.attention_flow(trace, "encoder", calls.append)

@@ -113,7 +113,7 @@ def test_a_prefix_without_a_kept_parent_is_decoded_whole(tiny):
 
 @pytest.mark.parametrize("which", ["tiny", "paper-reverse"])
 def test_greedy_decode_gives_the_same_ids_with_and_without_the_cache(which, reverse):
-    model = tiny_paper_model(seed=3) if which == "tiny" else reverse
+    model = tiny_paper_model(seed=3, max_len=24) if which == "tiny" else reverse
     vocab = model.vocab
     texts = [model.spec.example, vocab.tokens[4], " ".join(model.spec.example.split()[::-1])]
     src = pad_batch([vocab.encode(t) for t in texts], vocab.pad_id, model.device)
@@ -165,12 +165,12 @@ def test_prefix_states_keep_only_the_last_two_lengths():
 
 
 def test_extending_past_the_position_table_is_refused(tiny):
-    module, dev = tiny.module, tiny.device
+    module, dev, n = tiny.module, tiny.device, tiny.module.cfg.max_len
     with torch.no_grad():
         memory = module.encode(torch.tensor([SRC], device=dev))
-        cache = module.extend(module.start(memory), None, torch.ones(1, 63, dtype=int, device=dev))[
-            1
-        ]
-        module.extend(cache, None, torch.ones(1, 1, dtype=int, device=dev))  # position 63: the last
-        with pytest.raises(ValueError, match="65 tokens exceed this model's 64 positions"):
+        cache = module.extend(
+            module.start(memory), None, torch.ones(1, n - 1, dtype=int, device=dev)
+        )[1]
+        module.extend(cache, None, torch.ones(1, 1, dtype=int, device=dev))  # the last position
+        with pytest.raises(ValueError, match=f"{n + 1} tokens exceed this model's {n} positions"):
             module.extend(cache, None, torch.ones(1, 2, dtype=int, device=dev))

@@ -91,7 +91,7 @@ def test_hf_hook_names_sit_beside_each_attention_modules_pattern(hf):
 def test_paper_input_embedding(tiny):
     emb = tiny.input_embedding()
     assert emb.weight.shape == (tiny.module.cfg.vocab_size, 16) and emb.scale == 4.0
-    np.testing.assert_array_equal(emb.positions, sinusoidal_table(64, 16))
+    np.testing.assert_array_equal(emb.positions, sinusoidal_table(tiny.module.cfg.max_len, 16))
     assert "sinusoid" in emb.source and emb.note is None
 
 

@@ -85,7 +85,7 @@ def test_paper_inputs_are_sqrt_d_times_the_embedding_plus_the_sinusoid(tiny):
     weight = tiny.module.src_embed.weight.detach().cpu().numpy()
     assert parts.scale == 4.0  # sqrt(16)
     np.testing.assert_allclose(parts.token_norms, 4.0 * np.linalg.norm(weight, axis=1), rtol=1e-5)
-    np.testing.assert_array_equal(parts.positions, sinusoidal_table(64, 16))
+    np.testing.assert_array_equal(parts.positions, sinusoidal_table(tiny.module.cfg.max_len, 16))
     per = pa.sentence_norms(tiny, "alpha beta gamma")
     assert per["tokens"] == ("alpha", "beta", "gamma", "</s>")
     np.testing.assert_allclose(per["position_norm"], math.sqrt(8), rtol=1e-6)  # sqrt(d/2)
