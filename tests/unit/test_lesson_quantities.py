@@ -14,7 +14,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import decoding
-from viz_transformer.course import quantities, read_lesson, warm_traces
+from viz_transformer.course import Sources, read_lesson, sources, warm_traces
 from viz_transformer.course.kinds import NUMBER_FIELDS
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.testing.hf import BUILDERS
@@ -218,7 +218,7 @@ def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(m
         calls.append(args[1])
         return vt.head_importance(*args, **kwargs)
 
-    monkeypatch.setattr(quantities, "head_importance", counted)
+    monkeypatch.setattr(sources, "head_importance", counted)
     args = f"{{sentence: {sentence}, attention: cross, layer: 1, head: 0, mode: zero}}"
     lesson = read_lesson(LESSON.format(quantity="head_importance", args=args), "warm")
     warm_traces(lesson, lambda name, text: None)
@@ -233,7 +233,7 @@ def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(m
 
 
 def test_a_failed_course_value_leaves_no_lock_and_is_tried_again(model):
-    before = len(quantities._KEY_LOCKS)
+    before = len(sources._KEPT._making)
     for _ in range(2):
         with pytest.raises(ValueError, match="'beam' must be 1"):
             value("next_token_prob", sentence=SENTENCE, beam=0, step=0, rank=0)
@@ -241,4 +241,42 @@ def test_a_failed_course_value_leaves_no_lock_and_is_tried_again(model):
             value("rotary_angle", position=1, pair=0)
     with pytest.raises(ValueError, match="does not know 'zebra'"):  # in the decoding itself
         value("next_token_prob", sentence="zebra zebra", beam=1, step=0, rank=0)
-    assert len(quantities._KEY_LOCKS) == before
+    assert len(sources._KEPT._making) == before
+
+
+def test_the_callers_sources_give_the_ablations_roles_and_lens(model, monkeypatch):
+    """A caller's ``Sources`` (the app: its pages' caches) are read for the ablation of every
+    head, the head roles and the logit lens, and nothing is computed beside them."""
+    monkeypatch.setattr(sources, "head_importance", None)  # computing here would fail
+    monkeypatch.setattr(sources, "head_roles", None)
+    monkeypatch.setattr(sources, "logit_lens", None)
+    asked: list[tuple] = []
+    grid = np.arange(6.0).reshape(2, 3)
+    lens = vt.logit_lens(model, SENTENCE)
+
+    def importance(m, sentence, kind, mode):
+        asked.append(("importance", m.name, sentence, kind, mode))
+        return grid
+
+    def roles(m, sentence, kind):
+        asked.append(("roles", m.name, sentence, kind))
+        return {"previous": grid + 10}
+
+    def lens_of(m, sentence):
+        asked.append(("lens", m.name, sentence))
+        return lens
+
+    src = Sources(importance=importance, roles=roles, lens=lens_of)
+    head = {"sentence": SENTENCE, "attention": "cross", "layer": 1, "head": 2}
+    assert course_value(NAME, "head_importance", {**head, "mode": "mean"}, src) == grid[1, 2]
+    assert course_value(NAME, "role_score", {**head, "role": "previous"}, src) == grid[1, 2] + 10
+    at = {"sentence": SENTENCE, "layer": 0, "position": 1}
+    assert course_value(NAME, "lens_probability", at, src) == pytest.approx(lens.probs[0][1])
+    assert asked == [
+        ("importance", NAME, SENTENCE, "cross", "mean"),
+        ("roles", NAME, SENTENCE, "cross"),
+        ("lens", NAME, SENTENCE),
+    ]
+    asks = {"quantity": "head_importance", "args": {**head, "mode": "zero"}}
+    question = vt.Question("number", asks, NAME)
+    assert vt.grade(question, "5", src).correct and len(asked) == 4  # vt.grade passes them on

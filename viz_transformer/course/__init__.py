@@ -5,11 +5,12 @@
 finds lesson files and loads them, ``shape`` reads a file's text with its shape validated
 (``FILE:LINE`` problems), ``validation`` validates what a lesson asks of its model (``checks``:
 the validators' interfaces a kind's row calls), ``grading`` grades an answer from the model's
-trace at answer time (``graders``: each kind's grader; ``quantities``: the course's numbers).
+trace at answer time (``graders``: each kind's grader; ``quantities``: the course's numbers;
+``sources``: where they are read, the caller's caches or the course's own).
 """
 
 from viz_transformer.course.files import lessons, load_lesson
-from viz_transformer.course.grading import TraceOf, grade, traced, warm_traces
+from viz_transformer.course.grading import Sources, TraceOf, grade, traced, warm_traces
 from viz_transformer.course.kinds import QUESTION_KINDS, KindRule
 from viz_transformer.course.records import Grade, Lesson, Question, Step
 from viz_transformer.course.shape import LessonError, read_lesson
@@ -22,6 +23,7 @@ __all__ = [
     "Lesson",
     "LessonError",
     "Question",
+    "Sources",
     "Step",
     "TraceOf",
     "grade",

@@ -11,31 +11,19 @@ retrained; ``vt.grade`` traces).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
-from viz_transformer.analysis.capture import trace
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.course.records import DEFAULT_TOLERANCE, Grade, Question
-from viz_transformer.models.registry import load_model
+from viz_transformer.course.sources import TraceOf, sources_of, traced
 from viz_transformer.records.kinds import head_label, parse_head_label
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns, Trace
 
-TraceOf = Callable[[str, str], Trace]  # (model name, sentence) -> its trace
 HEAD_SHARE = 0.9  # a head is right when its weight is at least this share of the best head's
 NUMBER_FLOOR = 0.005  # a number rounded to two decimals is never wrong for its rounding
 MARKS = ("##", "▁", "Ġ")  # subword display marks (WordPiece, SentencePiece, byte BPE)
-
-
-def traced(model_name: str, sentence: str) -> Trace:
-    """``vt.trace(vt.load_model(model_name), sentence)``: a fresh trace, cached nowhere.
-
-    Raises:
-        ValueError: an unknown model or a sentence the model cannot read.
-    """
-    return trace(load_model(model_name), sentence)
 
 
 def patterns_of(tr: Trace, kind: str) -> Patterns:
@@ -134,7 +122,7 @@ def number_value(question: Question, traces: TraceOf = traced) -> float:
     """The model's (or the formula's) value of a ``number`` question's quantity."""
     a = question.args["args"]
     if question.args["quantity"] in COURSE_QUANTITIES:
-        return course_value(question.model, question.args["quantity"], a)
+        return course_value(question.model, question.args["quantity"], a, sources_of(traces))
     if question.args["quantity"] == "pe_value":
         return pe_value(a["position"], a["dim"], a["d_model"])
     tr = traces(question.model, a["sentence"])

@@ -2,22 +2,24 @@
 kind names its grader in ``kinds.QUESTION_KINDS``; the right answer is read from the trace of the
 question's sentence, or from the paper's formula, never stored.
 
-Traces come from the caller (``traces``: ``(model name, sentence) -> Trace``). The app passes its
-pages' cache (``ui/caches.trace``), so a class's sentence is traced once per server, shared with
-the pages, and dropped with them when a live model is retrained; ``vt.grade`` alone traces
-(``traced``), and a class store made by a script traces once per answer unless given a cache.
+Traces come from the caller (``traces``: ``(model name, sentence) -> Trace``, or ``Sources``, which
+also give the ablations, head roles and logit lenses a course quantity reads). The app passes its
+pages' caches (``ui/head_caches.course_sources``), so a class's sentence is traced once per
+server, shared with the pages, and dropped with them when a live model is retrained; ``vt.grade``
+alone traces (``traced``), and a class store made by a script traces once per answer unless
+given a cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from viz_transformer.course.graders import TraceOf, traced
 from viz_transformer.course.kinds import rule
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
 from viz_transformer.course.records import Grade, Lesson, Question
+from viz_transformer.course.sources import Sources, TraceOf, sources_of, traced
 
-__all__ = ["TraceOf", "grade", "question_sentence", "traced", "warm_traces"]
+__all__ = ["Sources", "TraceOf", "grade", "question_sentence", "traced", "warm_traces"]
 
 
 def question_sentence(question: Question) -> str | None:
@@ -48,7 +50,7 @@ def warm_traces(
             if not keep_going():
                 return
             try:
-                course_value(lesson.model, quantity, question.args["args"])
+                course_value(lesson.model, quantity, question.args["args"], sources_of(traces))
             except (ValueError, RuntimeError):
                 continue
 
@@ -68,7 +70,8 @@ def grade(question: Question, answer: str, traces: TraceOf = traced) -> Grade:
         question: the step's question.
         answer: the answer as given.
         traces: ``(model name, sentence) -> Trace``; by default each call traces
-            (``traced``); a server passes its cache.
+            (``traced``); a server passes its caches as ``Sources`` (a course quantity reads
+            its ablations, roles and lenses there too).
 
     Raises:
         ValueError: a question its model cannot compute, such as an attention kind it does not

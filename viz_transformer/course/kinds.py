@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from viz_transformer.course import graders
 from viz_transformer.course.checks import ModelCheck, ShapeCheck
-from viz_transformer.course.graders import TraceOf
 from viz_transformer.course.located import Path_
 from viz_transformer.course.quantities import COURSE_QUANTITIES, arg_problems
 from viz_transformer.course.records import Grade, Question
+from viz_transformer.course.sources import TraceOf
 
 NUMBER_FIELDS: dict[str, tuple[str, ...]] = {  # a number question's quantity -> its args
     "attention_weight": ("sentence", "attention", "layer", "head", "query", "key"),

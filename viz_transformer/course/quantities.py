@@ -5,67 +5,32 @@ the lesson's model when a student answers, never stored; ``COURSE_QUANTITIES`` r
 with the grader (``graders.number_value``) and the validator (``kinds``, ``validation``), which
 import it.
 
-A computation a class repeats (an ablation of every head, a beam search) runs once per model and
-input: the results are kept in a small thread-safe cache.
+A computation a class repeats runs once per model and input: an ablation of every head, the head
+roles and the logit lens come from the caller's ``Sources`` (the app: its pages' caches), a beam
+search and the walkthrough's capture from the course's own cache (``sources.memo``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from viz_transformer.analysis import decoding, positional, rope, softmax
-from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.heads import head_importance
-from viz_transformer.analysis.lens import logit_lens
-from viz_transformer.analysis.roles import ROLES, head_roles
+from viz_transformer.analysis.roles import ROLES
 from viz_transformer.analysis.walkthrough import capture
+from viz_transformer.course.sources import Sources, memo
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model
 from viz_transformer.records.lazy import LazyPatterns
 
 Args = Mapping[str, Any]
-T = TypeVar("T")
-CACHE_ENTRIES = 32
 MAX_DECODE = 40  # the decoder page's default "Most output tokens"
 SCALES = ("with", "without")  # the softmax page's two maps: with 1/sqrt(d_k) and without
 STATS = ("entropy", "max_weight", "saturated")  # its table: mean entropy (nats), ...
 MODES = ("zero", "mean")  # ablation modes (What heads do)
-_CACHE: OrderedDict[tuple, tuple[LoadedModel, Any]] = OrderedDict()  # key -> (model, value)
-_LOCK = threading.Lock()
-_KEY_LOCKS: dict[tuple, threading.Lock] = {}
-
-
-def _memo(model: LoadedModel, key: tuple[Hashable, ...], make: Callable[[], T]) -> T:
-    """``make()`` once per model object and ``key`` even when many threads ask at once. An
-    entry holds its model, so while it is cached the model's ``id`` names no other model (a
-    live model retrained under the same name is a new object; without the hold, it could get
-    the old one's id and its stale values)."""
-    key = (model.name, id(model), *key)
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key][1]
-        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        with _LOCK:
-            if key in _CACHE:
-                return _CACHE[key][1]
-        try:
-            value = make()
-        finally:  # a failed computation leaves no lock behind (the next asker tries again)
-            with _LOCK:
-                _KEY_LOCKS.pop(key, None)
-        with _LOCK:
-            _CACHE[key] = (model, value)
-            while len(_CACHE) > CACHE_ENTRIES:
-                _CACHE.popitem(last=False)
-    return value
 
 
 def _one_of(args: Args, field: str, allowed: tuple[str, ...]) -> str:
@@ -87,14 +52,14 @@ def _positions(model: LoadedModel) -> np.ndarray:
     return table
 
 
-def position_value(model: LoadedModel, a: Args) -> float:
+def position_value(model: LoadedModel, a: Args, src: Sources) -> float:
     """The model's own position vector at ``position``, dimension ``dim`` (section 3.5), in the
     layout the model stores it."""
     row = _index(_positions(model), a["position"], "position")
     return float(_index(row, a["dim"], "dimension"))
 
 
-def position_dot(model: LoadedModel, a: Args) -> float:
+def position_dot(model: LoadedModel, a: Args, src: Sources) -> float:
     """``PE(position) . PE(other)`` of the model's table: for the sinusoid it depends only on
     ``other - position`` (each (sin, cos) pair turned by the offset)."""
     table = _positions(model)
@@ -102,14 +67,14 @@ def position_dot(model: LoadedModel, a: Args) -> float:
     return float(np.dot(first.astype(np.float64), second.astype(np.float64)))
 
 
-def position_norm(model: LoadedModel, a: Args) -> float:
+def position_norm(model: LoadedModel, a: Args, src: Sources) -> float:
     """The norm of the model's position vector at ``position`` (sqrt(d_model / 2) for the
     paper's sinusoid)."""
     row = _index(_positions(model), a["position"], "position")
     return float(np.linalg.norm(row.astype(np.float64)))
 
 
-def rotary_angle(model: LoadedModel, a: Args) -> float:
+def rotary_angle(model: LoadedModel, a: Args, src: Sources) -> float:
     """The angle (radians, wrapped into [-pi, pi]) by which a rotary model turns the (q, k)
     ``pair`` at ``position``: position x theta_i, theta_i = base^(-2i/d_head) (the positional
     page's "Rotation of each (q, k) pair" map)."""
@@ -120,9 +85,9 @@ def rotary_angle(model: LoadedModel, a: Args) -> float:
     return float(_index(row, a["pair"], "pair"))
 
 
-def _pattern_pair(model: LoadedModel, a: Args) -> tuple[np.ndarray, np.ndarray]:
+def _pattern_pair(model: LoadedModel, a: Args, src: Sources) -> tuple[np.ndarray, np.ndarray]:
     """One head's pattern with and without the scale (the softmax page's section 4)."""
-    tr = _memo(model, ("trace", a["sentence"]), lambda: trace(model, a["sentence"]))
+    tr = src.trace(model.name, a["sentence"])
     patterns = tr.get(a["attention"])
     if patterns is None:
         raise ValueError(f"{model.name} has no {a['attention']} attention")
@@ -132,17 +97,17 @@ def _pattern_pair(model: LoadedModel, a: Args) -> tuple[np.ndarray, np.ndarray]:
     return softmax.with_and_without_scale(p, model.head_scale())
 
 
-def saturation(model: LoadedModel, a: Args) -> float:
+def saturation(model: LoadedModel, a: Args, src: Sources) -> float:
     """``stat`` (mean row entropy in nats, mean max weight, or the share of rows over 0.99) of
     one head ``with`` or ``without`` 1/sqrt(d_k), as the softmax page's table gives it."""
-    scaled, unscaled = _pattern_pair(model, a)
+    scaled, unscaled = _pattern_pair(model, a, src)
     pattern = scaled if _one_of(a, "scale", SCALES) == "with" else unscaled
     return softmax.pattern_stats(pattern)[_one_of(a, "stat", STATS)]
 
 
-def unscaled_weight(model: LoadedModel, a: Args) -> float:
+def unscaled_weight(model: LoadedModel, a: Args, src: Sources) -> float:
     """One cell of the head's pattern without 1/sqrt(d_k) (the softmax page's right map)."""
-    unscaled = _pattern_pair(model, a)[1]
+    unscaled = _pattern_pair(model, a, src)[1]
     return float(unscaled[a["query"], a["key"]])
 
 
@@ -151,56 +116,53 @@ def _decoding(model: LoadedModel, a: Args) -> decoding.Decoding:
         raise ValueError(f"'beam' must be 1 (greedy) to {decoding.MAX_BEAM}")
     key = ("decode", a["sentence"], a["beam"])
     make = lambda: decoding.decode_steps(model, a["sentence"], MAX_DECODE, a["beam"], 10)  # noqa: E731
-    return _memo(model, key, make)
+    return memo(model, key, make)
 
 
-def next_token_prob(model: LoadedModel, a: Args) -> float:
+def next_token_prob(model: LoadedModel, a: Args, src: Sources) -> float:
     """The probability of the ``rank``-th most likely next token (0: the top one) at decoding
     ``step``, with beam width ``beam`` (1: greedy), as the decoder page's bars give it."""
     step = _index(_decoding(model, a).steps, a["step"], "step")
     return float(_index(step.top_probs, a["rank"], "rank"))
 
 
-def beam_log_prob(model: LoadedModel, a: Args) -> float:
+def beam_log_prob(model: LoadedModel, a: Args, src: Sources) -> float:
     """The log-probability of the ``rank``-th live beam (0: the best) when decoding ``step``
     starts, with beam width ``beam``, as the decoder page's beams chart gives it."""
     step = _index(_decoding(model, a).steps, a["step"], "step")
     return float(_index(step.beams, a["rank"], "beam").log_prob)
 
 
-def importance(model: LoadedModel, a: Args) -> float:
+def importance(model: LoadedModel, a: Args, src: Sources) -> float:
     """How many nats the output's log-probability drops when the head alone is ablated
     (``vt.head_importance``, What heads do: "Which heads matter")."""
     mode = _one_of(a, "mode", MODES)
-    key = ("importance", a["sentence"], a["attention"], mode)
-    grid = _memo(model, key, lambda: head_importance(model, a["sentence"], a["attention"],
-                                                      ablation=mode))  # fmt: skip
+    grid = src.importance(model, a["sentence"], a["attention"], mode)
     return float(_index(_index(grid, a["layer"], "layer"), a["head"], "head"))
 
 
-def role_score(model: LoadedModel, a: Args) -> float:
+def role_score(model: LoadedModel, a: Args, src: Sources) -> float:
     """One head's score for ``role`` (``vt.head_roles``: previous, self, first, duplicate,
     induction, aligning), as the What heads do page's role maps give it."""
-    key = ("roles", a["sentence"], a["attention"])
-    scores = _memo(model, key, lambda: head_roles(model, a["attention"], a["sentence"]))
+    scores = src.roles(model, a["sentence"], a["attention"])
     role = _one_of(a, "role", tuple(r for r in ROLES if r in scores))
     return float(_index(_index(scores[role], a["layer"], "layer"), a["head"], "head"))
 
 
-def lens_probability(model: LoadedModel, a: Args) -> float:
+def lens_probability(model: LoadedModel, a: Args, src: Sources) -> float:
     """The logit lens: the probability of the top next token after decoder ``layer`` at decoder
     ``position`` (``vt.logit_lens``)."""
-    lens = _memo(model, ("lens", a["sentence"]), lambda: logit_lens(model, a["sentence"]))
+    lens = src.lens(model, a["sentence"])
     row = _index(lens.probs, a["layer"], "layer")
     return float(_index(row, a["position"], "position"))
 
 
 def _capture(model: LoadedModel, a: Args) -> Any:
     key = ("capture", a["sentence"], a["attention"])
-    return _memo(model, key, lambda: capture(model, a["sentence"], a["attention"]))
+    return memo(model, key, lambda: capture(model, a["sentence"], a["attention"]))
 
 
-def attention_score(model: LoadedModel, a: Args) -> float:
+def attention_score(model: LoadedModel, a: Args, src: Sources) -> float:
     """The score q . k / sqrt(d_k) of ``query`` on ``key`` before the softmax (the Q, K, V
     walkthrough's "Why this head looks there" map)."""
     from viz_transformer.analysis.why import head_scores  # pandas: loaded on first use
@@ -212,7 +174,7 @@ def attention_score(model: LoadedModel, a: Args) -> float:
     return value
 
 
-def score_part(model: LoadedModel, a: Args) -> float:
+def score_part(model: LoadedModel, a: Args, src: Sources) -> float:
     """One bar of a score taken apart: ``split`` (dimension, input, component) and its ``part``
     (``d3``, ``position.content``, ...), as ``vt.score_parts`` names them."""
     from viz_transformer.analysis.why import SPLITS, split_score  # pandas: on first use
@@ -232,7 +194,7 @@ class Quantity:
     """A course quantity: its args (all required) and how the model gives its value."""
 
     fields: tuple[str, ...]
-    value: Callable[[LoadedModel, Args], float]
+    value: Callable[[LoadedModel, Args, Sources], float]
 
 
 _HEAD = ("sentence", "attention", "layer", "head")
@@ -256,14 +218,17 @@ WHOLE = ("other", "rank", "beam", "pair")
 WORDS = ("scale", "stat", "mode", "role", "split", "part")
 
 
-def course_value(model_name: str, quantity: str, args: Args) -> float:
-    """The value of a course ``quantity`` on the model named ``model_name``.
+def course_value(
+    model_name: str, quantity: str, args: Args, sources: Sources | None = None
+) -> float:
+    """The value of a course ``quantity`` on the model named ``model_name``, read from
+    ``sources`` (by default, computed into the course's own cache).
 
     Raises:
         ValueError: args the model cannot give a value for (an index it lacks, an unknown
             role or split part), with what it has.
     """
-    return COURSE_QUANTITIES[quantity].value(load_model(model_name), args)
+    return COURSE_QUANTITIES[quantity].value(load_model(model_name), args, sources or Sources())
 
 
 def arg_problems(quantity: str, args: Args) -> list[tuple[str, str]]:

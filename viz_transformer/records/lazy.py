@@ -14,7 +14,6 @@ with a message saying what to do).
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ import torch
 
 from viz_transformer import settings
 from viz_transformer.records import tiles
+from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.tiles import Array, Index, Scale, block_reduce
 
 __all__ = ["LazyPatterns", "block_reduce", "drawn", "fits_in_memory", "is_lazy"]
@@ -114,7 +114,9 @@ class LazyPatterns:
         self._key_ok = None if key_mask is None else np.asarray(key_mask, dtype=bool)
         if self._key_ok is not None and self._key_ok.shape != (shape[3],):
             raise ValueError(f"key_mask has shape {self._key_ok.shape}; expected ({shape[3]},).")
-        self._cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._cache: BoundedCache[tuple[int, int], np.ndarray] = BoundedCache(
+            max(1, shape[0] * shape[1]), weigh=lambda a: a.nbytes, budget=HEAD_CACHE_BYTES
+        )
         self._lock = threading.RLock()
 
     def _qk(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -228,19 +230,7 @@ class LazyPatterns:
         """One head's ``[q, k]`` weights (read-only), rows summing to 1."""
         layer = range(self.shape[0])[layer]
         head = range(self.shape[1])[head]
-        with self._lock:
-            found = self._cache.get((layer, head))
-            if found is not None:
-                self._cache.move_to_end((layer, head))
-                return found
-        weights = self.cells(layer, head)
-        weights.flags.writeable = False
-        with self._lock:
-            self._cache[(layer, head)] = weights
-            keep = max(1, HEAD_CACHE_BYTES // max(1, weights.nbytes))
-            while len(self._cache) > keep:
-                self._cache.popitem(last=False)
-        return weights
+        return self._cache.get_or_make((layer, head), lambda: _read_only(self.cells(layer, head)))
 
     def heads(self, layer: int, heads: Sequence[int] | range | None = None) -> np.ndarray:
         """``[len(heads), q, k]`` weights of some heads of one layer (all when None)."""
@@ -326,3 +316,8 @@ def is_lazy(arr: object) -> bool:
 def fits_in_memory(arr: np.ndarray | LazyPatterns) -> bool:
     """True when every weight of ``arr`` may be held at once (``settings.MAX_MATERIALISE``)."""
     return not is_lazy(arr) or arr.size <= settings.MAX_MATERIALISE
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a

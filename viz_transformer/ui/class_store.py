@@ -1,5 +1,5 @@
 """The server's class store: one ``ClassStore`` per server (``VT_DATABASE_URL``, else SQLite in
-the cache folder) that grades from the pages' traces; a class's lesson, its graded sentences
+the cache folder) that grades from the pages' caches; a class's lesson, its graded sentences
 traced meanwhile; and how a store error reads in a page (``message``, ``or_stop``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 import viz_transformer as vt
-from viz_transformer.ui import caches, widgets
+from viz_transformer.ui import head_caches, widgets
 
 T = TypeVar("T")
 # what a store call may raise: bad input (an unknown code or token), a wrong key (OSError's
@@ -22,8 +22,9 @@ STORE_ERRORS = (*widgets.LOAD_ERRORS, SQLAlchemyError)
 @st.cache_resource(show_spinner=False)
 def store() -> vt.ClassStore:
     """The class store of this server (``VT_DATABASE_URL``, else SQLite in the cache folder),
-    grading from the pages' traces (``caches.trace``): one trace per sentence per server."""
-    return vt.classroom(traces=caches.trace)
+    grading from the pages' caches (``head_caches.course_sources``): one trace, ablation, role
+    score or logit lens per sentence per server."""
+    return vt.classroom(traces=head_caches.course_sources())
 
 
 def class_lesson(code: str) -> vt.Lesson:

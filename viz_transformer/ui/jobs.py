@@ -1,5 +1,5 @@
 """A long computation shared by every session: a progress bar and a Stop button the first time,
-its result from a bounded store after that.
+its result from a bounded store (``records.bounded.BoundedCache``) after that.
 
 Progress and Stop are ``records.progress``'s, as for every long job: the bar shows a
 ``ProgressMeter``'s record, and the job gets its ``StopToken`` as its ``stop`` argument (set by
@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import streamlit as st
 
+from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.progress import Cancelled, OnFraction, ProgressMeter, StopToken
 from viz_transformer.ui import widgets
 
@@ -24,19 +25,6 @@ KEPT = 16  # stopped jobs a session remembers
 # set by a Stop, for the one run it starts: the page's other long jobs wait for a click instead
 # of starting (a Stop means "quiet now"); app.py removes it when that run ends
 HOLD_KEY = "_jobs_hold"
-
-
-class BoundedStore(dict):
-    """A dictionary that forgets its oldest entries beyond ``size``."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def put(self, key: object, value: object) -> None:
-        self[key] = value
-        while len(self) > self.size:
-            del self[next(iter(self))]
 
 
 def _stopped() -> tuple[Hashable, ...]:
@@ -73,7 +61,7 @@ class JobText:
 
 def stoppable(
     job: JobText,
-    store: BoundedStore,
+    store: BoundedCache,
     key: Hashable,
     compute: Callable[[OnFraction, StopToken], T],
 ) -> T | None:

@@ -12,7 +12,7 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.classroom import Controls
-from viz_transformer.ui import caches
+from viz_transformer.ui import head_caches
 
 SOLO_KEY = "_lesson_solo"  # lesson name -> {"step": int, "answers": {step: (answer, Grade)}}
 
@@ -60,7 +60,7 @@ class Place:
         question = self.lesson.steps[step].question
         if question is None:  # a stale form of a step the lesson no longer asks about
             raise ValueError(f"Step {step + 1} has no question to answer.")
-        result = vt.grade(question, answer, caches.trace)
+        result = vt.grade(question, answer, head_caches.course_sources())
         self.answers[step] = (answer, result)
         return result
 

@@ -14,6 +14,7 @@ import viz_transformer as vt
 from viz_transformer.analysis.corpus import head_page
 from viz_transformer.analysis.corpus.stats import STATS
 from viz_transformer.figures import corpus_head as figures
+from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.kinds import AttentionKind, KindHead, kind_head_label
 from viz_transformer.ui import caches, jobs, state, widgets
 
@@ -31,10 +32,10 @@ NO_DISTANCE = (
 
 
 @st.cache_resource(show_spinner=False)
-def _samples() -> jobs.BoundedStore:
+def _samples() -> BoundedCache:
     """Traces of a corpus's sample keyed by (model, sampled sentences), shared by every session;
     the first computation draws a progress bar and a Stop, every head after it reads them."""
-    return jobs.BoundedStore(4)
+    return BoundedCache(4)
 
 
 def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead, stat: str,

@@ -36,7 +36,7 @@ def importance(name: str, text: str, kind: AttentionKind, mode: str) -> np.ndarr
     scores = jobs.stoppable(
         IMPORTANCE,
         head_caches.head_importance_store(),
-        (name, text, kind, mode),
+        head_caches.importance_key(name, text, kind, mode),
         lambda progress, stop: vt.head_importance(
             caches.model(name), text, kind, None, mode, progress, stop
         ),
@@ -195,7 +195,7 @@ def roles(name: str, text: str, kind: AttentionKind) -> None:
     scores = jobs.stoppable(
         ROLES,
         head_caches.roles_store(),
-        ("roles", name, text, kind),
+        head_caches.roles_key(name, text, kind),
         lambda progress, stop: vt.head_roles(caches.model(name), kind, text, None, progress, stop),
     )
     if scores is None:
@@ -225,7 +225,7 @@ def lens(name: str, text: str) -> None:
     read = jobs.stoppable(
         LENS,
         head_caches.lens_store(),
-        ("lens", name, text),
+        head_caches.lens_key(name, text),
         lambda progress, stop: vt.logit_lens(caches.model(name), text, None, progress, stop),
     )
     if read is not None:

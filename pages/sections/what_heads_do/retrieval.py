@@ -18,6 +18,7 @@ import viz_transformer as vt
 from viz_transformer.analysis.retrieval.run import FLAG, RetrievalResult, check_model, prepare
 from viz_transformer.analysis.retrieval.sweep import RetrievalSweep
 from viz_transformer.figures import heads as figures
+from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.text.checks import check_text
 from viz_transformer.text.corpora import HAYSTACKS, builtin_haystack
 from viz_transformer.ui import caches, jobs, state, widgets
@@ -36,13 +37,13 @@ SHOWN = 5  # flagged heads offered as links
 
 
 @st.cache_resource
-def _store() -> jobs.BoundedStore:
-    return jobs.BoundedStore(8)  # results shared by every session (no trace kept)
+def _store() -> BoundedCache:
+    return BoundedCache(8)  # results shared by every session (no trace kept)
 
 
 @st.cache_resource
-def _kept() -> jobs.BoundedStore:
-    return jobs.BoundedStore(64)  # finished runs of sweeps, so a stopped sweep resumes
+def _kept() -> BoundedCache:
+    return BoundedCache(64)  # finished runs of sweeps, so a stopped sweep resumes
 
 
 def follow() -> None:
