@@ -280,3 +280,23 @@ def test_the_callers_sources_give_the_ablations_roles_and_lens(model, monkeypatc
     asks = {"quantity": "head_importance", "args": {**head, "mode": "zero"}}
     question = vt.Question("number", asks, NAME)
     assert vt.grade(question, "5", src).correct and len(asked) == 4  # vt.grade passes them on
+
+
+@pytest.mark.needs("streamlit")
+def test_the_apps_sources_are_the_what_heads_do_pages_caches(model):
+    """The app grades from ``head_caches.course_sources``: an importance map the page computed is
+    what a course answer reads, and role scores the course computes are the page's entry."""
+    from viz_transformer.ui import head_caches
+
+    src, grid = head_caches.course_sources(), np.full((2, 4), 0.25)
+    head = {"sentence": SENTENCE, "attention": "cross", "layer": 1, "head": 1}
+    importance, roles = head_caches.head_importance_store(), head_caches.roles_store()
+    try:
+        importance.put(head_caches.importance_key(NAME, SENTENCE, "cross", "zero"), grid)
+        assert course_value(NAME, "head_importance", {**head, "mode": "zero"}, src) == 0.25
+        got = course_value(NAME, "role_score", {**head, "role": "first"}, src)
+        kept = roles.get(head_caches.roles_key(NAME, SENTENCE, "cross"))
+        assert kept is not None and got == pytest.approx(kept["first"][1, 1])
+    finally:
+        importance.clear()
+        roles.clear()
