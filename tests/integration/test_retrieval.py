@@ -135,8 +135,8 @@ def test_sweep_means_resumes_and_stops(planted, tmp_path: Path, monkeypatch) -> 
     np.testing.assert_array_equal(again.runs[0].retrieval, folder.runs[0].retrieval)
 
 
+@pytest.mark.needs("notebook")
 def test_the_notebook_opens_a_head_view_on_the_best_head(planted) -> None:
-    pytest.importorskip("anywidget")
     r = vt.retrieval_heads(planted, haystack(), NEEDLE)
     layer, head, _ = r.flagged()[0]
     view = vt.head_view(r.trace, "decoder", layer, head)
