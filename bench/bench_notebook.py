@@ -1,5 +1,5 @@
 """The notebook widgets at 512 tokens, 6 layers x 8 heads (issue 41): what they send and how soon
-JupyterLab draws them (targets: payload < 5 MB, drawn within 2 s of the cell finishing).
+JupyterLab draws them (targets: payload < 5 MB, drawn within 1.5 s of running the cell).
 
 Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_notebook.py [--no-browser]``.
 
@@ -15,8 +15,8 @@ another layer, another head and another kind sends. In the browser: the bytes th
 over the kernel's websocket from running the cell until the view was drawn.
 
 Drawn: JupyterLab on 127.0.0.1 (``viz_transformer.testing.jupyter``) in headless Chromium; from
-the cell's last statement (``time.time()`` in the kernel) to the view's ``data-drawn`` stamp
-(``Date.now()``, the same machine's clock). The same run takes the screenshots of
+running the cell (the browser's clock as the run is asked: issue 50) to the view's
+``data-drawn`` stamp (``Date.now()``, the same clock). The same run takes the screenshots of
 ``docs/library.md`` (``paper-en-pt``, a real trained model).
 """
 
@@ -44,7 +44,7 @@ from viz_transformer.records.trace import Trace
 from viz_transformer.testing.jupyter import state_bytes
 
 TOKENS, LAYERS, HEADS = 512, 6, 8
-MAX_MB, MAX_DRAW_S = 5.0, 2.0
+MAX_MB, MAX_DRAW_S = 5.0, 1.5  # drawn within 1.5 s of running the cell (issue 50)
 SHOTS = {"head": ROOT / "docs" / "notebook-head-view.png",
          "model": ROOT / "docs" / "notebook-model-view.png"}  # fmt: skip
 BUILD = """import json, time
@@ -54,10 +54,10 @@ tr, worst = random_trace(), worst_trace()
 print(tr.cross.shape, worst.encoder.shape)"""
 CELLS = [
     BUILD,
-    'view = vt.head_view(worst)\ndone = {"worst": time.time()}\nview',
-    'mv = vt.model_view(tr, "cross")\ndone["model"] = time.time()\nmv',
-    'rv = vt.head_view(tr, "cross")\ndone["random"] = time.time()\nrv',
-    "print(json.dumps(done))",
+    "vt.head_view(worst)",
+    'vt.model_view(tr, "cross")',
+    'vt.head_view(tr, "cross")',
+    "print(json.dumps({'kernel': time.time()}))",
     'en = vt.load_model("paper-en-pt")\nsmall = vt.trace(en, "The cat sat on the mat.")\n'
     'shot = vt.head_view(small, "cross", 1, 2)\nshot',
     'vt.model_view(small, "encoder", 1, 6)',
@@ -161,8 +161,13 @@ def in_browser() -> dict[str, float]:
                 "framereceived", lambda f: received.__setitem__(0, received[0] + len(f))
             ))  # fmt: skip
 
+            starts: dict[int, float] = {}
+
             def run(i: int, done: str) -> float:
+                """Run cell ``i`` (its start: the browser's clock as the run is asked) until
+                ``done`` appears; the bytes received meanwhile."""
                 received[0] = 0
+                starts[i] = page.evaluate("() => Date.now()") / 1000
                 page.evaluate(RUN_CELL_JS, i)
                 page.locator(done).first.wait_for()
                 return received[0]
@@ -174,14 +179,11 @@ def in_browser() -> dict[str, float]:
             got["model_ws"] = run(2, ".vt-model[data-drawn]")
             got["random_ws"] = run(3, ".vt-head[data-selected='cross 0 0'][data-drawn]")
             run(4, ".jp-Cell:nth-child(5) .jp-OutputArea-output")
-            done = json.loads(
-                page.locator(".jp-Cell:nth-child(5) .jp-OutputArea-output").inner_text()
-            )
-            views = {"worst": ".vt-head", "model": ".vt-model",
-                     "random": ".vt-head[data-selected^='cross']"}  # fmt: skip
-            for name, where in views.items():
+            views = {"worst": (1, ".vt-head"), "model": (2, ".vt-model"),
+                     "random": (3, ".vt-head[data-selected^='cross']")}  # fmt: skip
+            for name, (cell, where) in views.items():
                 drawn = page.locator(f"{where}[data-drawn]").first.get_attribute("data-drawn")
-                got[f"{name}_s"] = int(drawn) / 1000 - done[name]
+                got[f"{name}_s"] = int(drawn) / 1000 - starts[cell]
             start = time.time()
             page.locator(".vt-head .vt-cell[data-layer='5'][data-head='3']").first.click()
             page.wait_for_function(
@@ -198,6 +200,7 @@ def in_browser() -> dict[str, float]:
                 path=str(SHOTS["model"])
             )
             got["outside"] = len(watch.outside)
+            got["load"] = os.getloadavg()[0]
             browser.close()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -233,11 +236,14 @@ def main() -> None:
     if not args.no_browser:
         got = in_browser()
         body += (
-            "\n\nIn JupyterLab 4.6.6 and headless Chromium: from the cell's last statement "
-            "(`time.time()` in the kernel) to the view drawn (its `data-drawn` stamp), and what "
-            "the page received over the kernel websocket while the cell ran and the view drew.\n\n"
+            "\n\nIn JupyterLab 4.6.6 and headless Chromium: from running the cell (the "
+            "browser's clock as JupyterLab is asked to run it; the traces were built in an "
+            "earlier cell) to the view drawn (its `data-drawn` stamp), and what the page "
+            "received over the kernel websocket while the cell ran and the view drew. "
+            f"Load average (1 min) over the run: {got['load']:.1f} on {os.cpu_count()} cores."
+            "\n\n"
             + table(
-                ["view", "drawn after the cell, s", "websocket MB"],
+                ["view", "drawn after running the cell, s", "websocket MB"],
                 [
                     [
                         f"head view, worst ({TOKENS * LINES_PER_ROW * HEADS:,} lines)",
@@ -260,7 +266,7 @@ def main() -> None:
             f"{got['click_s']:.2f} s. Requests that left 127.0.0.1: {got['outside']:.0f}."
         )
         slow = max(got["worst_s"], got["model_s"], got["random_s"])
-        checks.append(["drawn after the cell", f"<= {MAX_DRAW_S} s", f"{slow:.2f} s",
+        checks.append(["drawn after running the cell", f"<= {MAX_DRAW_S} s", f"{slow:.2f} s",
                        verdict(slow, MAX_DRAW_S)])  # fmt: skip
         ws = max(got["worst_ws"], got["model_ws"], got["random_ws"]) / 1e6
         checks.append(["websocket bytes per view", f"< {MAX_MB} MB", f"{ws:.2f} MB",

@@ -176,3 +176,75 @@ def test_a_long_input_pages_its_lines_and_never_sends_the_whole_array():
     wire = Wire(view)
     click(view, start=400)  # "later" in the view: the last full window
     assert wire.keys() == [{"lines"}] and view.lines["q0"] == 700 - payload.LINE_TOKENS
+
+
+def test_a_cut_input_is_said_in_the_header_and_warned(trace):
+    from dataclasses import replace
+
+    from viz_transformer.records.trace import truncation_note
+
+    cut = replace(trace, messages=(truncation_note(2049, 256), "Heads ablated (zero): L0H1."))
+    assert payload.cuts(cut) == {"src": "first 256 of 2,049 tokens: the model reads at most 256"}
+    from viz_transformer.notebook import TruncatedInputWarning
+
+    with pytest.warns(TruncatedInputWarning, match="input's first 256 of 2,049 tokens"):
+        view = vt.head_view(cut)
+    assert view.header["cut"] == payload.cuts(cut)
+    assert payload.cuts(trace) == {}
+
+
+def test_the_static_snapshot_draws_the_current_view_and_a_png_decodes(trace):
+    import zlib
+
+    from viz_transformer.notebook import export
+
+    view = vt.head_view(trace, "encoder", 1, 2)
+    svg = view.snapshot()
+    assert svg.startswith("<svg") and f'id="{view.uid}"' in svg and "layer 1, head 2" in svg
+    lines = view.lines["heads"]
+    expected = sum(
+        int(((np.frombuffer(h["i"], "<u2") < export.SNAP_ROWS)
+             & (np.frombuffer(h["j"], "<u2") < export.SNAP_ROWS)
+             & ((np.frombuffer(h["w"], np.uint8) >= export.OTHERS_MIN * 255) | (n == 2))).sum())
+        for n, h in enumerate(lines)
+    )  # fmt: skip
+    assert svg.count("<line ") == expected > 0
+    view.hidden = [0, 1, 3]  # only head 2's lines remain
+    only = len(np.frombuffer(lines[2]["w"], np.uint8))
+    assert view.snapshot().count("<line ") == only
+    cells = bytes(range(6))
+    raw = export.png(cells, 2, 3)
+    idat = raw[raw.index(b"IDAT") + 4 : raw.index(b"IEND") - 8]
+    rows = zlib.decompress(idat)
+    assert len(rows) == 2 * (1 + 3 * 3) and rows[1:4] == bytes([255, 255, 255])
+
+
+def test_save_writes_an_offline_page_with_every_layer(trace, tmp_path):
+    view = vt.model_view(trace, "cross", 1, 2)
+    page = view.save(tmp_path / "view.html").read_text()
+    assert "export default" in page and ".vt-root" in page  # the widget inlined
+    assert not re.search(r"(src|href)=['\"]https?://", page)  # nothing fetched
+    n_layers, n_heads = trace.cross.shape[:2]
+    # every head's map, and the state it opens on
+    assert page.count('"kind":"cross","layer":') == n_layers * n_heads + 1
+
+
+def test_the_query_key_panel_splits_the_selected_querys_strongest_keys():
+    model = tiny_paper_model(n_heads=4, max_len=12)
+    text = "alpha beta gamma"
+    tr = vt.trace(model, text)
+    view = vt.head_view(tr, "encoder", 1, 2, model=model, text=text)
+    assert view.qk == {}  # no query selected: no panel
+    click(view, query=1)
+    qk = view.qk
+    row = np.asarray(tr.encoder[1, 2][1])
+    assert qk["keys"] == list(np.argsort(-row, kind="stable")[: len(qk["keys"])])
+    values = np.frombuffer(qk["values"], np.float32).reshape(len(qk["keys"]), -1)
+    for r, key in enumerate(qk["keys"]):
+        parts = vt.score_parts(model, text, "encoder", 1, 2, 1, key, by="dimension")
+        assert list(parts.part) == qk["parts"]
+        np.testing.assert_allclose(values[r], parts.value.to_numpy(), atol=1e-5)
+    click(view, query=-1)
+    assert view.qk == {}
+    with pytest.raises(ValueError, match="model and text go together"):
+        vt.head_view(tr, model=model)

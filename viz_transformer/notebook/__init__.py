@@ -6,9 +6,10 @@ never Streamlit; their JavaScript ships in ``static/``. The widget stack is opti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import warnings
+from typing import TYPE_CHECKING, Any
 
-from viz_transformer.notebook.payload import checked
+from viz_transformer.notebook.payload import checked, cuts
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace
 
@@ -28,8 +29,29 @@ def _widgets():
     return widgets
 
 
+class TruncatedInputWarning(UserWarning):
+    """A view of a trace whose input was cut to what the model reads."""
+
+
+def warn_cut(trace: Trace) -> None:
+    """Warn (``TruncatedInputWarning``, at the caller's line) for each part of the input the
+    trace says was cut: the view shows only what the model read."""
+    for side, text in cuts(trace).items():
+        what = "target" if side == "tgt" else "input"
+        warnings.warn(
+            f"{trace.model_name}: the view shows the {what}'s {text}.",
+            TruncatedInputWarning,
+            stacklevel=3,
+        )
+
+
 def head_view(
-    trace: Trace, kind: AttentionKind | None = None, layer: int = 0, head: int = 0
+    trace: Trace,
+    kind: AttentionKind | None = None,
+    layer: int = 0,
+    head: int = 0,
+    model: Any = None,
+    text: str | None = None,
 ) -> HeadView:
     """BertViz's head view of a trace as a two-way widget: every head of a layer as lines from
     queries (left) to keys (right), coloured by head, and every head of the kind as small maps.
@@ -38,7 +60,12 @@ def head_view(
 
     Args:
         trace: from ``vt.trace``; kind: ``"encoder"``, ``"decoder"`` or ``"cross"`` (None: the
-            first the trace has); layer, head: selected first, counted from 0.
+            first the trace has); layer, head: selected first, counted from 0; model, text:
+            the model and text the trace came from, for the query-key panel (a selected
+            query's scores on its strongest keys split by dimension, as ``vt.score_parts``).
+
+    Warns:
+        TruncatedInputWarning: the trace's input was cut (its header says so too).
 
     Raises:
         TypeError: ``trace`` is not a ``Trace``.
@@ -47,7 +74,12 @@ def head_view(
         ImportError: the notebook stack is not installed (the message says how).
     """
     kind = checked(trace, kind, layer, head)
-    return _widgets().HeadView(trace, kind, int(layer), int(head))
+    warn_cut(trace)
+    if (model is None) != (text is None):
+        raise ValueError("model and text go together: the model and the text the trace came from")
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"text must be the str the trace came from, got {type(text).__name__}")
+    return _widgets().HeadView(trace, kind, int(layer), int(head), model=model, text=text)
 
 
 def model_view(
@@ -56,6 +88,9 @@ def model_view(
     """Every layer x head of a trace's attention kind as a small map (block maxima); a click
     selects one, which is drawn large beside them. The same traits as ``head_view``.
 
+    Warns:
+        TruncatedInputWarning: the trace's input was cut (its header says so too).
+
     Raises:
         TypeError: ``trace`` is not a ``Trace``.
         ValueError: a kind the trace lacks, or a layer or head not an int in range (the
@@ -63,7 +98,8 @@ def model_view(
         ImportError: the notebook stack is not installed (the message says how).
     """
     kind = checked(trace, kind, layer, head)
+    warn_cut(trace)
     return _widgets().ModelView(trace, kind, int(layer), int(head))
 
 
-__all__ = ["head_view", "model_view"]
+__all__ = ["TruncatedInputWarning", "head_view", "model_view"]

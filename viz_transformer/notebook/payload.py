@@ -17,6 +17,7 @@ reduced cells reach the host. Nothing here imports a widget library.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,30 @@ def title(model_name: str) -> str:
     return model_name
 
 
+CUT = re.compile(r"(Target: )?The input has (\d+) tokens and this model reads at most (\d+)")
+
+
+def cuts(trace: Trace) -> dict[str, str]:
+    """What the trace's own messages say was cut (``records.trace.truncation_note``), as the
+    view's header says it, by token list: ``{"src": "first 256 of 2,049 tokens: the model
+    reads at most 256"}`` (``"tgt"`` for a forced target that was cut)."""
+    out = {}
+    for message in trace.messages:
+        found = CUT.search(message)
+        if found:
+            side = "tgt" if found.group(1) else "src"
+            n, limit = int(found.group(2)), int(found.group(3))
+            out[side] = f"first {limit:,} of {n:,} tokens: the model reads at most {limit:,}"
+    return out
+
+
 def header(trace: Trace) -> dict[str, Any]:
     """Tokens, kinds and shapes: what every view needs once.
 
     Returns:
         ``{"model", "src", "tgt", "kinds": {kind: {"title", "shape", "rows", "cols"}},
-        "notes", "colours", "output"}``; ``rows``/``cols`` name the token list (``"src"`` or
-        ``"tgt"``) labelling a kind's queries and keys.
+        "notes", "cut" (``cuts``), "colours", "output"}``; ``rows``/``cols`` name the token
+        list (``"src"`` or ``"tgt"``) labelling a kind's queries and keys.
     """
     sides = {"encoder": ("src", "src"), "decoder": ("tgt", "tgt"), "cross": ("tgt", "src")}
     kinds = {}
@@ -119,6 +137,7 @@ def header(trace: Trace) -> dict[str, Any]:
         "tgt": list(trace.tgt_tokens),
         "kinds": kinds,
         "notes": dict(trace.notes),
+        "cut": cuts(trace),
         "colours": list(HEAD_COLOURS),
         "output": trace.output_text,
     }

@@ -2,13 +2,14 @@
 gets what it draws (``notebook.payload``), and the selection is shared both ways.
 
 Traits ``kind``, ``layer``, ``head`` (and ``query``, a query row the reader clicked, -1 for
-none) are synced: a click in the view sets them in Python (``widget.observe`` fires), and setting
-them in Python redraws the view. The JavaScript and CSS ship in ``notebook/static/`` (no build
-step, no network).
+none; ``hidden``, the heads whose lines the head view hides) are synced: a click in the view sets
+them in Python (``widget.observe`` fires), and setting them in Python redraws the view. The
+JavaScript and CSS ship in ``notebook/static/`` (no build step, no network).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from viz_transformer.notebook import payload
+from viz_transformer.notebook import export, payload, query_key
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace
 
@@ -44,6 +45,9 @@ class AttentionView(anywidget.AnyWidget):
     head = traitlets.Int(0).tag(sync=True)
     query = traitlets.Int(-1).tag(sync=True)
     start = traitlets.Int(0).tag(sync=True)  # the head view's first query row (long inputs)
+    hidden = traitlets.List(traitlets.Int()).tag(sync=True)  # heads whose lines are hidden
+    uid = traitlets.Unicode().tag(sync=True)  # the static snapshot's id (hidden while live)
+    qk = traitlets.Dict().tag(sync=True)  # the selected query's scores split (head view, model)
     header = traitlets.Dict().tag(sync=True)
     grid = traitlets.Dict().tag(sync=True)
     lines = traitlets.Dict().tag(sync=True)
@@ -55,6 +59,8 @@ class AttentionView(anywidget.AnyWidget):
         kind: AttentionKind | None = None,
         layer: int = 0,
         head: int = 0,
+        model: Any = None,
+        text: str | None = None,
         **kwargs: Any,
     ) -> None:
         chosen = payload.checked(trace, kind, layer, head)
@@ -67,9 +73,51 @@ class AttentionView(anywidget.AnyWidget):
             drawn["focus"] = payload.focus(trace, chosen, layer, head)
         keys = {"grid": (chosen,), "lines": (chosen, layer, 0), "focus": (chosen, layer, head)}
         self._drawn = {name: keys[name] for name in drawn}  # what the browser has, by its inputs
+        self._shown: list = []  # display handles of the static snapshot, updated on a change
+        self._model, self._text, self._captures = model, text, {}
+        uid = f"vt-snap-{uuid.uuid4().hex[:12]}"
         super().__init__(
-            header=payload.header(trace), kind=chosen, layer=layer, head=head, **drawn, **kwargs
-        )
+            header=payload.header(trace), kind=chosen, layer=layer, head=head, uid=uid, **drawn,
+            **kwargs,
+        )  # fmt: skip
+
+    def snapshot(self) -> str:
+        """The view as it is now, as SVG drawn in Python (``notebook.export.snapshot``)."""
+        names = ("view", "header", "kind", "layer", "head", "lines", "focus", "hidden", "query")
+        return export.snapshot({name: getattr(self, name) for name in names}, self.uid)
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the live widget, and an SVG snapshot of the view that a saved notebook,
+        nbconvert's HTML and a repository's preview show without a kernel (the live widget
+        hides it while it runs; a change of the selection updates it)."""
+        from IPython.display import display
+
+        live = self._repr_mimebundle_()  # ipywidgets: (data, metadata)
+        data, meta = live if isinstance(live, tuple) else (live, {})
+        display(data, metadata=meta, raw=True)
+        bundle = {"image/svg+xml": self.snapshot(), "text/plain": repr(self)}
+        self._shown.append(display(bundle, raw=True, display_id=True))
+
+    @traitlets.observe("kind", "layer", "head", "hidden", "query", "lines", "focus")
+    def _update_snapshot(self, change: dict[str, Any]) -> None:
+        if self._shown:
+            bundle = {"image/svg+xml": self.snapshot(), "text/plain": repr(self)}
+            for handle in self._shown:
+                handle.update(bundle, raw=True)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the view as a self-contained, offline, interactive HTML page (the widget's
+        JavaScript and CSS, and every layer's lines or every head's map, inlined; no network).
+
+        Returns:
+            the path written.
+        """
+        state = {name: getattr(self, name) for name in ("view", "header", "kind", "layer",
+                 "head", "query", "hidden", "uid", "qk")}  # fmt: skip
+        esm, css = (STATIC / "widget.js").read_text(), (STATIC / "widget.css").read_text()
+        path = Path(path)
+        path.write_text(export.page(self._trace, state, esm, css), encoding="utf-8")
+        return path
 
     @property
     def trace(self) -> Trace:
@@ -112,6 +160,11 @@ class AttentionView(anywidget.AnyWidget):
         value = proposal["value"]
         return -1 if value < 0 else self._check("query", value, self._shape()[2])
 
+    @traitlets.validate("hidden")
+    def _valid_hidden(self, proposal: dict[str, Any]) -> list[int]:
+        n_heads = self._shape()[1]
+        return sorted({self._check("head", h, n_heads) for h in proposal["value"]})
+
     @traitlets.observe("kind")
     def _kind_changed(self, change: dict[str, Any]) -> None:
         """Another kind may have fewer layers, heads or rows: keep the selection inside it."""
@@ -121,10 +174,23 @@ class AttentionView(anywidget.AnyWidget):
             self.query = min(self.query, n_q - 1)
             self.start = 0
             self._refresh()
+            self._explain()
 
-    @traitlets.observe("layer", "head", "start")
+    @traitlets.observe("layer", "head", "start", "query")
     def _selection_changed(self, change: dict[str, Any]) -> None:
         self._refresh()
+        self._explain()
+
+    def _explain(self) -> None:
+        """The query-key panel of the selected query (the head view, given the model)."""
+        if self._model is None or self.view != "head" or self.query < 0:
+            if self.qk:
+                self.qk = {}
+            return
+        where = (self.kind, self.layer, self.head, self.query)
+        if tuple(self.qk.get(k) for k in ("kind", "layer", "head", "query")) != where:
+            self.qk = query_key.parts(self._model, self._text, self._trace, *where,
+                                      self._captures)  # fmt: skip
 
     def _refresh(self) -> None:
         """Recompute what the view draws and whose inputs changed (nothing else is sent)."""
