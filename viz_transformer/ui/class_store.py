@@ -4,8 +4,7 @@ traced meanwhile; and how a store error reads in a page (``message``, ``or_stop`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+import functools
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
@@ -13,7 +12,6 @@ from sqlalchemy.exc import SQLAlchemyError
 import viz_transformer as vt
 from viz_transformer.ui import head_caches, widgets
 
-T = TypeVar("T")
 # what a store call may raise: bad input (an unknown code or token), a wrong key (OSError's
 # PermissionError), a lesson that cannot be graded, a database that cannot be reached
 STORE_ERRORS = (*widgets.LOAD_ERRORS, SQLAlchemyError)
@@ -43,11 +41,6 @@ def message(exc: BaseException) -> str:
     return str(exc)
 
 
-def or_stop(func: Callable[..., T], *args: Any) -> T:
-    """``func(*args)`` (a store call), or its error as a message in the page and stop."""
-    try:
-        return func(*args)
-    except STORE_ERRORS as exc:
-        widgets.show_error(message(exc))
-        st.stop()
-        raise  # unreachable: st.stop() raises
+# ``func(*args)`` (a store call), or its error as a message in the page and stop: the one
+# ``widgets.or_stop``, with a store's errors and words
+or_stop = functools.partial(widgets.or_stop, errors=STORE_ERRORS, say=message)

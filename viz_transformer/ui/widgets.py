@@ -50,12 +50,18 @@ def show_error(exc: BaseException | str) -> None:
     st.error("".join(p if i % 2 else literal(p) for i, p in enumerate(_CODE.split(str(exc)))))
 
 
-def or_stop(func: Callable[..., T], *args: Any) -> T:
-    """``func(*args)``, or its error as a message in the page (never a traceback) and stop."""
+def or_stop(
+    func: Callable[..., T],
+    *args: Any,
+    errors: tuple[type[BaseException], ...] = LOAD_ERRORS,
+    say: Callable[[BaseException], str] = str,
+) -> T:
+    """``func(*args)``, or its error (one of ``errors``) as a message in the page, ``say(exc)``,
+    never a traceback, and stop (``ui/class_store.or_stop``: this for a store call)."""
     try:
         return func(*args)
-    except LOAD_ERRORS as exc:
-        show_error(exc)
+    except errors as exc:
+        show_error(say(exc))
         st.stop()
         raise  # unreachable: st.stop() raises; keeps type checkers honest
 
