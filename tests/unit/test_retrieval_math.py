@@ -115,3 +115,13 @@ def test_copy_scoring_counts_distinct_answer_positions_holding_the_token() -> No
     assert sc.first_copy(hits, 0, 2) == 2
     assert sc.first_copy(hits, 1, 0) is None
     assert sc.retrieval_scores(hits, 0).sum() == 0
+
+
+def test_the_built_in_haystack_is_long_and_has_sentence_boundaries() -> None:
+    from viz_transformer.text.corpora import HAYSTACKS, builtin_haystack
+
+    for name in HAYSTACKS:
+        text = builtin_haystack(name)
+        assert len(text.split()) > 1_000 and len(nd.boundaries(text)) > 50
+    with pytest.raises(ValueError, match="unknown haystack"):
+        builtin_haystack("nope")
