@@ -176,3 +176,29 @@ def test_each_option_letter_is_that_option(grade):
             assert grade(c, f"{letter.upper()})").correct is (i == correct)
             assert grade(c, options[i].upper()).correct is (i == correct)
         assert grade(c, "e").readable is False
+
+
+def test_a_cross_attention_head_is_graded_naming_the_rows_label_on_the_map(lesson_model, grade):
+    """A cross-attention map labels a row by the token predicted there, and so does the grade
+    (issue 49: the question said "the row labelled 'preto' (row 4)", the grade "row 4 ('gato')",
+    the decoder's input there)."""
+    tr = vt.trace(lesson_model, SENTENCE)
+    pairs = zip(tr.pred_tokens, tr.tgt_tokens, strict=True)
+    q = next(i for i, (p, t) in enumerate(pairs) if p != t)
+    k = 1  # row q: the two conventions differ there (row 0 reads <s>)
+    c = check("head", attention="cross", sentence=SENTENCE, query=q, key=k)
+    for answer in ("L0 H0", "L1 H1"):
+        cell = f"row {q} ({tr.pred_tokens[q]!r}) to column {k} ({tr.src_tokens[k]!r})"
+        assert cell in grade(c, answer).feedback
+
+
+@pytest.mark.parametrize(
+    ("position", "given", "margin"),
+    [(0, "0.1", "(at most 0.005 apart counts)"), (1, "0.5", "(within 2% counts)")],
+)
+def test_a_wrong_numbers_feedback_names_the_margin_that_applies(position, given, margin, grade):
+    """PE(0, 0) = sin(0) = 0: 2% of 0 is nothing, the 0.005 floor is what counts (issue 49: the
+    feedback said "within 2%"); PE(1, 0) = sin(1) = 0.84: 2% of it, 0.017, is what counts."""
+    c = check("number", quantity="pe_value", args={"position": position, "dim": 0, "d_model": 8})
+    g = grade(c, given)
+    assert g.correct is False and margin in g.feedback, g.feedback

@@ -65,7 +65,7 @@ def grade_head(question: Question, answer: str, traces: TraceOf) -> Grade:
     best_head = int(table[best_layer].argmax())
     top = float(table[best_layer][best_head])
     expected = head_label((best_layer, best_head))
-    rows, cols = tr.tokens_for(kind)
+    rows, cols = tr.map_labels(kind)  # as the map labels them (a cross row: the word predicted)
     cell = f"row {q} ({rows[q]!r}) to column {k} ({cols[k]!r})"
     try:
         layer, head = parse_head_label(answer)
@@ -162,8 +162,11 @@ def grade_number(question: Question, answer: str, traces: TraceOf) -> Grade:
         return Grade(True, expected, f"Right: the model gives {expected}.")
     share = f"{off / abs(value):.0%} off" if value else f"{off:.3g} off"
     way = "too high" if given > value else "too low"
-    return Grade(False, expected, f"{answer} is {way}: {share} (within {tolerance:.0%} counts); "
-                 "check which row and column, and how many decimals you read.")  # fmt: skip
+    # the margin that applies: the relative one, or the floor where that is smaller (a value of 0)
+    margin = (f"within {tolerance:.0%}" if tolerance * abs(value) >= NUMBER_FLOOR
+              else f"at most {NUMBER_FLOOR:g} apart")  # fmt: skip
+    return Grade(False, expected, f"{answer} is {way}: {share} ({margin} counts); check which "
+                 "row and column, and how many decimals you read.")  # fmt: skip
 
 
 def grade_choice(question: Question, answer: str, traces: TraceOf) -> Grade:

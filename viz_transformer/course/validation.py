@@ -168,7 +168,7 @@ class _ModelValidation:
                      f"for {args['sentence']!r} ({why})")  # fmt: skip
             return
         n_layers, n_heads, n_q, n_k = patterns.shape
-        rows, cols = tr.tokens_for(attention)
+        rows, cols = tr.map_labels(attention)
         self.index(args, "layer", n_layers, path, f"{attention} attention's layers")
         self.index(args, "head", n_heads, path, f"{attention} attention's heads")
         self.index(args, "query", n_q, path, f"the rows {list(rows)}")

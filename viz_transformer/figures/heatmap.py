@@ -85,11 +85,9 @@ def axes(
 ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, str, str]:
     """Labels of the rows and columns shown, their indices in the full map, the y-axis title,
     and a subtitle when special tokens were hidden (empty otherwise)."""
-    rows, cols = trace.tokens_for(kind)
-    ylabel = "query (attending)"
-    if kind == "cross" and trace.pred_tokens:
-        # a cross-attention row gathers the source for the word it predicts: label it so
-        rows, ylabel = trace.pred_tokens, "output token being predicted (query)"
+    rows, cols = trace.map_labels(kind)  # a cross-attention row: the word predicted there
+    predicted = kind == "cross" and bool(trace.pred_tokens)
+    ylabel = "output token being predicted (query)" if predicted else "query (attending)"
     row_idx, col_idx = kept_positions(rows, hide_special), kept_positions(cols, hide_special)
     note = ""
     if len(col_idx) < len(cols):

@@ -70,8 +70,6 @@ def without_first_figure(trace: Trace, kind: AttentionKind, layer: int, head: in
     if kind == "decoder":  # key j + 1 is hidden from query i when j + 1 > i
         q, k = z.shape
         z = np.where(np.arange(k)[None, :] + 1 <= np.arange(q)[:, None], z, np.nan)
-    rows, cols = trace.tokens_for(kind)
-    if kind == "cross" and trace.pred_tokens:
-        rows = trace.pred_tokens
+    rows, cols = trace.map_labels(kind)
     title = with_subtitle(f"Layer {layer}, head {head}", RENORMALISED)
     return heatmap(z, labels(rows), labels(cols[1:]), title, "query (attending)")

@@ -58,6 +58,14 @@ class Trace:
             return self.tgt_tokens, self.tgt_tokens
         return self.tgt_tokens, self.src_tokens
 
+    def map_labels(self, kind: AttentionKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(row labels, column labels) of ``kind``'s maps as every map, lesson question and
+        grade names them: ``tokens_for``, except that a cross-attention row is labelled by the
+        token predicted there (the word it gathers the source for), not by the decoder's input
+        (shifted right)."""
+        rows, cols = self.tokens_for(kind)
+        return (self.pred_tokens if kind == "cross" and self.pred_tokens else rows), cols
+
     def validate(self) -> Trace:
         """Check shapes against token counts, rows summing to 1, the causal triangle, finiteness
         (of a lazy kind: 64 rows, evenly spread, of its first head and of the deepest computed

@@ -150,7 +150,7 @@ def value_weighted_figure(view: MapView, head: int) -> Any:
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         return None
-    rows, cols = view.trace.tokens_for(view.kind)
+    rows, cols = view.trace.map_labels(view.kind)
     title = f"Layer {view.layer}, head {head}: weights times value norms ‖α f(x)‖"
     return heatmap(weighted, list(rows), list(cols), title, "query")
 
