@@ -3,9 +3,9 @@ right answer comes from the trace of the question's sentence (or from the paper'
 stored. ``kinds.QUESTION_KINDS`` names each kind's grader; ``grading.grade`` calls it.
 
 A grader takes the question, the answer (stripped, not empty) and ``traces``: a function
-``(model name, sentence) -> Trace`` given by the caller (the app passes its page cache, so a
-sentence is traced once per server and dropped with the pages' traces when a live model is
-retrained; ``vt.grade`` traces).
+``(model name, sentence) -> Trace`` given by the caller, or ``sources.Sources`` (the app passes
+its pages' caches, so a sentence is traced once per server and dropped with the pages' traces
+when a live model is retrained; ``vt.grade`` traces).
 """
 
 from __future__ import annotations
