@@ -54,10 +54,10 @@ tr, worst = random_trace(), worst_trace()
 print(tr.cross.shape, worst.encoder.shape)"""
 CELLS = [
     BUILD,
-    "vt.head_view(worst)",
-    'vt.model_view(tr, "cross")',
-    'vt.head_view(tr, "cross")',
-    "print(json.dumps({'kernel': time.time()}))",
+    "t = time.time()\nv = vt.head_view(worst)\npy = {'worst': time.time() - t}\nv",
+    't = time.time()\nv = vt.model_view(tr, "cross")\npy["model"] = time.time() - t\nv',
+    't = time.time()\nv = vt.head_view(tr, "cross")\npy["random"] = time.time() - t\nv',
+    "print(json.dumps(py))",
     'en = vt.load_model("paper-en-pt")\nsmall = vt.trace(en, "The cat sat on the mat.")\n'
     'shot = vt.head_view(small, "cross", 1, 2)\nshot',
     'vt.model_view(small, "encoder", 1, 6)',
@@ -179,6 +179,10 @@ def in_browser() -> dict[str, float]:
             got["model_ws"] = run(2, ".vt-model[data-drawn]")
             got["random_ws"] = run(3, ".vt-head[data-selected='cross 0 0'][data-drawn]")
             run(4, ".jp-Cell:nth-child(5) .jp-OutputArea-output")
+            py = json.loads(
+                page.locator(".jp-Cell:nth-child(5) .jp-OutputArea-output").inner_text()
+            )
+            got.update({f"{name}_py": seconds for name, seconds in py.items()})
             views = {"worst": (1, ".vt-head"), "model": (2, ".vt-model"),
                      "random": (3, ".vt-head[data-selected^='cross']")}  # fmt: skip
             for name, (cell, where) in views.items():
@@ -243,21 +247,29 @@ def main() -> None:
             f"Load average (1 min) over the run: {got['load']:.1f} on {os.cpu_count()} cores."
             "\n\n"
             + table(
-                ["view", "drawn after running the cell, s", "websocket MB"],
+                [
+                    "view",
+                    "drawn after running the cell, s",
+                    "of which making the view in Python, s",
+                    "websocket MB",
+                ],
                 [
                     [
                         f"head view, worst ({TOKENS * LINES_PER_ROW * HEADS:,} lines)",
                         f"{got['worst_s']:.2f}",
+                        f"{got['worst_py']:.2f}",
                         f"{got['worst_ws'] / 1e6:.2f}",
                     ],
                     [
                         "model view, paper-random-256x6 cross",
                         f"{got['model_s']:.2f}",
+                        f"{got['model_py']:.2f}",
                         f"{got['model_ws'] / 1e6:.2f}",
                     ],
                     [
                         "head view, paper-random-256x6 cross",
                         f"{got['random_s']:.2f}",
+                        f"{got['random_py']:.2f}",
                         f"{got['random_ws'] / 1e6:.2f}",
                     ],
                 ],

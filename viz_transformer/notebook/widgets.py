@@ -74,6 +74,7 @@ class AttentionView(anywidget.AnyWidget):
         keys = {"grid": (chosen,), "lines": (chosen, layer, 0), "focus": (chosen, layer, head)}
         self._drawn = {name: keys[name] for name in drawn}  # what the browser has, by its inputs
         self._shown: list = []  # display handles of the static snapshot, updated on a change
+        self._last_svg = ""
         self._model, self._text, self._captures = model, text, {}
         uid = f"vt-snap-{uuid.uuid4().hex[:12]}"
         super().__init__(
@@ -95,15 +96,19 @@ class AttentionView(anywidget.AnyWidget):
         live = self._repr_mimebundle_()  # ipywidgets: (data, metadata)
         data, meta = live if isinstance(live, tuple) else (live, {})
         display(data, metadata=meta, raw=True)
-        bundle = {"image/svg+xml": self.snapshot(), "text/plain": repr(self)}
+        self._last_svg = self.snapshot()
+        bundle = {"image/svg+xml": self._last_svg, "text/plain": repr(self)}
         self._shown.append(display(bundle, raw=True, display_id=True))
 
     @traitlets.observe("kind", "layer", "head", "hidden", "query", "lines", "focus")
     def _update_snapshot(self, change: dict[str, Any]) -> None:
-        if self._shown:
-            bundle = {"image/svg+xml": self.snapshot(), "text/plain": repr(self)}
+        if not self._shown:
+            return
+        svg = self.snapshot()
+        if svg != self._last_svg:  # a click changes several traits: one update per new picture
+            self._last_svg = svg
             for handle in self._shown:
-                handle.update(bundle, raw=True)
+                handle.update({"image/svg+xml": svg, "text/plain": repr(self)}, raw=True)
 
     def save(self, path: str | Path) -> Path:
         """Write the view as a self-contained, offline, interactive HTML page (the widget's
