@@ -145,3 +145,15 @@ def test_quantised_keeps_the_largest_weight_and_blank_maps():
     cells, top = payload.quantised(np.array([[0.5, 0.25], [0.0, np.nan]], np.float32))
     assert top == 0.5 and list(cells) == [255, 128, 0, 0]
     assert payload.quantised(np.zeros((2, 2), np.float32)) == (bytes(4), 0.0)
+
+
+def test_a_sentence_pair_is_split_where_the_tokenizer_marks_it():
+    bert = ("[CLS]", "the", "cat", "[SEP]", "a", "dog", "[SEP]")
+    assert payload.segments(bert) == [0, 0, 0, 0, 1, 1, 1]
+    roberta = ("<s>", "Hi", "</s>", "</s>", "Yo", "</s>")
+    assert payload.segments(roberta) == [0, 0, 0, 1, 1, 1]
+    assert payload.segments(("[CLS]", "one", "sentence", "[SEP]")) is None
+    assert payload.segments(("I", "am", "</s>")) is None  # a translator's source: no pair
+    n = len(bert)
+    trace = Trace("pair", bert, (), (), np.full((1, 1, n, n), 1 / n, np.float32), None, None)
+    assert payload.header(trace)["segments"] == {"src": [0, 0, 0, 0, 1, 1, 1]}

@@ -117,12 +117,27 @@ def cuts(trace: Trace) -> dict[str, str]:
     return out
 
 
+SEPARATORS = ("[SEP]", "</s>")  # BERT's and RoBERTa's sentence separators
+
+
+def segments(tokens: tuple[str, ...] | list[str]) -> list[int] | None:
+    """Sentence A (0) or B (1) of each token of a sentence pair as a BERT-style tokenizer marks
+    it, ``[CLS] A [SEP] B [SEP]`` (RoBERTa: ``<s> A </s></s> B </s>``): A up to and with the
+    first separator, B after it; None when the tokens are not a pair (fewer than two separators,
+    or the last token not one)."""
+    seps = [i for i, tok in enumerate(tokens) if tok in SEPARATORS]
+    if len(seps) < 2 or seps[-1] != len(tokens) - 1 or seps[0] == len(tokens) - 2:
+        return None
+    return [0 if i <= seps[0] else 1 for i in range(len(tokens))]
+
+
 def header(trace: Trace) -> dict[str, Any]:
     """Tokens, kinds and shapes: what every view needs once.
 
     Returns:
         ``{"model", "src", "tgt", "kinds": {kind: {"title", "shape", "rows", "cols"}},
-        "notes", "cut" (``cuts``), "colours", "output"}``; ``rows``/``cols`` name the token
+        "notes", "cut" (``cuts``), "segments" (``segments`` of a pair), "colours",
+        "output"}``; ``rows``/``cols`` name the token
         list (``"src"`` or ``"tgt"``) labelling a kind's queries and keys.
     """
     sides = {"encoder": ("src", "src"), "decoder": ("tgt", "tgt"), "cross": ("tgt", "src")}
@@ -138,6 +153,7 @@ def header(trace: Trace) -> dict[str, Any]:
         "kinds": kinds,
         "notes": dict(trace.notes),
         "cut": cuts(trace),
+        "segments": {"src": pair} if (pair := segments(trace.src_tokens)) else {},
         "colours": list(HEAD_COLOURS),
         "output": trace.output_text,
     }

@@ -100,7 +100,20 @@ function render({ model, el }) {
   const layerSel = make("select", "vt-layer");
   layerSel.setAttribute("aria-label", "layer");
   const label = make("span", "vt-label");
-  bar.append(kindSel, layerSel, label);
+  const pairSel = make("select", "vt-pair"); // a sentence pair: which sentence to which
+  pairSel.setAttribute("aria-label", "sentences: queries to keys");
+  pairSel.hidden = true; // shown by the head view of a pair's tokens
+  for (const [v, text] of [["", "all sentences"], ["0-0", "A → A"], ["0-1", "A → B"],
+    ["1-0", "B → A"], ["1-1", "B → B"]]) { // prettier-ignore
+    const o = make("option", "", text);
+    o.value = v;
+    pairSel.appendChild(o);
+  }
+  pairSel.onchange = () => {
+    state.pair = pairSel.value;
+    requestAnimationFrame(drawLines);
+  };
+  bar.append(kindSel, layerSel, pairSel, label);
   const notice = make("div", "vt-notice"); // what is shown of a long input
   const heads = make("div", "vt-heads"); // the head view's colour swatches: show / hide a head
   heads.setAttribute("role", "group");
@@ -130,7 +143,7 @@ function render({ model, el }) {
     document.head.appendChild(hide);
   }
 
-  const state = { hover: null, lines: null, linesKey: "", tokensKey: "", colours: null };
+  const state = { hover: null, lines: null, linesKey: "", tokensKey: "", colours: null, pair: "" };
   const sel = () => [model.get("kind"), model.get("layer"), model.get("head")];
   const shape = (kind) => model.get("header").kinds[kind].shape;
   const hidden = () => new Set(model.get("hidden") || []);
@@ -386,8 +399,15 @@ function render({ model, el }) {
     const top = Math.min(scroll.scrollTop, total - height);
     const query = model.get("query") - L.q0;
     const hover = state.hover;
+    const segs = header.segments || {};
+    const [segQ, segK] = [segs[info.rows], segs[info.cols]];
+    pairSel.hidden = !(segQ && segK);
+    const [wantQ, wantK] = state.pair && segQ && segK ? state.pair.split("-").map(Number) : [];
+    const inPair = (i, j) =>
+      wantQ === undefined || (segQ[L.q0 + i] === wantQ && segK[L.k0 + j] === wantK);
     const keep = (i, j) =>
-      hover ? (hover.side === "q" ? i === hover.row : j === hover.row) : query < 0 || i === query;
+      inPair(i, j) &&
+      (hover ? (hover.side === "q" ? i === hover.row : j === hover.row) : query < 0 || i === query);
     const y = (r) => 4 + r * ROW + ROW / 2 - top;
     const order = shown.filter((h) => h !== head).concat(shown.includes(head) ? [head] : []);
     for (const h of order) {
