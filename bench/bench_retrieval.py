@@ -147,6 +147,10 @@ def main() -> None:
                      verdict(0, 1) if ok else verdict(1, 0)])  # fmt: skip
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     body = table(COLUMNS, rows) + f"\n\nLoad average at the end (1, 5, 15 min): {load}.\n"
+    body += (
+        '\n"its CPU s" is the CPU time the call used (one thread): what its wall time approaches '
+        "on an idle core when the machine is shared.\n"
+    )
     if not device.startswith("cuda"):
         body += (
             "\nThe GPU row (the published Llama-3-8B shape at 32,768 tokens, target 5 min): "
