@@ -83,16 +83,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(log: Path, start_timeout: float = 60, root: Path = ROOT) -> Iterator[str]:
-    """Run ``streamlit run app.py`` (of the checkout ``root``) on 127.0.0.1 for the block and
-    yield its URL.
+def serve(
+    log: Path,
+    start_timeout: float = 60,
+    root: Path = ROOT,
+    command: tuple[str, ...] = ("streamlit", "run", "app.py"),
+) -> Iterator[str]:
+    """Run ``streamlit run app.py`` (of the checkout ``root``; or ``python -m`` another
+    ``command`` given Streamlit's flags, such as ``("viz_transformer", "app")``) on 127.0.0.1
+    for the block and yield its URL.
 
     One intra-op thread, offline; the server's output goes to ``log`` (a pipe nobody reads
     could fill up and stall it). The server is always stopped: terminate, then kill.
     """
     port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    cmd = [sys.executable, "-m", *command, "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true",
            "--browser.gatherUsageStats", "false"]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -44,10 +44,16 @@ def healthy() -> Callable[[str], bool]:
 
 
 @contextlib.contextmanager
-def serve(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """``streamlit run app.py`` on a free loopback port, with ``env`` added to the environment;
-    yields its URL. Its output goes to ``artifacts/<log_name>-server.log`` (a pipe nobody reads
-    could fill up and stall it); it is stopped afterwards, killed if it does not stop."""
+def serve(
+    log_name: str,
+    env: dict[str, str] | None = None,
+    command: tuple[str, ...] = ("streamlit", "run", "app.py"),
+) -> Iterator[str]:
+    """``streamlit run app.py`` (or ``python -m`` another ``command`` given Streamlit's flags,
+    such as ``("viz_transformer", "app")``) on a free loopback port, with ``env`` added to the
+    environment; yields its URL. Its output goes to ``artifacts/<log_name>-server.log`` (a pipe
+    nobody reads could fill up and stall it); it is stopped afterwards, killed if it does not
+    stop."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -59,7 +65,7 @@ def serve(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
     args = [f"--{k}={v}" for k, v in flags.items()]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     with log.open("wb") as out:
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", *args]
+        cmd = [sys.executable, "-m", *command, *args]
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 60

@@ -7,11 +7,16 @@ the seconds are a benchmark's (``bench/cold_start.py``), since a busy machine st
 from __future__ import annotations
 
 import re
+import time
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from pages.nav import table
+
+LOGS = Path(__file__).resolve().parents[2] / "artifacts"
+WARMED = "the model and Home warmed in"
 
 STARTING = re.compile("Starting: loading PyTorch and the model")
 PAGES = {  # URL path -> the page's title: every page of the table but Home and the class's two
@@ -44,6 +49,33 @@ def test_a_cold_first_visit_shows_the_page_title_then_the_page(browser, serve_ap
         expect(page.locator("h1", has_text="Home")).to_have_count(0)
         assert page.locator("h1").count() == 1
         page.close()
+
+
+def test_the_app_command_warms_home_while_it_listens_so_home_opens_on_ready_maps(
+    browser, serve_app
+):
+    """``python -m viz_transformer app`` (the README's command) answers at once and warms the
+    default model and Home's maps in a thread (issue 49: a newcomer's first chart came 29 s after
+    opening Home on a cold server). Opened once it has said so, Home draws its three maps from
+    the caches: app.py's "Starting" note never shows, nothing is left to load. The seconds are
+    ``bench/first_chart.py --cold-home``'s."""
+    log = LOGS / "test_cold_start-app-server.log"
+    with serve_app("test_cold_start-app", command=("viz_transformer", "app")) as url:
+        assert WARMED not in log.read_text()  # it listened before the warm-up was done
+        deadline = time.monotonic() + 180
+        while WARMED not in log.read_text():
+            assert time.monotonic() < deadline, f"not warmed in 180 s; see {log}"
+            time.sleep(0.5)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.add_init_script(WATCH)
+        page.goto(url, wait_until="domcontentloaded")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot .hm image').length >= 3",
+            timeout=90_000,
+        )
+        states = page.evaluate("window.vtStates")
+        page.close()
+    assert states and not any(note for note, _ in states), states
 
 
 @pytest.mark.slow
