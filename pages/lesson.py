@@ -24,6 +24,7 @@ def lesson_page() -> None:
     if code:
         place: lesson_place.Place = lesson_entry.class_student(code, token)
         class_place.watch(code, token, place.controls)  # redraws when the teacher pauses or paces
+        class_place.remember(code, token)  # the student's other pages hold a pause too
         if place.controls.paused:
             class_place.paused()
             return

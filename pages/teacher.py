@@ -36,16 +36,14 @@ def teacher_page() -> None:
     lesson = class_store.or_stop(lambda: class_store.class_lesson(code))
     class_view.join_box(code, lesson)
     teacher = teacher_access.is_teacher(role)
-    if teacher:
+    controls = None  # a read-only link draws no control: nothing to keep up to date
+    if teacher:  # above the funnel, on a projector's first screen too
         controls = class_store.or_stop(class_store.store().controls, code)
-        if not presenting:  # on a projector: below the funnel, the first screen is the class's
-            class_controls.top_row(code, key, lesson, controls)
+        class_controls.top_row(code, key, lesson, controls)
     else:
         st.caption("A read-only link: you see the class; only its teacher changes it.")
-    class_view.live(code, key, lesson)
+    class_view.live(code, key, lesson, controls)
     if teacher:
-        if presenting:
-            class_controls.top_row(code, key, lesson, controls)
         with st.expander("More controls: names, remove a student, a read-only link, close"):
             roster = class_store.or_stop(class_store.store().roster, code, key)
             class_controls.more(code, key, controls, roster, class_view.base_url())

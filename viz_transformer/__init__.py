@@ -13,10 +13,12 @@ Public API::
     vt.head_view(tr), vt.model_view(tr, "cross")  # notebook widgets (requirements-notebook.txt)
     vt.retrieval_heads(vt.load_model("smollm2"), long_text, "a needle sentence").table
 
-Names whose modules need a heavy library load when first read (``LAZY``, PEP 562): the class
-store (SQLAlchemy), comparison and attention flow (SciPy), corpus statistics (pandas, Parquet),
-the score splits and a head's writes (pandas tables), the notebook widgets (anywidget). A user
-who only traces imports none of those libraries, and the package imports without SQLAlchemy.
+Every public name loads its module when first read (``LAZY``, PEP 562): ``import
+viz_transformer`` imports no PyTorch, so the class commands (``python -m viz_transformer class``)
+start in well under 2 s (bench/bench_class_commands.py). Those of heavy libraries stay unloaded
+until used: the class store (SQLAlchemy), comparison and attention flow (SciPy), corpus
+statistics (pandas, Parquet), the score splits and a head's writes (pandas tables), the
+notebook widgets (anywidget). A user who only traces imports none of those libraries.
 """
 
 from __future__ import annotations
@@ -26,40 +28,44 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from viz_transformer.analysis.capture import trace
-from viz_transformer.analysis.heads import head_importance, value_weighted
-from viz_transformer.analysis.lens import Lens, logit_lens
-from viz_transformer.analysis.patching import patch_heads, patch_set
-from viz_transformer.analysis.roles import head_roles
-from viz_transformer.course import (
-    Grade,
-    Lesson,
-    Question,
-    Step,
-    grade,
-    lessons,
-    load_lesson,
-    validate_lesson,
-)
-from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.devices import default_device
-from viz_transformer.models.hf.smollm2 import prepare as prepare_model
-from viz_transformer.models.registry import (
-    DEFAULT_MODEL,
-    available_models,
-    default_model,
-    load_model,
-    model_info,
-)
-from viz_transformer.models.spec import ModelFacts, ModelSpec
-from viz_transformer.networks.hooks import hooks
-from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
-from viz_transformer.records.progress import StopToken
-from viz_transformer.records.trace import Trace
-from viz_transformer.training.live.train import train_live
-
-# public name -> the module that defines it, imported on first use (``__getattr__``)
+# public name -> the module that defines it (under the name ``ALIASES`` gives, else its own),
+# imported on first use (``__getattr__``): ``import viz_transformer`` loads none of them, so a
+# command that needs only the class store (``python -m viz_transformer class``) starts without
+# PyTorch
 LAZY = {
+    "trace": "viz_transformer.analysis.capture",
+    "head_importance": "viz_transformer.analysis.heads",
+    "value_weighted": "viz_transformer.analysis.heads",
+    "Lens": "viz_transformer.analysis.lens",
+    "logit_lens": "viz_transformer.analysis.lens",
+    "patch_heads": "viz_transformer.analysis.patching",
+    "patch_set": "viz_transformer.analysis.patching",
+    "head_roles": "viz_transformer.analysis.roles",
+    "Grade": "viz_transformer.course",
+    "Lesson": "viz_transformer.course",
+    "Question": "viz_transformer.course",
+    "Step": "viz_transformer.course",
+    "grade": "viz_transformer.course",
+    "lessons": "viz_transformer.course",
+    "load_lesson": "viz_transformer.course",
+    "validate_lesson": "viz_transformer.course",
+    "LoadedModel": "viz_transformer.models.base",
+    "default_device": "viz_transformer.models.devices",
+    "prepare_model": "viz_transformer.models.hf.smollm2",
+    "DEFAULT_MODEL": "viz_transformer.models.registry",
+    "available_models": "viz_transformer.models.registry",
+    "default_model": "viz_transformer.models.registry",
+    "load_model": "viz_transformer.models.registry",
+    "model_info": "viz_transformer.models.registry",
+    "ModelFacts": "viz_transformer.models.spec",
+    "ModelSpec": "viz_transformer.models.spec",
+    "hooks": "viz_transformer.networks.hooks",
+    "KIND_TITLES": "viz_transformer.records.kinds",
+    "KINDS": "viz_transformer.records.kinds",
+    "AttentionKind": "viz_transformer.records.kinds",
+    "StopToken": "viz_transformer.records.progress",
+    "Trace": "viz_transformer.records.trace",
+    "train_live": "viz_transformer.training.live.train",
     "ClassStore": "viz_transformer.classroom",
     "classroom": "viz_transformer.classroom",
     "Comparison": "viz_transformer.analysis.comparison.model_pair",
@@ -78,17 +84,50 @@ LAZY = {
     "model_view": "viz_transformer.notebook",
 }
 
-if TYPE_CHECKING:  # what a type checker and an editor see: the names as if imported above
+ALIASES = {"prepare_model": "prepare"}
+
+if TYPE_CHECKING:  # what a type checker and an editor see: the names as if imported
+    from viz_transformer.analysis.capture import trace
     from viz_transformer.analysis.comparison.drift import drift
     from viz_transformer.analysis.comparison.model_pair import Comparison, compare
     from viz_transformer.analysis.corpus.api import corpus_stats, read_corpus_stats
     from viz_transformer.analysis.corpus.stats import head_summary
     from viz_transformer.analysis.flow import attention_flow
+    from viz_transformer.analysis.heads import head_importance, value_weighted
+    from viz_transformer.analysis.lens import Lens, logit_lens
+    from viz_transformer.analysis.patching import patch_heads, patch_set
     from viz_transformer.analysis.retrieval.api import retrieval_heads
+    from viz_transformer.analysis.roles import head_roles
     from viz_transformer.analysis.why import attention_scores, score_parts
     from viz_transformer.analysis.writes import head_writes
     from viz_transformer.classroom import ClassStore, classroom
+    from viz_transformer.course import (
+        Grade,
+        Lesson,
+        Question,
+        Step,
+        grade,
+        lessons,
+        load_lesson,
+        validate_lesson,
+    )
+    from viz_transformer.models.base import LoadedModel
+    from viz_transformer.models.devices import default_device
+    from viz_transformer.models.hf.smollm2 import prepare as prepare_model
+    from viz_transformer.models.registry import (
+        DEFAULT_MODEL,
+        available_models,
+        default_model,
+        load_model,
+        model_info,
+    )
+    from viz_transformer.models.spec import ModelFacts, ModelSpec
+    from viz_transformer.networks.hooks import hooks
     from viz_transformer.notebook import head_view, model_view
+    from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
+    from viz_transformer.records.progress import StopToken
+    from viz_transformer.records.trace import Trace
+    from viz_transformer.training.live.train import train_live
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -146,7 +185,7 @@ def __getattr__(name: str) -> Any:
     """A name of ``LAZY``, imported from its module on first use and kept in this module."""
     if name not in LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(LAZY[name]), name)
+    value = getattr(importlib.import_module(LAZY[name]), ALIASES.get(name, name))
     globals()[name] = value
     return value
 

@@ -6,11 +6,13 @@ itself within 2 s: tests/e2e/test_teacher.py.)"""
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
+from viz_transformer.classroom import links as class_links
 from viz_transformer.ui import class_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,10 +129,9 @@ def test_remove_and_close(store):
     assert store.controls(code).closed and "**Closed**" in _texts(at)
     student = _open(LESSON, {"class": code, "student": token})
     assert "closed" in _texts(student) and not student.get("radio")  # no answer box
-    joining = _open(LESSON, {"class": code})
-    joining.text_input(key="name").input("Cy")
-    _click(joining, "Join")
-    assert "closed" in joining.error[0].value and "student" not in joining.query_params
+    joining = _open(LESSON, {"class": code})  # said before a form, nothing about answers
+    assert "is closed: it takes no more students" in _texts(joining)
+    assert not joining.text_input and "yours are kept" not in _texts(joining)
 
 
 def test_a_read_only_link_sees_the_class_and_draws_no_control(store):
@@ -145,3 +146,47 @@ def test_a_read_only_link_sees_the_class_and_draws_no_control(store):
     assert not labels & {"Pause", "Resume", "Remove", "Close the class", "Make a read-only link"}
     assert not view.get("selectbox") and "read-only" in _texts(view)
     assert not any("key=" in str(c.value) for c in view.get("code"))
+
+
+def test_the_lesson_picker_opens_on_the_course_first_lesson_in_course_order(store):
+    at = _open(TEACHER, {})
+    found = [vt.load_lesson(name) for name in vt.lessons()]
+    course = sorted((f for f in found if f.order is not None), key=lambda f: f.order)
+    picker = at.selectbox(key="class-lesson")
+    assert picker.value == course[0].name  # not the first file name
+    shown = [o for o in picker.options if any(o.endswith(f"({f.name})") for f in course)]
+    assert shown == [f"{f.title} ({f.name})" for f in course]
+    assert list(picker.options[: len(course)]) == shown  # the course first
+
+
+def test_who_is_where_says_its_title_once_and_last_answer_or_move_not_last_seen(store):
+    code, key = store.create(TOUR)
+    store.join(code, "Ada")
+    for presenter in ("False", "True"):
+        at = _open(TEACHER, {"class": code, "key": key, "presenter": presenter})
+        titles = [s.value for s in at.subheader] + [e.label for e in at.expander]
+        assert titles.count("Who is where") == 1, (presenter, titles)
+        columns = list(at.dataframe[0].value.columns)
+        assert "last answer or move (UTC)" in columns and "last seen (UTC)" not in columns
+    [qr] = at.get("image")
+    assert (
+        qr.proto.imgs[0].alt
+        == f"QR code of the students' link, {class_links('http://localhost:8501', code, '')[0]}"
+    )
+
+
+def test_a_pause_holds_the_students_other_pages_too(store):
+    code, key = store.create(TOUR)
+    token = store.join(code, "Ada")
+    store.pause(code, key)
+    lesson = _open(LESSON, {"class": code, "student": token})
+    assert [t.value for t in lesson.title] == ["Eyes on the teacher"]
+    lesson.switch_page("pages/home.py").run()  # the sidebar's list of pages
+    assert [t.value for t in lesson.title] == ["Eyes on the teacher"]
+    assert not lesson.get("plotly_chart") and not lesson.exception
+    back = urlencode({"class": code, "student": token})
+    linked = _open("pages/attention_maps.py", {"lesson_back": back})  # a step's link
+    assert [t.value for t in linked.title] == ["Eyes on the teacher"]
+    store.resume(code, key)
+    linked.run()
+    assert "Eyes on the teacher" not in [t.value for t in linked.title]

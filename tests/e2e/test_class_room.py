@@ -92,9 +92,62 @@ def test_the_key_never_reaches_a_history_entry_and_a_reload_keeps_the_view(room,
         expect(page.get_by_text("A read-only link")).to_be_visible()
         page.wait_for_timeout(3500)
         urls = _history(page)
-        assert len(urls) >= 6 and urls[-1] == "about:blank", urls
+        assert len(urls) >= 6 and urls[-1] in ("about:blank", f"{url}/teacher"), urls
         assert not [u for u in urls if "key=" in u or other_key in u or viewer in u], urls
     finally:
         for burner in burners:
             burner.kill()
             burner.wait()
+
+
+# the digits' ink (the glyphs' drawn height, not the font's box) in screen pixels and their
+# contrast on the page, for each count drawn on a bar chart
+BAR_DIGITS_JS = """() => { const ctx = document.createElement('canvas').getContext('2d');
+  const lum = (c) => { const l = c.map((v) => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2]; };
+  return [...document.querySelectorAll('.js-plotly-plot text.bartext')]
+    .filter((t) => t.textContent.trim()).map((t) => {
+      const s = getComputedStyle(t); ctx.font = `${s.fontSize} ${s.fontFamily}`;
+      const m = ctx.measureText(t.textContent); const k = t.getScreenCTM();
+      const fill = (s.fill.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+      return {text: t.textContent, ratio: 1.05 / (lum(fill) + 0.05),
+              ink: (m.actualBoundingBoxAscent + m.actualBoundingBoxDescent)
+                   * Math.hypot(k.a, k.b)}; }); }"""
+
+
+def test_the_presenter_view_holds_the_class_and_follows_a_command(room, page):
+    """At 1024x768 in presenter mode: the students' link at least 24 px, Pause and the pace
+    above the funnel on the first screen, the QR code named, the bars' digits at least 14 px of
+    ink at 4.5:1; a command's pause and hidden names reach the open page's controls."""
+    url, db = room
+    store = vt.classroom(db)
+    code, key = store.create(TOUR)
+    for i in range(12):
+        token = store.join(code, f"Student {i}")
+        for step in range(1 + i % 5):
+            store.move(code, token, step)
+    _open_link(page, url, {"class": code, "key": key, "presenter": "True"})
+    link = page.get_by_text(f"/lesson?class={code}")
+    expect(link).to_be_in_viewport()
+    assert float(link.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px")) >= 24
+    expect(
+        page.get_by_role("img", name=f"QR code of the students' link, {url}/lesson?class={code}")
+    ).to_be_visible()
+    funnel = page.locator(".js-plotly-plot").first.bounding_box()
+    for control in (
+        page.get_by_role("button", name="Pause"),
+        page.get_by_label("Students may go up to"),
+    ):
+        expect(control).to_be_in_viewport(ratio=1.0)
+        assert control.bounding_box()["y"] + control.bounding_box()["height"] <= funnel["y"]
+    digits = page.evaluate(BAR_DIGITS_JS)
+    assert digits and min(d["ink"] for d in digits) >= 14, digits
+    assert min(d["ratio"] for d in digits) >= 4.5, digits
+    store.pause(code, key)  # `class pause`: the open page's button follows within a redraw
+    expect(page.get_by_role("button", name="Resume")).to_be_visible(timeout=15_000)
+    page.get_by_text("More controls").click()
+    names = page.get_by_role("switch", name="Hide names")
+    expect(names).not_to_be_checked()
+    store.hide_names(code, key, True)
+    expect(names).to_be_checked(timeout=15_000)

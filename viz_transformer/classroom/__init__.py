@@ -7,13 +7,17 @@ teacher's links of a class, ``viewer_link`` its read-only link.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from viz_transformer import settings
 from viz_transformer.classroom.database import engine_for, normalise_url
+from viz_transformer.classroom.lessons import traced
 from viz_transformer.classroom.records import Answer, Controls, Student, StudentView, TeacherView
 from viz_transformer.classroom.store import ClassStore
-from viz_transformer.course import TraceOf, traced
+
+if TYPE_CHECKING:
+    from viz_transformer.course.grading import TraceOf
 
 LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
 

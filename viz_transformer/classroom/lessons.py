@@ -5,13 +5,27 @@ graded on before its first answers."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, select
+import yaml
+from sqlalchemy import Engine, Row, select
 
+from viz_transformer import course
 from viz_transformer.classroom.access import class_code
 from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import classes
-from viz_transformer.course import Lesson, TraceOf, read_lesson, warm_traces
+from viz_transformer.course.records import Lesson
+
+if TYPE_CHECKING:
+    from viz_transformer.course.grading import TraceOf
+    from viz_transformer.records.trace import Trace
+
+
+def traced(model_name: str, sentence: str) -> Trace:
+    """``course.traced`` (a fresh trace of ``sentence`` on the model), whose module (PyTorch)
+    loads when the first answer is graded: a class command that grades nothing starts without
+    it (``python -m viz_transformer class pause``, bench/bench_class_commands.py)."""
+    return course.traced(model_name, sentence)
 
 
 class ClassLessons:
@@ -45,13 +59,31 @@ class ClassLessons:
         with self._lock:
             if code in self._lessons:
                 return self._lessons[code]
+        row = self._stored(code)
+        lesson = course.read_lesson(row.lesson_source, row.lesson_name, f"class {code}")
+        self.remember(code, lesson)
+        return lesson
+
+    def _stored(self, code: str) -> Row:
         query = select(classes.c.lesson_name, classes.c.lesson_source).where(classes.c.code == code)
         row = run(self.engine, lambda conn: conn.execute(query).first())
         if row is None:
             raise ValueError(f"no class with code {code!r}; check the code.")
-        lesson = read_lesson(row.lesson_source, row.lesson_name, f"class {code}")
-        self.remember(code, lesson)
-        return lesson
+        return row
+
+    def steps(self, code: str) -> int:
+        """How many steps class ``code``'s lesson has: the kept lesson's, else counted in its
+        stored text (validated when the class was created) without reading the lesson whole,
+        whose check of its model loads PyTorch (``class pace`` starts without it).
+
+        Raises:
+            ValueError: no class with that code.
+        """
+        code = class_code(code)
+        with self._lock:
+            if code in self._lessons:
+                return len(self._lessons[code].steps)
+        return len(yaml.safe_load(self._stored(code).lesson_source)["steps"])
 
     def with_step(self, code: str, step: int) -> Lesson:
         """Class ``code``'s lesson, once ``step`` (0-based) is known to be one of its steps.
@@ -80,4 +112,4 @@ class ClassLessons:
             self._warmed.add(code)
         keep_going = threading.main_thread().is_alive
         work = (lesson, self.traces, keep_going)
-        threading.Thread(target=warm_traces, args=work, name="warm-traces").start()
+        threading.Thread(target=course.warm_traces, args=work, name="warm-traces").start()

@@ -14,12 +14,13 @@ read once), over ``records.py`` (what the store returns) and ``schema.py`` (its 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from viz_transformer.classroom.access import Access
-from viz_transformer.classroom.lessons import ClassLessons
+from viz_transformer.classroom.lessons import ClassLessons, traced
 from viz_transformer.classroom.records import (
     Answer,
     Controls,
@@ -29,7 +30,10 @@ from viz_transformer.classroom.records import (
 )
 from viz_transformer.classroom.student import Students
 from viz_transformer.classroom.teacher import Teacher
-from viz_transformer.course import Grade, Lesson, TraceOf, traced
+from viz_transformer.course.records import Grade, Lesson
+
+if TYPE_CHECKING:
+    from viz_transformer.course.grading import TraceOf
 
 
 class ClassStore:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import secrets
 import unicodedata
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, Row, func, select, update
 
+from viz_transformer import course
 from viz_transformer.classroom.access import class_code
 from viz_transformer.classroom.database import run, upsert
 from viz_transformer.classroom.lessons import ClassLessons
@@ -33,7 +35,10 @@ from viz_transformer.classroom.schema import (
     students,
     visits,
 )
-from viz_transformer.course import Grade, TraceOf, grade
+from viz_transformer.course.records import Grade
+
+if TYPE_CHECKING:
+    from viz_transformer.course.grading import TraceOf
 
 CLOSED = "This class is closed: it takes no more students or answers (yours are kept)."
 
@@ -163,7 +168,7 @@ class Students:
         last = run(self.engine, lambda conn: self._last_answer(conn, code, token, step))
         if last is not None and last.answer == answer:
             return last.grade
-        result = grade(question, answer, self.traces)  # before the transaction: no lock held
+        result = course.grade(question, answer, self.traces)  # before the transaction: no lock held
         at = now()
 
         def work(conn: Connection) -> Grade:

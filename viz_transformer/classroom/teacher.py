@@ -12,6 +12,7 @@ import pandas as pd
 from sqlalchemy import Connection, Engine, delete, select
 from sqlalchemy.exc import IntegrityError
 
+from viz_transformer import course
 from viz_transformer.classroom import reports
 from viz_transformer.classroom.access import (
     Access,
@@ -26,7 +27,7 @@ from viz_transformer.classroom.lessons import ClassLessons
 from viz_transformer.classroom.records import Controls, TeacherView, now, read_controls
 from viz_transformer.classroom.schema import answers, classes, students, visits
 from viz_transformer.classroom.student import clean_name
-from viz_transformer.course import Lesson, load_lesson
+from viz_transformer.course.records import Lesson
 
 
 class Teacher:
@@ -44,7 +45,7 @@ class Teacher:
             ``(code, teacher_key)``: the code students join with, and the key the teacher's
             page and ``answers`` need (only its hash is stored: keep it).
         """
-        lesson = lesson if isinstance(lesson, Lesson) else load_lesson(lesson)
+        lesson = lesson if isinstance(lesson, Lesson) else course.load_lesson(lesson)
         key = new_key()
         for _ in range(20):  # a code already taken: draw another
             code = new_code()
@@ -123,7 +124,7 @@ class Teacher:
         Raises:
             ValueError: a pace that is not a step of the lesson.
         """
-        steps = len(self.lessons.lesson(code).steps)
+        steps = self.lessons.steps(code)  # no PyTorch: the lesson is not read whole
         if pace is not None and (isinstance(pace, bool) or not 1 <= int(pace) <= steps):
             raise ValueError(f"the pace is a step from 1 to {steps}, or 'all'; not {pace!r}.")
         self._set(code, key, pace=None if pace is None else int(pace))

@@ -1,16 +1,19 @@
 """A student of a class on the Lesson page (``?class=CODE&student=TOKEN``): their place and
 answers, and the teacher's controls, read from the class store on every run; and the watch that
 redraws the page within ``WATCH_S`` seconds of the teacher pausing, pacing or closing the class,
-or removing the student (another replica's change too: nothing is kept in a process's memory)."""
+or removing the student (another replica's change too: nothing is kept in a process's memory);
+``hold``: the pause on the student's other pages too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.classroom import Controls
+from viz_transformer.ui import lesson_links
 from viz_transformer.ui.class_store import STORE_ERRORS, class_lesson, store
 from viz_transformer.ui.lesson_place import Place
 
@@ -82,3 +85,25 @@ def paused() -> None:
     st.markdown(
         "Your teacher paused the class. This page comes back by itself; your answers are kept."
     )
+
+
+def hold(code: str, token: str) -> None:
+    """On any other page of a class's student (a step's link, the sidebar's list of pages): the
+    teacher's pause there too, and the watch that redraws the page when it starts or ends. The
+    page calls it before drawing anything; while paused it draws only the pause and stops."""
+    try:
+        controls = store().watch(code, token)
+    except STORE_ERRORS:
+        return
+    if controls is None:  # removed, or an unknown class: the Lesson page says so
+        return
+    watch(code, token, controls)
+    if controls.paused:
+        paused()
+        st.stop()
+
+
+def remember(code: str, token: str) -> None:
+    """Keep the class and the student for this session's other pages (the way back to the
+    lesson, ``lesson_links.BACK_KEY``): one opened from the sidebar's list holds a pause too."""
+    st.session_state[lesson_links.BACK_KEY] = urlencode({"class": code, "student": token})

@@ -43,7 +43,7 @@ def creator() -> None:
         "Open a class on a lesson: students join with its code or link, and this page shows "
         "where each of them is. Keep the teacher's link: its key is shown once."
     )
-    names = widgets.or_stop(vt.lessons)
+    names = _in_course_order(widgets.or_stop(vt.lessons))  # the course's first lesson first
     with st.form("create-class", border=False):
         st.selectbox("Lesson", names, format_func=_title, key="class-lesson")
         st.form_submit_button("Open a class", type="primary", on_click=_create)
@@ -59,6 +59,18 @@ def _create() -> None:
     else:
         st.session_state.setdefault(KEYS, {})[code] = key  # never in the URL
         st.query_params.from_dict({"class": code})
+
+
+def _in_course_order(names: list[str]) -> list[str]:
+    """``names`` as the Lesson page lists them: the course in its order, then the lessons
+    outside it (and those that do not load here) by title."""
+    found = {name: widgets.or_none(lesson_place.lesson, name) for name in names}
+
+    def place(name: str) -> tuple[bool, int, str]:
+        order = getattr(found[name], "order", None)
+        return order is None, order or 0, _title(name)
+
+    return sorted(names, key=place)
 
 
 def _title(name: str) -> str:

@@ -64,11 +64,17 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
         )
     steps = list(range(len(lesson.steps) + 1))  # 0: every step
     st.session_state["class-pace"] = controls.pace or 0  # as stored (a command may have set it)
+    # on a projector the label goes inside the box: the funnel's first screen has no line spare
+    short = widgets.presenting()
+    say = "Students may go up to: " if short else ""
     pace.selectbox(
         "Students may go up to",
         steps,
         key="class-pace",
-        format_func=lambda n: step_label(n, lesson.steps[n - 1].title) if n else "every step",
+        label_visibility="collapsed" if short else "visible",
+        format_func=lambda n: (
+            say + (step_label(n, lesson.steps[n - 1].title) if n else "every step")
+        ),
         on_change=lambda: _do(store.set_pace, code, key, st.session_state["class-pace"] or None),
     )
     if ERROR in st.session_state:

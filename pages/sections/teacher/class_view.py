@@ -10,13 +10,20 @@ import streamlit as st
 
 import viz_transformer as vt
 from pages.sections.teacher.class_controls import status
+from viz_transformer.classroom import Controls
 from viz_transformer.classroom import links as class_links
 from viz_transformer.figures.classroom import funnel_figure, qr_png, step_label
 from viz_transformer.ui import class_store, widgets
 
 REFRESH_S = 3  # seconds between redraws of the live view
-FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 275  # the second x 1.6 on a projector
+# the second x 1.6 on a projector, under the join box and the Pause row at 1024x768
+FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 210
 QR_PX, PRESENTER_QR_PX = 130, 160
+LAST_MOVE = "last answer or move (UTC)"
+JOIN_LINK = "vt-join-link"  # the students' link, 1.25 rem: 25 px on a projector
+JOIN_CSS = (
+    f"<style>.st-key-{JOIN_LINK} p, .st-key-{JOIN_LINK} code {{ font-size: 1.25rem; }}</style>"
+)
 
 
 def base_url() -> str:
@@ -26,8 +33,9 @@ def base_url() -> str:
 
 def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson, hidden: bool) -> pd.DataFrame:
     """The roster as the teacher reads it: name (its pseudonym when ``hidden``), the step open
-    (number and title), answered and correct steps, last seen. Names stay plain text: a table
-    cell never renders markup."""
+    (number and title), answered and correct steps, the time of the last answer or move (not
+    presence: an open page writes nothing). Names stay plain text: a table cell never renders
+    markup."""
     titles = [step_label(i, s.title) for i, s in enumerate(lesson.steps, start=1)]
     return pd.DataFrame(
         {
@@ -35,7 +43,8 @@ def where_students_are(roster: pd.DataFrame, lesson: vt.Lesson, hidden: bool) ->
             "step": [titles[s - 1] if 1 <= s <= len(titles) else str(s) for s in roster["step"]],
             "answered": roster["answered"],
             "correct": roster["correct"],
-            "last seen (UTC)": roster["seen"].dt.strftime("%H:%M:%S"),
+            # a move or an answer writes it, not an open page: not presence
+            LAST_MOVE: roster["seen"].dt.strftime("%H:%M:%S"),
         }
     )
 
@@ -86,8 +95,12 @@ def join_box(code: str, lesson: vt.Lesson) -> None:
     text, qr = st.columns([5, 1], vertical_alignment="center")
     text.caption(widgets.literal(lesson.title))
     text.markdown(f"## Class code **{code}**")
-    text.markdown(f"Join at `{students}` or scan the code.")
-    qr.image(qr_png(students), width=PRESENTER_QR_PX if widgets.presenting() else QR_PX)
+    st.html(JOIN_CSS)
+    projected = widgets.presenting()  # one line there: the funnel needs the room below
+    scan = "" if projected else " or scan the code"
+    text.container(key=JOIN_LINK).markdown(f"Join at `{students}`{scan}.")
+    width = PRESENTER_QR_PX if projected else QR_PX
+    qr.image(qr_png(students), width=width, alt=f"QR code of the students' link, {students}")
 
 
 def teacher_link(code: str, key: str) -> None:
@@ -98,14 +111,18 @@ def teacher_link(code: str, key: str) -> None:
 
 
 @st.fragment(run_every=REFRESH_S)
-def live(code: str, key: str, lesson: vt.Lesson) -> None:
+def live(code: str, key: str, lesson: vt.Lesson, drawn: Controls | None = None) -> None:
     """Class ``code`` as it is now; the ``key`` (the teacher's or a read-only one) was checked
-    by the page."""
+    by the page. When the stored controls differ from ``drawn``, those the page's own controls
+    (Pause, the pace, Hide names) were drawn with, the whole page is drawn again: a command
+    (``class pause``) or another tab changed them."""
     try:  # one transaction, one check of the key
         view = class_store.store().teacher_view(code, key)
     except class_store.STORE_ERRORS as exc:  # the next redraw tries again
         widgets.show_error(class_store.message(exc))
         return
+    if drawn is not None and view.controls != drawn:
+        st.rerun(scope="app")
     controls, roster, funnel, wrong = view.controls, view.roster, view.funnel, view.wrong
     presenting = widgets.presenting()
     if not presenting:  # projected, the chart's title says it: the first screen has no room
@@ -115,9 +132,10 @@ def live(code: str, key: str, lesson: vt.Lesson) -> None:
     widgets.chart(funnel_figure(funnel, len(roster), height, note), f"class-{code}-funnel")
     summary(roster, funnel)
     # on a projector the names stay folded away (and pseudonyms when names are hidden)
-    where = st.expander("Who is where") if widgets.presenting() else st.container()
-    with where:
-        st.subheader("Who is where", anchor=False)
+    folded = widgets.presenting()
+    with st.expander("Who is where") if folded else st.container():
+        if not folded:  # the expander's label is the title
+            st.subheader("Who is where", anchor=False)
         table = where_students_are(roster, lesson, controls.hide_names)
         st.dataframe(table, hide_index=True, width="stretch")
         st.subheader("Most common wrong answers", anchor=False)
