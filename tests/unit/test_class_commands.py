@@ -6,7 +6,6 @@ from __future__ import annotations
 import getpass
 import io
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -99,28 +98,6 @@ def test_the_key_is_never_read_from_the_command_line(room, capsys, monkeypatch):
     monkeypatch.setattr(getpass, "getpass", lambda prompt: asked.append(prompt) or f" {key}\n")
     assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.controls(code).paused
     assert asked and "key" in asked[0]
-
-
-COMMANDS_ALONE = """
-import sys
-from viz_transformer.__main__ import main
-status = [main(["class", *args.split(), "--db", sys.argv[1]]) for args in sys.argv[2:]]
-print(status, "torch" in sys.modules)
-"""
-
-
-def test_the_commands_that_read_no_answer_start_without_pytorch(room):
-    """Start-up, not work, made a command take seconds (issue 49): pace, pause, resume, names,
-    close and export load neither PyTorch nor the lesson's model (bench/bench_class_commands.py
-    times them)."""
-    store, code, _, db = room
-    orders = [f"pace {code} 2", f"pause {code}", f"names {code} hide", f"export {code}"]
-    done = subprocess.run(
-        [sys.executable, "-c", COMMANDS_ALONE, db, *orders],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.stdout.splitlines()[-1] == "[0, 0, 0, 0] False", done.stderr
-    assert store.controls(code) == Controls(pace=2, paused=True, hide_names=True)
 
 
 def test_the_docs_run_class_commands_with_the_venv_python_as_the_readme_does():

@@ -107,3 +107,10 @@ def remember(code: str, token: str) -> None:
     """Keep the class and the student for this session's other pages (the way back to the
     lesson, ``lesson_links.BACK_KEY``): one opened from the sidebar's list holds a pause too."""
     st.session_state[lesson_links.BACK_KEY] = urlencode({"class": code, "student": token})
+
+
+def hold_lessons_class() -> None:
+    """``hold`` for the class of the lesson this session came from, if it is a class's."""
+    back = lesson_links.back_params()
+    if back.get("class") and back.get("student"):
+        hold(back["class"], back["student"])

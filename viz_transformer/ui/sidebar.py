@@ -12,16 +12,8 @@ import torch
 import viz_transformer as vt
 from viz_transformer import settings
 from viz_transformer.settings import MAX_CHARS
-from viz_transformer.ui import (
-    caches,
-    callbacks,
-    class_place,
-    first_load,
-    lesson_links,
-    state,
-    theme,
-    widgets,
-)
+from viz_transformer.ui import caches, callbacks, first_load, lesson_links, state, theme, widgets
+from viz_transformer.ui.class_place import hold_lessons_class
 
 PRESENTER_CSS = (
     "<style>html { font-size: 20px; } section[data-testid='stSidebar'] { font-size: 16px; }"
@@ -112,9 +104,7 @@ def draw() -> tuple[str, str]:
     theme.inject()
     state.keep()
     state.read_url()
-    back = lesson_links.back_params()  # a class's student: the teacher's pause holds here too
-    if back.get("class") and back.get("student"):
-        class_place.hold(back["class"], back["student"])
+    hold_lessons_class()  # a class's student: the teacher's pause holds here too
     with st.sidebar:
         lesson_links.back_button()
         name = _model_picker()

@@ -1,0 +1,47 @@
+"""The class commands that read no answer start without PyTorch (issue 49: a command took 5 to
+17 s, all of it start-up): a fresh interpreter runs them and then says what it imported."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import viz_transformer as vt
+from viz_transformer.__main__ import main
+from viz_transformer.classroom import Controls
+from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+COMMANDS_ALONE = """
+import sys
+from viz_transformer.__main__ import main
+status = [main(["class", *args.split(), "--db", sys.argv[1]]) for args in sys.argv[2:]]
+print(status, "torch" in sys.modules)
+"""
+
+
+def test_the_commands_that_read_no_answer_start_without_pytorch(
+    tmp_path, lesson_model, capsys, monkeypatch
+):
+    """Start-up, not work, made a command take seconds (issue 49): pace, pause, resume, names,
+    close and export load neither PyTorch nor the lesson's model (bench/bench_class_commands.py
+    times them)."""
+    path = tmp_path / "counting.yaml"
+    path.write_text(LESSON)
+    db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    assert main(["class", "create", str(path), "--db", db]) == 0
+    out = capsys.readouterr().out
+    code = re.search(r"class code: (\w+)", out)[1]
+    monkeypatch.setenv("VT_TEACHER_KEY", re.search(r"key=(\w+)", out)[1])
+    store = vt.classroom(db)
+    orders = [f"pace {code} 2", f"pause {code}", f"names {code} hide", f"export {code}"]
+    done = subprocess.run(
+        [sys.executable, "-c", COMMANDS_ALONE, db, *orders],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.stdout.splitlines()[-1] == "[0, 0, 0, 0] False", done.stderr
+    assert store.controls(code) == Controls(pace=2, paused=True, hide_names=True)
