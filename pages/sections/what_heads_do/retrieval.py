@@ -23,7 +23,11 @@ from viz_transformer.text.checks import check_text
 from viz_transformer.text.corpora import HAYSTACKS, builtin_haystack
 from viz_transformer.ui import caches, jobs, state, widgets
 
-NEEDLE = "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park."
+# Wu et al.'s needle: its first half ends "... is eat", so the copy starts at " a sandwich"
+NEEDLE = (
+    "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a sunny "
+    "day."
+)
 SOURCES = ("built-in", "paste", "upload")
 SWEEP = (0.1, 0.3, 0.5, 0.7, 0.9)
 GO_KEY = "_ret_go"  # the page and view a link asked for, followed by ``follow``
