@@ -13,7 +13,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.course import grading, read_lesson
-from viz_transformer.course.graders import layer_weights, parse_number, pe_value
+from viz_transformer.course.graders import head_cells, layer_weights, parse_number, pe_value
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.paper import tiny_paper_model
 
@@ -174,6 +174,17 @@ def test_a_lazy_traces_layer_reads_as_the_whole_array():
     weights /= weights.sum(-1, keepdims=True)
     assert np.allclose(layer_weights(lazy, 1), weights, atol=1e-5)
     assert np.array_equal(layer_weights(weights[None], 0), weights)
+
+
+def test_a_head_question_on_a_lazy_trace_reads_one_cell_per_head(monkeypatch):
+    """Grading ``head`` computes row ``query`` of each head at column ``key``, no whole head."""
+    rng = np.random.default_rng(1)
+    q, k = rng.normal(size=(2, 3, 6, 4)), rng.normal(size=(2, 3, 6, 4))
+    lazy = LazyPatterns(list(q.astype(np.float32)), list(k.astype(np.float32)), causal=True)
+    whole = np.asarray(lazy)
+    monkeypatch.setattr(LazyPatterns, "head", lambda *a: pytest.fail("a whole head was made"))
+    np.testing.assert_allclose(head_cells(lazy, 1, 4, 2), whole[1, :, 4, 2], atol=1e-6)
+    assert np.array_equal(head_cells(whole, 1, 4, 2), whole[1, :, 4, 2])
 
 
 def test_warm_traces_asks_for_every_sentence_a_check_is_graded_on_once(model):

@@ -71,9 +71,16 @@ def test_materialising_too_much_is_refused_with_a_message(qk, monkeypatch):
     lazy = LazyPatterns(list(qk[0]), list(qk[1]), False)
     monkeypatch.setattr(settings, "MAX_MATERIALISE", 100)
     assert not fits_in_memory(lazy) and is_lazy(lazy)
-    with pytest.raises(ValueError, match="one head at a time"):
+    with pytest.raises(ValueError, match="block maxima"):
         np.asarray(lazy)
     assert lazy[0, 0].shape == (9, 9)  # one head (81 weights) is still fine
+    monkeypatch.setattr(settings, "MAX_MATERIALISE", 80)  # one head is too many now
+    with pytest.raises(ValueError, match=r"9 x 9 tokens: 81 weights .* \(cells, reduced"):
+        lazy.head(1, 0)
+    np.testing.assert_allclose(
+        lazy.cells(1, 0, [3], [2, 5]), lazy.cells(1, 0)[3:4, [2, 5]], atol=1e-6
+    )
+    assert lazy.reduced(1, 0, 3)[0].shape == (3, 3)
 
 
 def test_mismatched_queries_and_keys_are_refused():

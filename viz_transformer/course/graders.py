@@ -52,15 +52,24 @@ def layer_weights(arr: Patterns, layer: int) -> np.ndarray:
     return arr.heads(layer) if isinstance(arr, LazyPatterns) else np.asarray(arr[layer])
 
 
+def head_cells(arr: Patterns, layer: int, q: int, k: int) -> np.ndarray:
+    """``[heads]``: each head's weight from row ``q`` to column ``k`` at ``layer``; a lazy trace
+    computes that one row of each head, never a whole head."""
+    if isinstance(arr, LazyPatterns):
+        return np.array([arr.cells(layer, h, [q], [k])[0, 0] for h in range(arr.shape[1])])
+    return np.asarray(arr[layer])[:, q, k]
+
+
 def grade_head(question: Question, answer: str, traces: TraceOf) -> Grade:
     """Right when the head named is at least ``HEAD_SHARE`` of the strongest head's weight from
     row ``query`` to column ``key`` (among the question's ``layers``, if given)."""
     a = question.args
     tr = traces(question.model, a["sentence"])
     kind, q, k = a["attention"], a["query"], a["key"]
-    n_layers = patterns_of(tr, kind).shape[0]
+    arr = patterns_of(tr, kind)
+    n_layers = arr.shape[0]
     layers = list(a.get("layers") or range(n_layers))
-    table = {layer: head_weights(tr, kind, layer)[:, q, k] for layer in layers}  # layer -> [heads]
+    table = {layer: head_cells(arr, layer, q, k) for layer in layers}  # layer -> [heads]
     best_layer = max(table, key=lambda layer: float(table[layer].max()))
     best_head = int(table[best_layer].argmax())
     top = float(table[best_layer][best_head])

@@ -227,9 +227,11 @@ class LazyPatterns:
         return out.cpu().numpy(), bq, bk
 
     def head(self, layer: int, head: int) -> np.ndarray:
-        """One head's ``[q, k]`` weights (read-only), rows summing to 1."""
+        """One head's ``[q, k]`` weights (read-only), rows summing to 1; refused above
+        ``settings.MAX_MATERIALISE`` weights (``cells`` and ``reduced`` read any size)."""
         layer = range(self.shape[0])[layer]
         head = range(self.shape[1])[head]
+        self._check_size(self.shape[2] * self.shape[3])
         return self._cache.get_or_make((layer, head), lambda: _read_only(self.cells(layer, head)))
 
     def heads(self, layer: int, heads: Sequence[int] | range | None = None) -> np.ndarray:
@@ -275,8 +277,8 @@ class LazyPatterns:
         if n > settings.MAX_MATERIALISE:
             raise ValueError(
                 f"{self.shape[2]:,} x {self.shape[3]:,} tokens: {n:,} weights at once would take "
-                f"{n * 4 / 2**30:.1f} GB. Look at one head at a time (the overview is "
-                "downsampled), or shorten the input."
+                f"{n * 4 / 2**30:.1f} GB. Read a window of rows and columns or block maxima "
+                "(cells, reduced: what the maps draw), or shorten the input."
             )
 
 
