@@ -19,8 +19,10 @@ Run on a GPU machine:
   back through ``vt.load_model("hf:<folder>", dtype="bfloat16")``; at ``--llama-lengths`` (8,192
   and 32,768): trace + the first head map (target < 2 s on one H100), the overview of all 1,024
   heads (< 30 s), one query-key score split every way (< 1 s each), what a head writes at one
-  position (< 1 s), peak memory since the load, weights included (< 40 GB). On a CPU the same
-  code runs on ``--llama tiny`` (the same shape, 2 layers, d 64) by default;
+  position (< 1 s), peak memory in the row, weights included (< 40 GB); above 32,768 tokens
+  (``--llama8b`` adds 131,072) every head of layer 0 instead of the overview (< 60 s) and a
+  1,024 x 1,024 window at full resolution (< 1 s). A cell that fails names its exception. On a
+  CPU the same code runs on ``--llama tiny`` (the same shape, 2 layers, d 64) by default;
 - training the paper model of ``paper-reverse`` (``training.steps.train_step``, batch 64,
   bf16 autocast on CUDA): target tokens per second on the CPU and on the device.
 

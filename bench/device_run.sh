@@ -26,7 +26,8 @@
 # 2 training steps, the tiny Llama at 256 tokens, docs untouched):
 #   VT_DEVICE=cpu PYTHON=.venv/bin/python bash bench/device_run.sh --short
 # The default run leaves out the 8B Llama (building, saving and loading 16 GB takes minutes);
-# --llama8b runs it alone, no tests, with the encoder at 32,768 tokens (issue 43), under 9 minutes:
+# --llama8b runs it alone, no tests, with the encoder at 32,768 tokens (issue 43), the 8B rows at
+# 8,192, 32,768 and 131,072 tokens (issue 46: a failing cell names its exception), under 9 minutes:
 #   device tool: run(command="bash bench/device_run.sh --llama8b", carry=[".device-wheels"], timeout_s=600)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -89,7 +90,7 @@ for name in names:
     except md.PackageNotFoundError:
         print(f"{name} MISSING")
 EOF
-if ! "$PY" -c "import torch, sys; d = '$VT_DEVICE'; sys.exit(d.startswith('cuda') and not torch.cuda.is_available())"; then
+if ! "$PY" -c 'import sys, torch; sys.exit(sys.argv[1].startswith("cuda") and not torch.cuda.is_available())' "$VT_DEVICE"; then
   log "VT_DEVICE=$VT_DEVICE but this Python sees no such device (env.txt)"; exit 1
 fi
 command -v nvidia-smi >/dev/null && nvidia-smi >> "$OUT/env.txt" 2>&1
@@ -120,7 +121,7 @@ if [ "$SHORT" = 1 ]; then
   BENCH=(--lengths 1024 --train-steps 2 --llama tiny --llama-lengths 256 --no-write)
 elif [ "$SHORT" = 2 ]; then
   TESTS=(tests/unit/test_dtypes.py tests/integration/test_dtype.py)
-  BENCH=(--lengths 32768 --train-steps 5 --llama llama-3-8b)
+  BENCH=(--lengths 32768 --train-steps 5 --llama llama-3-8b --llama-lengths 8192 32768 131072)
   BENCH_LIMIT=480
 fi
 WORKERS=()
@@ -146,6 +147,6 @@ BENCH_RC=$?
 if [ "$SHORT" != 1 ]; then  # the section bench_gpu.py wrote into this copy's docs
   sed -n '/<!-- bench_gpu -->/,/<!-- \/bench_gpu -->/p' docs/benchmarks.md > "$OUT/bench_gpu.md"
 fi
-log "bench_gpu (exit $BENCH_RC): $(grep -E '^\| (256|1024|4096|8192|16384|32768) ' "$OUT/bench_gpu.log" | tr '\n' ' ')"
+log "bench_gpu (exit $BENCH_RC): $(grep -E '^\| (256|1024|4096|8192|16384|32768|131072) ' "$OUT/bench_gpu.log" | tr '\n' ' ')"
 log "done"
 [ "$TESTS_RC" = 0 ] && [ "$BENCH_RC" = 0 ]

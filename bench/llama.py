@@ -12,7 +12,6 @@ float32 on the CPU first would take 32 GB and minutes).
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Callable
 from functools import partial
@@ -25,6 +24,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 import viz_transformer as vt
 from bench.common import sync, verdict
+from bench.memory import peak_bytes, reset_peak
 from bench.models import text_of
 from viz_transformer.testing.paper import WORDS
 
@@ -38,7 +38,13 @@ TINY_LLAMA: dict[str, Any] = {  # the same shape (4 query heads per key/value he
     **LLAMA_3_8B, "vocab_size": 512, "hidden_size": 64, "intermediate_size": 224,
     "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
 }  # fmt: skip
-SIZES = {"llama-3-8b": LLAMA_3_8B, "tiny": TINY_LLAMA}
+STANDIN_LLAMA: dict[str, Any] = {  # the CPU stand-in of the memory tests (issue 46): Llama 3's
+    # vocabulary (so the output layer and its logits are the real width), its head size 128, 4
+    # query heads per key/value head, RoPE theta; 2 layers of d_model 512 (4 query heads)
+    **LLAMA_3_8B, "hidden_size": 512, "intermediate_size": 1792, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 1,
+}  # fmt: skip
+SIZES = {"llama-3-8b": LLAMA_3_8B, "tiny": TINY_LLAMA, "standin": STANDIN_LLAMA}
 
 
 def word_tokenizer(positions: int) -> PreTrainedTokenizerFast:
@@ -87,12 +93,16 @@ def build_llama(
 
 
 LLAMA_LENGTHS = (8192, 32768)
-TARGETS_S = {"first map": 2.0, "overview": 30.0, "split": 1.0, "writes": 1.0}  # one H100
+LONG = 32_768  # above it the row reads one layer's heads and a 1,024 x 1,024 window (issue 46)
+WINDOW = 1024
+TARGETS_S = {"first map": 2.0, "overview": 30.0, "split": 1.0, "writes": 1.0,
+             "window": 1.0, "one layer": 60.0}  # one H100 (issues 43, 46)  # fmt: skip
 PEAK_TARGET_GIB = 40.0
 SPLITS = ("dimension", "input", "component")
 LLAMA_COLUMNS = [
-    "tokens", "trace + first head map s", "overview of every head s", "one score split s",
-    "what a head writes s", "peak memory since the load",
+    "tokens", "trace + first head map s", "overview of every head s (one layer's above 32,768)",
+    "1,024 x 1,024 window s", "one score split s", "what a head writes s",
+    "peak memory in the row (weights included)",
 ]  # fmt: skip
 
 
@@ -105,12 +115,9 @@ def llama_rows(
     Returns:
         a line on the model and its load, and one row per length (``LLAMA_COLUMNS``).
     """
-    gpu = device.startswith("cuda")
     start = time.perf_counter()
     path = build_llama(folder / size, size, max(lengths), device)
     built = time.perf_counter() - start
-    if gpu:
-        torch.cuda.reset_peak_memory_stats()
     loaded, model = _timed(partial(vt.load_model, f"hf:{path}", device, "bfloat16"), device)
     params = sum(p.numel() for p in model.module.parameters())
     about = (
@@ -122,35 +129,67 @@ def llama_rows(
 
 def length_row(model: vt.LoadedModel, n: int, device: str) -> list[object]:
     """At ``n`` tokens: trace + the first head map (figure JSON), the overview of every head
-    (block maxima), the score of the last query on key 1 in the last layer's head 5 split every
-    way the model allows, what that head writes there, and the peak memory since the load
-    (weights included; the CPU: the process's peak RSS). Running out of memory is written in
-    the row instead of ending the benchmark."""
+    (block maxima; above ``LONG`` tokens every head of layer 0 instead), a ``WINDOW`` x ``WINDOW``
+    window of the last layer's head 5 at full resolution, the score of the last query on key 1
+    in that head split every way the model allows, what that head writes there, and the peak
+    memory in the row (weights included; on the CPU the process's peak resident set, reset
+    where Linux allows). A cell that fails names the exception's class (``OutOfMemoryError``, ...)
+    and the row goes on; a split the model does not have says ``n/a``."""
     from viz_transformer.figures.attention import head_figure, overview_figure
 
     gpu = device.startswith("cuda")
+    _reset_peak(gpu)
     text = text_of(lambda t: len(model.tokenizer(t)["input_ids"]), n)
-    where = ("decoder", model.facts.layers["decoder"] - 1, 5, n - 1)  # kind, layer, head, q
-    cells: list[object] = [n]
+    layers = model.facts.layers["decoder"]
+    where = ("decoder", layers - 1, 5, n - 1)  # kind, layer, head, query
+    held: dict[str, Any] = {}
+
+    def first() -> None:
+        held["trace"] = _first_map(model, text, head_figure)
+
+    def overview() -> None:
+        if n <= LONG:
+            return _json(overview_figure, held["trace"], "decoder")
+        arr = held["trace"].decoder
+        return [arr.reduced(0, h, 128) for h in range(arr.shape[1])]
+
+    def window() -> Any:
+        size, q0 = min(WINDOW, n), n - min(WINDOW, n)
+        return _json(head_figure, held["trace"], "decoder", layers - 1, 5, False, (q0, q0, size))
+
+    cells: list[object] = [n, _attempt(first, "first map", device)]
+    if "trace" in held:
+        cells += [_attempt(overview, "overview" if n <= LONG else "one layer", device)]
+        cells += [_attempt(window, "window", device)]
+    else:
+        cells += ["no trace", "no trace"]
+    held.clear()
+    splits = [_split(model, text, where, by, device) for by in SPLITS]
+    cells.append("; ".join(splits))
+    cells.append(_attempt(partial(vt.head_writes, model, text, *where), "writes", device))
+    return [*cells, _peak(gpu)]
+
+
+def _attempt(fn: Callable[[], Any], what: str, device: str) -> str:
+    """``fn``'s seconds (and its target on a GPU), or what it raised, by class name."""
     try:
-        first, trace = _timed(partial(_first_map, model, text, head_figure), device)
-        cells.append(_cell(first, "first map", gpu))
-        over, _ = _timed(partial(_json, overview_figure, trace, "decoder"), device)
-        cells.append(_cell(over, "overview", gpu))
-        del trace
-        splits = []
-        for by in SPLITS:
-            try:
-                s, _ = _timed(partial(vt.score_parts, model, text, *where, 1, by=by), device)
-                splits.append(f"{by} {_cell(s, 'split', gpu)}")
-            except ValueError:  # no such split for this model (RoPE: no input split)
-                splits.append(f"{by} n/a")
-        cells.append("; ".join(splits))
-        w, _ = _timed(partial(vt.head_writes, model, text, *where), device)
-        cells.append(_cell(w, "writes", gpu))
-    except torch.OutOfMemoryError as exc:
-        cells.append(f"out of memory: {str(exc).splitlines()[0][:80]}")
-    return [*cells, *[""] * (5 - len(cells)), _peak(device, gpu)]
+        seconds, _ = _timed(fn, device)
+    except Exception as exc:  # the row reports it and goes on (out of memory, a bug)
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+        return f"failed: {type(exc).__name__}"
+    return _cell(seconds, what, device.startswith("cuda"))
+
+
+def _split(model: vt.LoadedModel, text: str, where: tuple, by: str, device: str) -> str:
+    try:
+        vt.score_parts(model, text, *where, 1, by=by)  # warm: the first split pays the capture
+    except ValueError:  # no such split for this model (RoPE: no input split)
+        return f"{by} n/a"
+    except Exception as exc:
+        return f"{by} failed: {type(exc).__name__}"
+    cell = _attempt(partial(vt.score_parts, model, text, *where, 1, by=by), "split", device)
+    return f"{by} {cell}"
 
 
 def _count(params: int) -> str:
@@ -181,8 +220,15 @@ def _json(figure: Callable[..., Any], *args: Any) -> str:
     return figure(*args).to_json()
 
 
-def _peak(device: str, gpu: bool) -> str:
+def _reset_peak(gpu: bool) -> None:
+    if gpu:
+        torch.cuda.reset_peak_memory_stats()
+    else:
+        reset_peak()
+
+
+def _peak(gpu: bool) -> str:
     if not gpu:
-        return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB (RSS)"
+        return f"{peak_bytes() / 2**30:.2f} GiB (RSS)"
     peak = torch.cuda.max_memory_allocated() / 2**30
     return f"{peak:.1f} GiB (< {PEAK_TARGET_GIB:g}: {verdict(peak, PEAK_TARGET_GIB)})"

@@ -1,6 +1,7 @@
 """Does the unit tier catch small realistic bugs? Each row of ``bench/mutations.tsv`` (wrong axis,
 wrong divisor, off-by-one, wrong sign, swapped arguments, mean for sum, a dropped filter, in
-ablation, why, writes, flow, lesson grading and the class reports) is applied alone to a copy of
+ablation, why, writes, flow, lesson grading, the class reports, and the tiles and lazy maps of
+long inputs: dtype, scale, causal offset, log-sum-exp) is applied alone to a copy of
 the committed tree (``git archive HEAD``; the checkout is never touched), then the file's own
 tests run, and where they pass, the whole unit tier (``-x``, fixed order). A mutation is caught
 when pytest fails. Prints one line per mutation and the totals; rows whose text is no longer in
@@ -32,6 +33,8 @@ RELATED = {
     "flow.py": ["test_flow.py", "test_definitions_flow.py"],
     "graders.py": ["test_lesson_grading.py", "test_definitions_grading.py"],
     "reports.py": ["test_class_store.py", "test_definitions_reports.py"],
+    "tiles.py": ["test_tiles.py", "test_long_exact.py", "test_patterns.py"],
+    "lazy.py": ["test_tiles.py", "test_patterns.py", "test_long_exact.py"],
 }
 
 

@@ -53,6 +53,16 @@ def test_a_window_is_full_resolution_with_the_causal_triangle(trace):
     assert list(fig.layout.xaxis.ticktext) == [f"w{i}" for i in range(1, 7)]
 
 
+def test_a_window_may_be_larger_than_the_drawn_map_up_to_window_max(trace, monkeypatch):
+    """Issue 46: the overview and the head map are block maxima; a window up to ``WINDOW_MAX``
+    (1,024 in the app) a side is drawn at full resolution, larger asks are cut to it."""
+    monkeypatch.setattr(attention, "WINDOW_MAX", 12)  # HEAD_MAX is 8 here
+    z = np.asarray(attention.head_figure(trace, "decoder", 1, 0, window=(8, 0, 16)).data[0].z)
+    assert z.shape == (12, 12)
+    full = trace.decoder[1, 0][8:20, :12]
+    np.testing.assert_allclose(z.astype(float)[full > 0], full[full > 0], atol=1e-7)
+
+
 def test_the_overview_tiles_every_head_reduced(trace):
     fig = attention.overview_figure(trace, "decoder")
     tiled = np.asarray(fig.data[0].z, dtype=float)

@@ -255,7 +255,8 @@ def split_score(
     """
     _check(cap, layer, head, ("query", query, len(cap.query_tokens)),
            ("key", key, len(cap.key_tokens)))  # fmt: skip
-    score = head_scores(cap, layer, head)[query, key]
+    q, k = _qk(cap, layer, head)  # the one score, not the head's T x T (32 MB at 2,048)
+    score = -np.inf if cap.kind == "decoder" and key > query else q[query] @ k[key] * _scale(cap)
     if np.isneginf(score):
         raise ValueError(
             f"Key {key} comes after query {query}: the decoder masks it (score -inf, weight 0). "

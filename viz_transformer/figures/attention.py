@@ -34,6 +34,7 @@ __all__ = [
     "HEAD_VIEW_TOKENS",
     "KIND_TITLES",
     "OVERVIEW_MAX",
+    "WINDOW_MAX",
     "aggregate_figure",
     "head_figure",
     "head_view_figure",
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 HEAD_MAX = 256  # a head map larger than this per side is drawn as block maxima (or a window)
+WINDOW_MAX = 1024  # the largest full-resolution window into a long map (issue 46)
 OVERVIEW_MAX = 128  # per head in the overview (a tile is ~70-140 px wide on screen)
 OVERVIEW_TOP = 3  # heads the overview's description names
 
@@ -87,7 +89,7 @@ def head_figure(
 
 def _clamp_window(window: tuple[int, int, int], shape: tuple[int, ...]) -> tuple[int, int, int]:
     q0, k0, size = (int(v) for v in window)
-    size = max(1, min(size, HEAD_MAX))
+    size = max(1, min(size, WINDOW_MAX))
     return max(0, min(q0, shape[0] - 1)), max(0, min(k0, shape[1] - 1)), size
 
 

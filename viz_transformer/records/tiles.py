@@ -54,9 +54,10 @@ class HeadQK:
         # bfloat16 / float16 queries and keys (a model run in half precision) are kept so, half
         # the memory of float32, and taken to float32 a tile at a time: scores and softmax are
         # float32 whatever the model ran in
-        s = torch.matmul(self.q.index_select(0, rows).float(), keys.T.float(), out=out)
-        if self.scale != 1.0:
-            s.mul_(self.scale)
+        q = self.q.index_select(0, rows).float()
+        if self.scale != 1.0:  # in float32, on the tile's rows x d (not its rows x keys)
+            q = q.mul_(self.scale)
+        s = torch.matmul(q, keys.T.float(), out=out)
         if self.causal:
             n_q, n_k = self.q.shape[0], self.k.shape[0]
             at = torch.arange(n_k, device=s.device) if cols is None else cols

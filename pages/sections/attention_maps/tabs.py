@@ -96,7 +96,7 @@ def zoom_window(n_rows: int, n_cols: int) -> tuple[int, int, int] | None:
     if not st.toggle("Zoom to full resolution", key="zoom"):
         return None
     c1, c2, c3 = st.columns(3)
-    top = attention.HEAD_MAX
+    top = attention.WINDOW_MAX
     size = c3.number_input("Window size", 1, top, min(64, top), step=8, key="zoom_size")
     q0 = c1.number_input("First query", 0, max(0, n_rows - 1), 0, step=size, key="zoom_q")
     k0 = c2.number_input("First key", 0, max(0, n_cols - 1), 0, step=size, key="zoom_k")

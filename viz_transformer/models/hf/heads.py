@@ -26,7 +26,7 @@ OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "o", "SelfAttention.o", "E
 SIBLING_PROJECTIONS = ("output.dense",)
 CONTINUATION = 5  # greedy tokens a decoder-only model's output is scored on (importance, lens)
 # the final norm before the unembedding, as decoder-only models name it on their base model
-UNEMBED_CELLS = 2**24  # output-layer weights taken to float32 at a time by ``held_unembed``
+UNEMBED_CELLS = 2**22  # output-layer weights taken to float32 at a time by ``held_unembed``
 FINAL_NORMS = ("norm", "ln_f", "final_layer_norm", "norm_f", "decoder.final_layer_norm")
 
 
