@@ -23,8 +23,9 @@ D_K = 128
 
 def _qk(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
-    q = (torch.randn(1, n, D_K, generator=gen) * 1.5).bfloat16()  # peaked rows, as trained
-    k = torch.randn(1, n, D_K, generator=gen).bfloat16()
+    # peaked rows, as trained; drawn on the CPU (the generator's), then moved
+    q = (torch.randn(1, n, D_K, generator=gen, device="cpu") * 1.5).bfloat16()
+    k = torch.randn(1, n, D_K, generator=gen, device="cpu").bfloat16()
     return q.to(DEVICE), k.to(DEVICE)
 
 
