@@ -154,7 +154,8 @@ def main() -> None:
     if not device.startswith("cuda"):
         body += (
             "\nThe GPU row (the published Llama-3-8B shape at 32,768 tokens, target 5 min): "
-            "`python bench/bench_retrieval.py --llama llama-3-8b --tokens 32768 --device cuda` "
+            "`bash bench/device_run.sh --retrieval` (or `python bench/bench_retrieval.py "
+            "--llama llama-3-8b --tokens 32768 --device cuda`) "
             "on a machine with a GPU; not measured yet (no GPU was lent when this ran).\n"
         )
     if args.no_write:

@@ -29,6 +29,10 @@
 # --llama8b runs it alone, no tests, with the encoder at 32,768 tokens (issue 43), the 8B rows at
 # 8,192, 32,768 and 131,072 tokens (issue 46: a failing cell names its exception), under 9 minutes:
 #   device tool: run(command="bash bench/device_run.sh --llama8b", carry=[".device-wheels"], timeout_s=600)
+# --retrieval runs the retrieval-heads tests, then every head of the 8B Llama scored on a needle
+# at 32,768 tokens (issue 47, bench/bench_retrieval.py; RETRIEVAL_LLAMA=tiny RETRIEVAL_TOKENS=256
+# on a CPU checks the plumbing), under 9 minutes; $OUT gets bench_retrieval.log and .md:
+#   device tool: run(command="bash bench/device_run.sh --retrieval", carry=[".device-wheels"], timeout_s=600)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,8 +50,10 @@ case "${1:-}" in
     exit 0 ;;
   --short) SHORT=1 ;;
   --llama8b) SHORT=2 ;;
+  --retrieval) SHORT=3 ;;
   "") ;;
-  *) echo "usage: bash bench/device_run.sh [--short | --llama8b | --fetch-wheels]" >&2; exit 2 ;;
+  *) echo "usage: bash bench/device_run.sh [--short | --llama8b | --retrieval | --fetch-wheels]" >&2
+     exit 2 ;;
 esac
 
 OUT=${OUT:-$PWD/device-out}
@@ -123,6 +129,9 @@ elif [ "$SHORT" = 2 ]; then
   TESTS=(tests/unit/test_dtypes.py tests/integration/test_dtype.py)
   BENCH=(--lengths 32768 --train-steps 5 --llama llama-3-8b --llama-lengths 8192 32768 131072)
   BENCH_LIMIT=480
+elif [ "$SHORT" = 3 ]; then
+  TESTS=(tests/unit/test_retrieval_math.py tests/integration/test_retrieval.py)
+  BENCH_LIMIT=420
 fi
 WORKERS=()
 if [ "$SHORT" = 0 ] && "$PY" -c "import xdist" 2>/dev/null; then
@@ -141,7 +150,19 @@ TESTS_RC=$?
 [ "$TESTS_RC" = 124 ] && log "tests stopped at their limit, 270 s (SIGINT): the summary is of those run"
 log "tests (exit $TESTS_RC, order: $SEED): $(grep -E '(passed|failed|error)' "$OUT/tests.log" | tail -1)"
 
-# 4. the long encoder and training, timed on the device
+# 4. the long encoder and training, timed on the device (--retrieval: the retrieval heads instead)
+if [ "$SHORT" = 3 ]; then
+  timeout "$BENCH_LIMIT" "$PY" bench/bench_retrieval.py --device "$VT_DEVICE" \
+    --llama "${RETRIEVAL_LLAMA:-llama-3-8b}" --tokens "${RETRIEVAL_TOKENS:-32768}" \
+    > "$OUT/bench_retrieval.log" 2>&1
+  BENCH_RC=$?
+  sed -n '/<!-- bench_retrieval -->/,/<!-- \/bench_retrieval -->/p' docs/benchmarks.md \
+    > "$OUT/bench_retrieval.md"
+  log "bench_retrieval (exit $BENCH_RC): $(grep -E '^\| (llama|tiny)' "$OUT/bench_retrieval.log" | tr '\n' ' ')"
+  log "done"
+  [ "$TESTS_RC" = 0 ] && [ "$BENCH_RC" = 0 ]
+  exit
+fi
 timeout "$BENCH_LIMIT" "$PY" bench/bench_gpu.py --device "$VT_DEVICE" "${BENCH[@]}" > "$OUT/bench_gpu.log" 2>&1
 BENCH_RC=$?
 if [ "$SHORT" != 1 ]; then  # the section bench_gpu.py wrote into this copy's docs
