@@ -23,19 +23,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = Path(__file__).with_name("mutations.tsv")
-U = "tests/unit/"
-# each mutated file's own tests, run first (a fast answer for the mutations they catch)
+U, IT = "tests/unit/", "tests/integration/"
+# each mutated file's own tests, run first (a fast answer for the mutations they catch); the
+# model-heavy ones live in the integration tier
 RELATED = {
-    "ablation.py": ["test_heads.py", "test_ablation_effects.py", "test_definitions_ablation.py"],
-    "why.py": ["test_why.py", "test_component_outputs.py", "test_definitions_why.py"],
-    "components.py": ["test_why.py", "test_component_outputs.py", "test_definitions_why.py"],
-    "writes.py": ["test_why.py", "test_component_outputs.py", "test_definitions_writes.py"],
-    "flow.py": ["test_flow.py", "test_definitions_flow.py"],
-    "graders.py": ["test_lesson_grading.py", "test_definitions_grading.py"],
-    "reports.py": ["test_class_store.py", "test_definitions_reports.py"],
-    "tiles.py": ["test_tiles.py", "test_long_exact.py", "test_patterns.py"],
-    "lazy.py": ["test_tiles.py", "test_patterns.py", "test_long_exact.py"],
-}
+    "ablation.py": [U + "test_heads.py", U + "test_ablation_effects.py",
+                    U + "test_definitions_ablation.py"],
+    "why.py": [IT + "test_why.py", IT + "test_component_outputs.py", U + "test_definitions_why.py"],
+    "components.py": [IT + "test_why.py", IT + "test_component_outputs.py",
+                      U + "test_definitions_why.py"],
+    "writes.py": [IT + "test_why.py", IT + "test_component_outputs.py",
+                  U + "test_definitions_writes.py"],
+    "flow.py": [U + "test_flow.py", U + "test_definitions_flow.py"],
+    "graders.py": [U + "test_lesson_grading.py", U + "test_definitions_grading.py"],
+    "reports.py": [U + "test_class_store.py", U + "test_definitions_reports.py"],
+    "tiles.py": [U + "test_tiles.py", U + "test_long_exact.py", U + "test_patterns.py"],
+    "lazy.py": [U + "test_tiles.py", U + "test_patterns.py", U + "test_long_exact.py"],
+}  # fmt: skip
 
 
 def rows() -> list[tuple[str, str, str, str]]:
@@ -76,7 +80,7 @@ def run(tree: Path, path: str, old: str, new: str) -> tuple[str, str]:
         return "stale", f"the text is in {path} {text.count(old)} times, not once"
     file.write_text(text.replace(old, new), encoding="utf-8")
     try:
-        related = [U + t for t in RELATED.get(Path(path).name, []) if (tree / U / t).exists()]
+        related = [t for t in RELATED.get(Path(path).name, []) if (tree / t).exists()]
         caught, first = pytest(tree, related) if related else (False, "")
         if not caught:
             caught, first = pytest(tree, ["tests/unit"])

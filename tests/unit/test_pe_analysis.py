@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-import viz_transformer as vt
 from viz_transformer.analysis import positional as pa
 from viz_transformer.networks.marian import marian_positions
 from viz_transformer.networks.positional import sinusoidal_table
-from viz_transformer.testing.hf import BUILDERS
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
@@ -93,29 +91,6 @@ def test_paper_inputs_are_sqrt_d_times_the_embedding_plus_the_sinusoid(tiny):
     np.testing.assert_allclose(per["token_norm"], parts.token_norms[ids])
     with pytest.raises(ValueError):
         pa.sentence_norms(tiny, "alpha purple")
-
-
-@pytest.fixture(scope="module")
-def hf_models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hf")
-    return {f: vt.load_model(f"hf:{BUILDERS[f](root / f)}") for f in ("bert", "marian", "llama")}
-
-
-def test_hf_inputs_learned_sinusoidal_and_rotary(hf_models):
-    bert = pa.input_vectors(hf_models["bert"])
-    np.testing.assert_array_equal(bert.positions, hf_models["bert"].position_table())
-    assert bert.scale == 1.0
-    marian = pa.input_vectors(hf_models["marian"])
-    rows = len(marian.positions)
-    np.testing.assert_allclose(marian.positions, sinusoidal_table(rows, 16, "split"), atol=1e-5)
-    llama = pa.input_vectors(hf_models["llama"])
-    assert llama.positions is None and len(llama.token_norms) > 0
-    per = pa.sentence_norms(hf_models["llama"], "the cat")
-    assert np.isnan(per["position_norm"]).all()
-    per = pa.sentence_norms(hf_models["bert"], "the cat sat")
-    assert per["tokens"][0] == "[CLS]"
-    expected = np.linalg.norm(bert.positions[: len(per["tokens"])], axis=1)
-    np.testing.assert_allclose(per["position_norm"], expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "split"])
