@@ -46,8 +46,8 @@ import numpy as np
 from playwright.sync_api import Browser, Route, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from bench.bench_views import draw_plotly, launch
 from bench.common import ROOT, environment, pick_device, table, verdict, write_section
+from bench.harness.browser import draw_plotly, launch
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 

@@ -92,7 +92,7 @@ def returning(browser, url: str, runs: int = 3) -> float:
     """Median seconds to the first chart in a new tab of a browser that has opened the page
     before (its HTTP and code caches kept, as a student's browser after the first page): each
     tab is a new Streamlit session."""
-    from bench.first_chart import _drawn
+    from bench.harness.browser import drawn
 
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     try:
@@ -102,7 +102,7 @@ def returning(browser, url: str, runs: int = 3) -> float:
             page.set_default_timeout(180_000)
             start = time.perf_counter()
             page.goto(url)
-            _drawn(page, False)
+            drawn(page, False)
             times.append(time.perf_counter() - start)
             page.close()
         return statistics.median(times[1:])
@@ -115,9 +115,8 @@ def page_rows() -> list[list[object]]:
     fresh browser profile and in a returning browser."""
     from playwright.sync_api import sync_playwright
 
-    from bench.bench_views import launch
-    from bench.classroom_load import serve
-    from bench.first_chart import visit
+    from bench.harness.browser import launch, visit
+    from bench.harness.server import serve
 
     log = ROOT / "artifacts" / "bench-compare-server.log"
     with serve(log) as url, sync_playwright() as p:
@@ -161,7 +160,7 @@ def main() -> None:
         body += (
             "\nNavigation -> first chart drawn and the script run finished, in headless "
             "Chromium, one fresh server (the load average is below). First visit: the models "
-            "load. Warm, new profile: a fresh browser context per visit (`first_chart.visit`), "
+            "load. Warm, new profile: a fresh browser context per visit (`harness.browser.visit`), "
             "so the 4.7 MB plotly.js bundle is fetched, compiled and evaluated every time; "
             "median of 3. Warm, returning browser: new tabs (new sessions) of one context that "
             "has opened the page once, its HTTP and code caches kept, as a student's browser "

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 import viz_transformer as vt
-from bench import bench_bergamot
+from bench import bergamot_timing
 from bench.common import ROOT, pick_device, sync, table, verdict, write_section
 from bench.models import WORDS, build_marian_base, paper_model
 from viz_transformer.models.base import LoadedModel
@@ -103,8 +103,8 @@ def marian_case(model: LoadedModel) -> tuple[Factory, list[int]]:
 
 
 def bergamot_case(model: LoadedModel) -> tuple[Factory, list[int]]:
-    prefix = model.sp.encode(bench_bergamot.SENTENCE * 2)[: STEPS - 1]
-    sentence = bench_bergamot.SENTENCE
+    prefix = model.sp.encode(bergamot_timing.SENTENCE * 2)[: STEPS - 1]
+    sentence = bergamot_timing.SENTENCE
     return (lambda cached: model.decoder_session(sentence, use_cache=cached)), prefix
 
 
@@ -151,7 +151,7 @@ def main() -> None:
             ms = step_ms(factory, prefix, args.runs, device)
             print(label, {k: [round(x, 2) for x in v] for k, v in ms.items()}, flush=True)
             rows += rows_of(label, ms, target)
-    berg = bench_bergamot.measure("bergamot-en-pt", args.bergamot_runs, device)
+    berg = bergamot_timing.measure("bergamot-en-pt", args.bergamot_runs, device)
     header = ["model", "decoding", *(f"step {s} ms" for s in SHOWN), "31 steps ms",
               "step 30 / step 1", "target", "verdict"]  # fmt: skip
     body = (
@@ -160,9 +160,9 @@ def main() -> None:
         f"head (the step-by-step decoder's `DecoderSession.score`); medians of {args.runs} "
         f"sessions per setting, interleaved.\n\n{table(header, rows)}\n\n"
         f"Bergamot greedy translation + full trace of the 20-word sentence against the native "
-        f"engine (`bench_bergamot.measure`, {args.bergamot_runs} interleaved runs; "
+        f"engine (`bergamot_timing.measure`, {args.bergamot_runs} interleaved runs; "
         f"translation equal to the native engine's: {berg.equal}):\n\n"
-        f"{bench_bergamot.report(berg, args.bergamot_runs)}\n\n{bench_bergamot.LIMIT}\n"
+        f"{bergamot_timing.report(berg, args.bergamot_runs)}\n\n{bergamot_timing.LIMIT}\n"
     )
     if args.no_write:
         print(body)

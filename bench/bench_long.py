@@ -12,7 +12,7 @@ Cases, each in a fresh process so its peak RSS is its own:
 
 Peak RSS is the process's maximum resident set (``ru_maxrss``), model and Python included; the
 model's own RSS after loading is printed beside it. The overview JSON is drawn in headless
-Chromium (``bench_views.draw_plotly``) unless ``--no-draw``.
+Chromium (``harness.browser.draw_plotly``) unless ``--no-draw``.
 """
 
 from __future__ import annotations
@@ -110,8 +110,9 @@ def run_case(case: str, device: str, folder: Path) -> dict:
 
 def draw(folder: Path, cases: list[str]) -> dict[str, str]:
     """Chromium draw time of each case's overview JSON (median of 3), or why it failed."""
-    from bench_views import draw_plotly, launch
     from playwright.sync_api import sync_playwright
+
+    from bench.harness.browser import draw_plotly, launch
 
     result = {}
     with sync_playwright() as p:

@@ -136,7 +136,7 @@ def in_browser() -> dict[str, float]:
     import nbformat
     from playwright.sync_api import sync_playwright
 
-    from bench.bench_views import launch
+    from bench.harness.browser import launch
     from viz_transformer.testing.jupyter import READY_JS, RUN_CELL_JS, guard, temporary_lab
 
     folder = Path(tempfile.mkdtemp(prefix="vt-bench-lab-"))

@@ -16,8 +16,8 @@ Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_views.py [--runs 9]
    from ``Plotly.newPlot`` to its promise resolving plus one animation frame, median of runs.
 
 Prints the environment and a table with target, measured value and pass/miss; rewrites the
-``bench_views`` section of ``docs/benchmarks.md``. ``bench/bench_bertviz.py`` reuses
-``draw_plotly`` and ``launch``.
+``bench_views`` section of ``docs/benchmarks.md``. The browser part is
+``bench.harness.browser``'s.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import os
 import pstats
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -41,16 +40,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import plotly
-from playwright.sync_api import Browser, Playwright, sync_playwright
+from playwright.sync_api import sync_playwright
 
-from bench.classroom_load import CHART as HEATMAP
-from bench.classroom_load import CHROMIUM, CHROMIUM_ARGS
 from bench.common import ROOT, environment, pick_device, table, verdict, write_section
+from bench.harness.browser import draw_plotly, launch
 
 PAGE = ROOT / "pages" / "attention_maps.py"
 MODELS = ROOT / "artifacts" / "bench-models"
-PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 RERUN_MS, DRAW_MS = 150.0, 300.0  # the targets of issue 5
 # the figure builders the page calls; each is counted during the timed reruns
 BUILDERS = ("overview_figure", "head_figure", "head_view_figure", "aggregate_figure")
@@ -61,66 +57,6 @@ UNCACHED = (
     " rebuilt it on every rerun: no cache holds the figures, so every rerun pays for building"
     " them as well as for serialising them."
 )
-# a static page: parse the figure, then time Plotly.newPlot until drawn and one frame painted
-PLOTLY_HTML = """<!doctype html><html><head><meta charset="utf-8">
-<script src="plotly.min.js"></script></head><body style="margin:0"><div id="fig"></div>
-<script>
-const fig = {figure};
-const t0 = performance.now();
-Plotly.newPlot("fig", fig.data, fig.layout, {{displaylogo: false}})
-  .then(() => requestAnimationFrame(() => {{ window.__drawn = [t0, performance.now()]; }}))
-  .catch(e => {{ window.__failed = String(e); }});
-</script></body></html>"""
-
-
-def launch(p: Playwright) -> Browser:
-    """Debian's headless Chromium with the load test's flags (no network beyond loopback)."""
-    if not Path(CHROMIUM).exists():
-        raise RuntimeError(f"{CHROMIUM} is missing: apt-get install chromium")
-    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-
-def plotly_page(figure_json: str, folder: Path) -> Path:
-    """Write ``folder/figure.html`` drawing ``figure_json`` with a local copy of plotly.js."""
-    js = folder / "plotly.min.js"
-    if not js.exists():
-        js.write_bytes(PLOTLY_JS.read_bytes())
-    html = folder / "figure.html"
-    # "</" inside a script would end it early (token labels may hold "</s>")
-    html.write_text(PLOTLY_HTML.format(figure=figure_json.replace("</", "<\\/")))
-    return html
-
-
-def draw_plotly(
-    browser: Browser, figure_json: str, runs: int, timeout_s: float = 60
-) -> tuple[list[float], list[float]]:
-    """Load a page drawing ``figure_json`` ``runs`` times in a fresh tab each.
-
-    Returns:
-        (newPlot -> drawn ms, navigation start -> drawn ms) per run; the second includes reading
-        and parsing the HTML and plotly.js. Raises TimeoutError when a run does not draw in time.
-    """
-    newplot, total = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        html = plotly_page(figure_json, Path(tmp))
-        for _ in range(runs):
-            page = browser.new_page(viewport={"width": 1400, "height": 1200})
-            try:
-                page.goto(html.as_uri(), wait_until="commit", timeout=timeout_s * 1000)
-                page.wait_for_function(
-                    "() => window.__drawn || window.__failed", timeout=timeout_s * 1000
-                )
-                failed = page.evaluate("() => window.__failed || null")
-                if failed:
-                    raise RuntimeError(f"Plotly.newPlot failed: {failed}")
-                if not page.locator(HEATMAP).count():
-                    raise RuntimeError("Plotly.newPlot resolved but no heatmap image was drawn")
-                t0, t1 = page.evaluate("() => window.__drawn")
-                newplot.append(t1 - t0)
-                total.append(t1)
-            finally:
-                page.close()
-    return newplot, total
 
 
 def build_model(folder: Path) -> Path:

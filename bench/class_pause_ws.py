@@ -32,10 +32,11 @@ from websockets.exceptions import WebSocketException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import viz_transformer as vt
-from bench.classroom_ws import serving
 from bench.common import table, write_section
-from bench.lesson_ws import Client, database, percentile
-from bench.server_cpu import cpu_seconds, server_processes
+from bench.harness.server import database, serving
+from bench.harness.server_cpu import cpu_seconds, server_processes
+from bench.harness.stats import percentile
+from bench.harness.ws import Client, ws_url
 
 LESSON = "paper_tour"
 PAUSED = "Eyes on the teacher"
@@ -61,10 +62,6 @@ class Room:
     phases: random.Random = field(default_factory=lambda: random.Random(0))
     errors: list[str] = field(default_factory=list)
     teacher_click_s: dict[str, float] = field(default_factory=dict)
-
-
-def ws_url(url: str) -> str:
-    return url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
 
 
 async def wait_for(room: Room, client: Client, fragment: str, seen, sent_at, into: list) -> bool:

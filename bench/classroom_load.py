@@ -20,13 +20,9 @@ import json
 import math
 import os
 import platform
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -42,14 +38,11 @@ from bench.common import (
     environment,
     pick_device,
 )
+from bench.harness.browser import HEATMAP, launch
+from bench.harness.server import serve
+from bench.harness.stats import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [  # Debian chromium, no network beyond loopback (the browser tests use these too)
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-CHART = ".js-plotly-plot .hm image"  # a heatmap drawn by plotly.js
 EXCEPTION = '[data-testid="stException"]'
 # one marker word per tab: a single token of the EN->PT translator, never inside another marker,
 # the templates, any tab's Portuguese output or the page's default example (checked once)
@@ -76,58 +69,6 @@ def sentences(n: int) -> list[tuple[str, str]]:
     return classroom_sentences(n, "--tabs")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serve(
-    log: Path,
-    start_timeout: float = 60,
-    root: Path = ROOT,
-    command: tuple[str, ...] = ("streamlit", "run", "app.py"),
-) -> Iterator[str]:
-    """Run ``streamlit run app.py`` (of the checkout ``root``; or ``python -m`` another
-    ``command`` given Streamlit's flags, such as ``("viz_transformer", "app")``) on 127.0.0.1
-    for the block and yield its URL.
-
-    One intra-op thread, offline; the server's output goes to ``log`` (a pipe nobody reads
-    could fill up and stall it). The server is always stopped: terminate, then kill.
-    """
-    port = free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", *command, "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--browser.gatherUsageStats", "false"]  # fmt: skip
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + start_timeout
-        try:
-            while not healthy(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start within {start_timeout:.0f} s; "
-                                       f"see {log}")  # fmt: skip
-                time.sleep(0.5)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
-
-
-def healthy(url: str) -> bool:
-    try:
-        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
-        return False
-
-
 @dataclass
 class Tab:
     """One student: the sentence typed, the seconds from Enter to its chart, what went wrong."""
@@ -151,9 +92,8 @@ class Classroom:
         return [f"tab {i} ({t.marker}): {e}" for i, t in enumerate(self.tabs) for e in t.errors]
 
     def percentile(self, q: float) -> float:
-        """Nearest-rank percentile of the tabs' times (``inf`` when a tab has none)."""
-        times = sorted(t.seconds if t.seconds is not None else math.inf for t in self.tabs)
-        return times[max(0, math.ceil(q / 100 * len(times)) - 1)]
+        """Nearest-rank percentile of the tabs' times (``inf`` for a tab that has none)."""
+        return percentile((math.inf if t.seconds is None else t.seconds for t in self.tabs), q)
 
 
 def run_classroom(url: str, n_tabs: int = 10, timeout: float = 180) -> Classroom:
@@ -170,7 +110,7 @@ def run_classroom(url: str, n_tabs: int = 10, timeout: float = 180) -> Classroom
     end = time.monotonic() + timeout
     tabs = [Tab(m, s) for m, s in sentences(n_tabs)]
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             pages = [browser.new_context(viewport={"width": 1400, "height": 1600}).new_page()
                      for _ in tabs]  # fmt: skip
@@ -178,7 +118,7 @@ def run_classroom(url: str, n_tabs: int = 10, timeout: float = 180) -> Classroom
             for page, tab in zip(pages, tabs, strict=True):
                 step(tab, lambda pg=page: pg.goto(f"{url}/attention_maps", wait_until="commit"))
             for page, tab in zip(pages, tabs, strict=True):
-                step(tab, lambda pg=page: pg.wait_for_selector(CHART, timeout=_ms(end)))
+                step(tab, lambda pg=page: pg.wait_for_selector(HEATMAP, timeout=_ms(end)))
             first_paint = time.monotonic() - start
             for page, tab in zip(pages, tabs, strict=True):
                 step(tab, lambda pg=page, t=tab: _type(pg, t, tabs))

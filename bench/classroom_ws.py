@@ -20,19 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +36,9 @@ from websockets.exceptions import WebSocketException
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import lesson_ws
 from bench.common import CLASSROOM_MARKERS, classroom_sentences, table, write_section
-from bench.server_cpu import cpu_seconds, server_processes
+from bench.harness.server import serving
+from bench.harness.server_cpu import cpu_seconds, server_processes
+from bench.harness.stats import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,12 +147,6 @@ async def run_all(url: str, sessions: list[Session], timeout: float) -> None:
     await asyncio.gather(*(run_session(ws_url, s, markers - {s.marker}, timeout) for s in sessions))
 
 
-def percentile(times: list[float], q: float) -> float:
-    """Nearest-rank percentile; ``inf`` for no times."""
-    ordered = sorted(times)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)] if ordered else math.inf
-
-
 def measure(url: str, n: int, timeout: float) -> dict[str, object]:
     """Run ``n`` sessions against ``url``; the outcome as written by ``--json``."""
     sessions = sentences(n)
@@ -190,34 +178,6 @@ def summary(out: dict[str, object]) -> str:
         *(f"  {e}" for e in out["errors"][:20]),
     ]  # fmt: skip
     return "\n".join(lines)
-
-
-@contextmanager
-def serving(replicas: int, start_timeout: float = 600) -> Iterator[str]:
-    """``python -m viz_transformer serve --replicas N`` on a free port for the block; its URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    run_dir = Path(tempfile.mkdtemp(prefix=f"classroom-ws-{replicas}-"))
-    cmd = [sys.executable, "-m", "viz_transformer", "serve", "--replicas", str(replicas),
-           "--port", str(port), "--run-dir", str(run_dir)]  # fmt: skip
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
-        timer = threading.Timer(start_timeout, proc.terminate)  # a stuck start ends the read
-        timer.start()
-        for line in proc.stdout:
-            print(line, end="", flush=True)
-            if "healthy behind HAProxy: " in line:
-                timer.cancel()
-                yield line.rsplit(": ", 1)[1].strip()
-                break
-        else:
-            raise RuntimeError(f"serve did not start (code {proc.wait()}); see {run_dir}")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 def side_by_side(outcomes: dict[int, dict[str, object]]) -> str:

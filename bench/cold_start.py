@@ -3,7 +3,7 @@ draws before PyTorch loads) and then the page itself (the "Starting" note gone),
 
 tests/e2e/test_cold_start.py checks the order of these states; the seconds are measured here, since
 a busy machine stretches them. For each page (Home included) a new ``streamlit run app.py``
-(``classroom_load.serve``) gets that page's URL as its very first request, in headless Chromium; a
+(``harness.server.serve``) gets that page's URL as its very first request, in headless Chromium; a
 MutationObserver stamps every change of the page from navigation on (``performance.now()``), so
 no state is missed between two polls. ``--rounds N``: N servers per page, the median reported.
 """
@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``python benc
 
 from playwright.sync_api import Browser, sync_playwright
 
-from bench.bench_views import launch
-from bench.classroom_load import serve
 from bench.common import ROOT, table, write_section
+from bench.harness.browser import launch
+from bench.harness.server import serve
 from pages.nav import table as page_table
 
 PAGES = {  # URL path -> the page's title: Home and the pages a lesson opens (not the class's two)

@@ -1,6 +1,6 @@
 """Time to the first drawn chart of each page on a cold server, in the browser (issue 17).
 
-Starts ``streamlit run app.py`` (``classroom_load.serve``), then for each page opens its URL in a
+Starts ``streamlit run app.py`` (``harness.server.serve``), then for each page opens its URL in a
 fresh browser context (a new session) and times navigation -> the first plotly chart drawn and
 the script run finished (Home, which has no chart: -> the "is loaded on" line). The first visit of
 each page is "cold" (the first page also loads the model); a second visit in another fresh context
@@ -26,12 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``python bench/first_chart.py``
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, sync_playwright
 
 import viz_transformer as vt
-from bench.bench_views import launch
-from bench.classroom_load import serve
 from bench.common import ROOT, table, write_section
+from bench.harness.browser import launch, next_clicks, visit
+from bench.harness.server import serve
 from pages.nav import table as page_table
 
 # title -> URL path; the order a teacher opens them
@@ -49,48 +49,6 @@ PAGES = {
 HEADER = [f"page (default model {vt.default_model()})", "cold s", "warm s",
           "issue 17 (cold / warm)"]  # fmt: skip
 ISSUE = {"Home": (13.1, 2.1), "Attention maps": (6.2, 4.7), "Q, K, V walkthrough": (7.4, 8.1)}
-
-
-def _drawn(page: Page, home: bool) -> None:
-    if home:
-        page.get_by_text("is loaded on").wait_for()
-    else:
-        page.wait_for_selector(".js-plotly-plot .main-svg")
-    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
-
-
-def visit(browser: Browser, url: str, home: bool) -> float:
-    """Seconds from navigation to the first chart in a fresh context (a new session)."""
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(180_000)
-    try:
-        start = time.perf_counter()
-        page.goto(url)
-        _drawn(page, home)
-        return time.perf_counter() - start
-    finally:
-        context.close()
-
-
-def next_clicks(browser: Browser, url: str, clicks: int = 5) -> list[float]:
-    """Seconds from each click on Next to the next step's line drawn."""
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(180_000)
-    try:
-        page.goto(url)
-        _drawn(page, False)
-        seconds = []
-        for step in range(1, clicks + 1):
-            start = time.perf_counter()
-            page.get_by_role("button", name="Next").click()
-            page.get_by_text(f"Decoder input at step {step}").wait_for()
-            page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
-            seconds.append(time.perf_counter() - start)
-        return seconds
-    finally:
-        context.close()
 
 
 LAUNCHERS = {"streamlit run app.py": ("streamlit", "run", "app.py"),

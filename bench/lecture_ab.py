@@ -23,10 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``python benc
 
 from playwright.sync_api import sync_playwright
 
-from bench.bench_views import launch
-from bench.classroom_load import serve
 from bench.common import ROOT, table, write_section
-from bench.first_chart import next_clicks, visit
+from bench.harness.browser import launch, next_clicks, visit
+from bench.harness.server import serve
 
 
 @contextlib.contextmanager

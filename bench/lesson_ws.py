@@ -12,102 +12,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import os
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetState
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 import viz_transformer as vt
 from bench.common import table
-
-
-@dataclass
-class Client:
-    """One student's session: what its last run drew (widget ids by label, headings, alerts)."""
-
-    ws: ClientConnection
-    query: str
-    page: str = "lesson"
-    page_hash: str = ""
-    widgets: dict[str, str] = field(default_factory=dict)  # label -> widget id
-    pills: dict[str, str] = field(default_factory=dict)  # an option's label -> its row's id
-    headings: list[str] = field(default_factory=list)
-    alerts: list[tuple[str, str]] = field(default_factory=list)  # (format, body)
-    exceptions: list[str] = field(default_factory=list)
-    charts: int = 0  # plotly charts the last run drew
-    fragments: dict[str, float] = field(default_factory=dict)  # auto-rerun fragment -> seconds
-
-    async def run(self, states: Sequence[WidgetState] = (), fragment: str = "") -> None:
-        """Ask for a run of the page (with ``states``: the clicked button, the typed name), or
-        of one of its fragments as a browser's timer does (``fragment``: its id in
-        ``fragments``), and read until it ends (a fragment's ``st.rerun()``: until the page's
-        run it asks for ends)."""
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.query
-        msg.rerun_script.page_name = self.page
-        msg.rerun_script.page_script_hash = self.page_hash
-        msg.rerun_script.widget_states.widgets.extend(states)
-        if fragment:
-            msg.rerun_script.fragment_id = fragment
-            msg.rerun_script.is_auto_rerun = True
-        self.headings, self.alerts, self.exceptions, self.charts = [], [], [], 0
-        await self.ws.send(msg.SerializeToString())
-        async for raw in self.ws:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(raw)
-            if self._observe(fwd):
-                return
-
-    def _observe(self, msg: ForwardMsg) -> bool:
-        kind = msg.WhichOneof("type")
-        if kind == "navigation":  # the page app.py's navigation ran: ask for it again
-            self.page_hash = msg.navigation.page_script_hash
-        elif kind == "auto_rerun":  # a fragment with run_every: the browser reruns it
-            self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
-        elif kind == "page_info_changed":
-            self.query = msg.page_info_changed.query_string  # the token, once joined
-        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-            element = msg.delta.new_element
-            which = element.WhichOneof("type")
-            if which in ("button", "text_input"):
-                widget = getattr(element, which)
-                self.widgets[widget.label] = widget.id
-            elif which == "button_group":
-                group = element.button_group
-                self.pills.update({o.content: group.id for o in group.options})
-            elif which == "heading":
-                self.headings.append(element.heading.body)
-            elif which == "alert":
-                self.alerts.append((str(element.alert.format), element.alert.body))
-            elif which == "plotly_chart":
-                self.charts += 1
-            elif which == "exception":
-                self.exceptions.append(element.exception.message)
-        elif kind == "script_finished":
-            return msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
-        return False
-
-    async def click(self, label: str, typed: dict[str, str] | None = None) -> None:
-        """Click the button or pill ``label`` (with text inputs ``typed``: label -> text)."""
-        if label in self.pills:  # a pill's value on the wire: its label
-            states = [WidgetState(id=self.pills[label])]
-            states[0].string_array_value.data.append(label)
-        else:
-            states = [WidgetState(id=self.widgets[label], trigger_value=True)]
-        states += [
-            WidgetState(id=self.widgets[k], string_value=v) for k, v in (typed or {}).items()
-        ]
-        await self.run(states)
+from bench.harness.server import database
+from bench.harness.stats import percentile
+from bench.harness.ws import Client
 
 
 @dataclass
@@ -196,28 +114,6 @@ def measure_lesson(url: str, db_url: str, lesson_name: str, n: int, timeout: flo
         "errors": [f"{s.name}: {e}" for s in students for e in s.errors],
         "wall_s": time.monotonic() - start,
     }  # fmt: skip
-
-
-def percentile(times: list[float], q: float) -> float:
-    """Nearest-rank percentile; ``inf`` for no times."""
-    return times[max(0, math.ceil(q / 100 * len(times)) - 1)] if times else math.inf
-
-
-@contextmanager
-def database(kind: str) -> Iterator[str]:
-    """A fresh database for one run: ``sqlite`` (a file in a temporary folder), ``postgres``
-    (a temporary server started as the store's tests start it, but writing to disk), or a
-    SQLAlchemy URL as given."""
-    if kind == "sqlite":
-        with tempfile.TemporaryDirectory(prefix="lesson-ws-") as folder:
-            yield f"sqlite:///{Path(folder) / 'classes.sqlite3'}"
-    elif kind == "postgres":
-        from viz_transformer.testing.postgres import temporary_postgres
-
-        with temporary_postgres(fsync=True) as url:  # durable, as a real server
-            yield url
-    else:
-        yield kind
 
 
 def row(replicas: int, out: dict) -> list[object]:

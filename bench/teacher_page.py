@@ -27,9 +27,9 @@ from websockets.asyncio.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import viz_transformer as vt
-from bench import lesson_ws
-from bench.classroom_ws import serving
 from bench.common import table, write_section
+from bench.harness.server import database, serving
+from bench.harness.ws import Client
 from viz_transformer import course as vt_lessons
 
 STEPS = 12
@@ -69,7 +69,7 @@ async def times(url: str, code: str, key: str, runs: int) -> list[float]:
     ws_url = url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
     out = []
     async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as ws:
-        client = lesson_ws.Client(ws, f"class={code}&key={key}", page="teacher")
+        client = Client(ws, f"class={code}&key={key}", page="teacher")
         for _ in range(runs):
             start = time.monotonic()
             await client.run()
@@ -81,7 +81,7 @@ async def times(url: str, code: str, key: str, runs: int) -> list[float]:
 
 def measure(kind: str, students: int, runs: int) -> list[object]:
     """The table row of one database: fill a class, serve the app on it, time the page."""
-    with tempfile.TemporaryDirectory() as folder, lesson_ws.database(kind) as db_url:
+    with tempfile.TemporaryDirectory() as folder, database(kind) as db_url:
         start = time.monotonic()
         traces = functools.lru_cache(maxsize=64)(vt_lessons.traced)  # a server's trace cache
         code, key = fill(vt.classroom(db_url, traces), twelve_steps(Path(folder)), students)

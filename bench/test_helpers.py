@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from bench.bench_bertviz import HEADS, LAYERS, attention, tokens
-from bench.bench_views import PLOTLY_JS, counting, plotly_page
+from bench.bench_views import counting
 from bench.common import pick_device
+from bench.harness.browser import PLOTLY_JS, plotly_page
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 

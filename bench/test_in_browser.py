@@ -10,10 +10,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from bench.bench_bertviz import attention, tokens
-from bench.bench_views import draw_plotly, launch
 from bench.classroom_load import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     WATCH,
     Tab,
     check_tab,
@@ -21,6 +18,7 @@ from bench.classroom_load import (
     step,
     wait_for_chart,
 )
+from bench.harness.browser import draw_plotly, launch
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 
@@ -46,7 +44,7 @@ def test_the_checks_catch_a_traceback_a_timeout_and_another_tabs_sentence():
     """The load test can fail: a page faking each failure trips the matching check."""
     mine, theirs, late = (Tab(m, s) for m, s in sentences(3))
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page()
             page.set_content(  # a chart with the other tab's word, and a traceback

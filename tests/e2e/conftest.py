@@ -22,12 +22,9 @@ if TYPE_CHECKING:  # imported where used: without the browser this tier skips (t
     from playwright.sync_api import Browser, Page
 
 from viz_transformer.serve.supervisor import replica_states
+from viz_transformer.testing import chromium as chromium_browser
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
 def _answers(url: str) -> bool:
@@ -152,11 +149,11 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Debian's headless Chromium for the module."""
-    assert Path(CHROMIUM).exists(), "install Debian's chromium: apt-get install chromium"
+    assert Path(chromium_browser.CHROMIUM).exists(), chromium_browser.MISSING
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = chromium_browser.launch(p)
         yield chromium
         chromium.close()
 
