@@ -93,3 +93,18 @@ def test_a_head_link_opens_its_map_in_the_app(server_layout, planted: str, figur
     titles = [f["layout"].get("title", {}).get("text") or "" for f in figures(app)]
     assert any(t.startswith("Decoder masked self-attention, layer 1, head 2") for t in titles)
     assert "\n\nzeta eta theta iota kappa lambda" in app.text_area(key="sentence").value
+
+
+def test_five_depths_give_each_heads_mean(open_page, figures, planted: str) -> None:
+    app = _open(open_page, planted, haystack(11, seed=4))
+    app.toggle(key="ret_sweep").set_value(True)
+    app.button(key="ret_start").click().run()
+    assert not app.exception and not app.error
+    assert any(m.value == "Needle copied in 100% of 5 runs." for m in app.markdown)
+    table = app.dataframe[0].value
+    assert list(table.columns[:4]) == ["layer", "head", "retrieval", "retrieval_std"]
+    assert (table.iloc[0]["layer"], table.iloc[0]["head"], table.iloc[0]["retrieval"]) == (
+        *PLANTED,
+        1.0,
+    )
+    assert any("mean over depths" in str(f["layout"].get("title")) for f in figures(app))
