@@ -122,7 +122,8 @@ def test_remove_and_close(store):
     at.selectbox(key="class-remove").set_value(bo_id).run()
     _click(at, "Remove")
     assert store.roster(code, key)["student"].tolist() == ["Ada Lovelace"]
-    assert "unknown student token" in _open(LESSON, {"class": code, "student": bo}).error[0].value
+    said = _open(LESSON, {"class": code, "student": bo}).error[0].value
+    assert "Your teacher removed you from this class" in said and "unknown" not in said
     assert next(b for b in at.button if b.label == "Close the class").disabled
     at.checkbox(key="class-close-ok").check().run()
     _click(at, "Close the class")
@@ -190,3 +191,30 @@ def test_a_pause_holds_the_students_other_pages_too(store):
     store.resume(code, key)
     linked.run()
     assert "Eyes on the teacher" not in [t.value for t in linked.title]
+
+
+def test_the_teacher_decides_whether_a_removed_name_may_join_again(store):
+    at, code, key, _ = _teacher(store)
+    bo = store.join(code, "Bo")
+    at.run()
+    bo_id = int(store.roster(code, key).set_index("student").loc["Bo", "id"])
+    at.selectbox(key="class-remove").set_value(bo_id).run()
+    _click(at, "Remove")  # "Their name may join again" left unticked
+    assert store.removed(code, key) == {"Bo": False}
+    joining = _open(LESSON, {"class": code})
+    joining.text_input(key="name").input("bo")
+    _click(joining, "Join")
+    assert "removed the name" in joining.error[0].value and "student" not in joining.query_params
+    at.selectbox(key="class-rejoin").set_value("Bo").run()
+    _click(at, "Let it join again")
+    assert store.removed(code, key) == {"Bo": True}
+    said = _open(LESSON, {"class": code, "student": bo}).error[0].value
+    assert "You may join again with your name" in said
+
+
+def test_a_replaced_read_only_link_says_so(store):
+    _, code, key, _ = _teacher(store)
+    old = store.viewer_key(code, key)
+    store.viewer_key(code, key)
+    view = _open(TEACHER, {"class": code, "key": old})
+    assert "made a new read-only link" in view.error[0].value and not view.get("plotly_chart")

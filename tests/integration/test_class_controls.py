@@ -27,7 +27,7 @@ def test_every_control_on_postgres_reaches_another_replica(postgres_url, lesson_
     pseudonyms = replica.roster(code, key)["pseudonym"].tolist()
     assert pseudonyms == store.roster(code, key)["pseudonym"].tolist() and len(set(pseudonyms)) == 2
     assert replica.remove(code, key, "bo") == "Bo"
-    with pytest.raises(ValueError, match="unknown student"):
+    with pytest.raises(ValueError, match="Your teacher removed you"):
         store.view(code, bo)
     viewer = store.viewer_key(code, key)
     assert replica.check_key(code, viewer) == "viewer"

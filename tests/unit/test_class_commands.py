@@ -57,7 +57,12 @@ def test_each_control_command_changes_the_class(room, capsys):
     assert run(capsys, "names", code, "show", "--db", db)[0] == 0
     assert not store.controls(code).hide_names
     status, out, _ = run(capsys, "remove", code, "bo", "--db", db)
-    assert (status, out) == (0, "removed 'Bo' and their answers.\n")
+    said = "removed 'Bo' and their answers; the name may not join again (class rejoin).\n"
+    assert (status, out) == (0, said)
+    with pytest.raises(ValueError, match="removed the name 'Bo'"):
+        store.join(code, "Bo")
+    assert run(capsys, "rejoin", code, "BO", "--db", db)[:2] == (0, "'BO' may join again.\n")
+    assert store.removed(code, key) == {"Bo": True}
     assert store.roster(code, key)["student"].tolist() == ["Ana"]
     store.submit(code, ana, 1, "sine")
     assert run(capsys, "close", code, "--db", db)[0] == 0 and store.controls(code).closed

@@ -96,8 +96,16 @@ def test_a_student_is_removed_by_name_or_id_with_their_answers(room):
     assert store.remove(code, key, "  ANA ") == "Ana"  # as typed on a command line
     assert replica.watch(code, ana) is None  # their open page notices and redraws
     assert replica.watch(code, bo).paused and replica.watch("NOSUCH", bo) is None
-    with pytest.raises(ValueError, match="unknown student token"):
-        replica.view(code, ana)  # their page asks them to join again
+    with pytest.raises(ValueError, match=r"^Your teacher removed you from this class\. Ask"):
+        replica.view(code, ana)  # their page says so (not "unknown student token")
+    with pytest.raises(ValueError, match="removed the name 'ana' from this class"):
+        store.join(code, "ana")  # the teacher decides whether the name may come back
+    store.let_rejoin(code, key, "ANA")
+    assert store.removed(code, key) == {"Ana": True}
+    with pytest.raises(ValueError, match="You may join again with your name"):
+        replica.view(code, ana)
+    assert replica.watch(code, store.join(code, "Ana")) == Controls(paused=True)  # back in
+    store.remove(code, key, "Ana", may_rejoin=True)
     with pytest.raises(ValueError, match="2 students are named 'Bo'"):
         store.remove(code, key, "Bo")
     with pytest.raises(ValueError, match="no student 'Cy'"):
@@ -167,3 +175,15 @@ def test_removing_any_student_changes_no_other_pseudonym():
             assert pseudonyms(code, ids[:gone] + ids[gone + 1 :]) == (
                 names[:gone] + names[gone + 1 :]
             )
+
+
+def test_a_replaced_read_only_link_says_the_teacher_made_a_new_one(tmp_path):
+    store = vt.classroom(f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    code, key = store.create(vt.load_lesson("paper_tour"))
+    first = store.viewer_key(code, key)
+    second = store.viewer_key(code, key)
+    assert store.check_key(code, second) == "viewer"
+    with pytest.raises(PermissionError, match=r"^the teacher made a new read-only link"):
+        store.check_key(code, first)
+    with pytest.raises(PermissionError, match="wrong teacher key"):
+        store.check_key(code, first + "x")

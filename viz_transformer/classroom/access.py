@@ -15,12 +15,16 @@ from sqlalchemy import Connection, Engine, select
 
 from viz_transformer.classroom.database import run, upsert
 from viz_transformer.classroom.records import now
-from viz_transformer.classroom.schema import class_settings, classes
+from viz_transformer.classroom.schema import class_settings, classes, retired_keys
 
 CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud or off a projector
 CODE_LENGTH = 6
 TEACHER, VIEWER = "teacher", "viewer"  # what a key lets one do: everything, or read only
 READ_ONLY = "a read-only key sees the class but changes nothing."
+REPLACED = (
+    "the teacher made a new read-only link for this class: this one no longer opens it; ask "
+    "the teacher for the new one."
+)
 T = TypeVar("T")
 
 
@@ -61,6 +65,11 @@ def authorise(conn: Connection, code: str, key: str) -> str:
     viewer = conn.execute(query).scalar_one_or_none()
     if viewer is not None and hmac.compare_digest(viewer, key_hash(key)):
         return VIEWER
+    retired = select(retired_keys.c.code).where(
+        retired_keys.c.code == code, retired_keys.c.key_hash == key_hash(key)
+    )
+    if conn.execute(retired).first() is not None:
+        raise PermissionError(REPLACED)
     raise PermissionError("wrong teacher key for this class.")
 
 
@@ -130,5 +139,14 @@ class Access:
             ValueError: unknown code. PermissionError: not the teacher's key.
         """
         viewer = new_key()
-        self.change(code, key, lambda conn, c: set_settings(conn, c, viewer_hash=key_hash(viewer)))
+        self.change(code, key, lambda conn, c: _replace_viewer(conn, c, key_hash(viewer)))
         return viewer
+
+
+def _replace_viewer(conn: Connection, code: str, new_hash: str) -> None:
+    """Make ``new_hash`` class ``code``'s read-only key, the one before kept as replaced."""
+    query = select(class_settings.c.viewer_hash).where(class_settings.c.code == code)
+    old = conn.execute(query).scalar_one_or_none()
+    if old is not None:
+        conn.execute(retired_keys.insert(), {"code": code, "key_hash": old})
+    set_settings(conn, code, viewer_hash=new_hash)

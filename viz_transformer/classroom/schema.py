@@ -86,6 +86,23 @@ class_settings = Table(  # the teacher's controls; no row: no pace, not paused, 
     Column("changed_at", DateTime(timezone=True), nullable=False),
 )
 
+removed = Table(  # students the teacher removed: their page says so; whether the name may rejoin
+    "vt_removed",
+    metadata,
+    Column("token", String(64), primary_key=True),  # the removed student's token
+    Column("class_code", String(16), ForeignKey("vt_classes.code"), nullable=False, index=True),
+    Column("name", String(NAME_CHARS), nullable=False),
+    Column("may_rejoin", Boolean, nullable=False, default=False),
+    Column("removed_at", DateTime(timezone=True), nullable=False),
+)
+
+retired_keys = Table(  # read-only keys a newer one replaced: their link says so
+    "vt_retired_keys",
+    metadata,
+    Column("code", String(16), ForeignKey("vt_classes.code"), primary_key=True),
+    Column("key_hash", String(64), primary_key=True),
+)
+
 
 OLD_SETTINGS = "vt_class_controls"  # vt_class_settings' name in databases made before it
 

@@ -129,9 +129,17 @@ class ClassStore:
         """No more joins or answers (``Teacher.close``)."""
         self._teacher.close(code, key)
 
-    def remove(self, code: str, key: str, student: int | str) -> str:
+    def remove(self, code: str, key: str, student: int | str, may_rejoin: bool = False) -> str:
         """Remove a student by id or name, with their answers (``Teacher.remove``)."""
-        return self._teacher.remove(code, key, student)
+        return self._teacher.remove(code, key, student, may_rejoin)
+
+    def let_rejoin(self, code: str, key: str, name: str, allowed: bool = True) -> None:
+        """Let a removed name join again, or not (``Teacher.let_rejoin``)."""
+        self._teacher.let_rejoin(code, key, name, allowed)
+
+    def removed(self, code: str, key: str) -> dict[str, bool]:
+        """Removed names and whether each may join again (``Teacher.removed``)."""
+        return self._teacher.removed(code, key)
 
     # a student (Students)
     def join(self, code: str, name: str) -> str:

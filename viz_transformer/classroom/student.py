@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, Engine, Row, func, select, update
 
 from viz_transformer import course
+from viz_transformer.classroom import removals
 from viz_transformer.classroom.access import class_code
 from viz_transformer.classroom.database import run, upsert
 from viz_transformer.classroom.lessons import ClassLessons
@@ -95,6 +96,7 @@ class Students:
         def work(conn: Connection) -> None:
             if read_controls(conn, code).closed:
                 raise ValueError(CLOSED)
+            removals.check_name(conn, code, name)
             conn.execute(students.insert(), row)
 
         run(self.engine, work, True)
@@ -108,7 +110,8 @@ class Students:
         if row is None:
             if conn.execute(select(classes.c.code).where(classes.c.code == code)).first() is None:
                 raise ValueError(f"no class with code {code!r}; check the code.")
-            raise ValueError("unknown student token for this class; join again with your name.")
+            said = removals.said_to(conn, code, token)  # the teacher removed them: say so
+            raise ValueError(said or "unknown student token for this class; join again.")
         return row
 
     def student(self, code: str, token: str) -> Student:

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, Engine, delete, select
 from sqlalchemy.exc import IntegrityError
 
 from viz_transformer import course
-from viz_transformer.classroom import reports
+from viz_transformer.classroom import removals, reports
 from viz_transformer.classroom.access import (
     Access,
     class_code,
@@ -145,9 +145,10 @@ class Teacher:
         """No more joins or answers; the answers stay (``answers``, the CSV)."""
         self._set(code, key, closed_at=now())
 
-    def remove(self, code: str, key: str, student: int | str) -> str:
+    def remove(self, code: str, key: str, student: int | str, may_rejoin: bool = False) -> str:
         """Remove a student (a test join, a mistaken name) with their answers and places; their
-        page then asks them to join again. ``student``: their roster ``id``, or their name.
+        page then says the teacher removed them, and their name may join again only with
+        ``may_rejoin`` (or ``let_rejoin`` later). ``student``: their roster ``id``, or name.
 
         Returns:
             The name of the student removed.
@@ -155,11 +156,24 @@ class Teacher:
         Raises:
             ValueError: no such student, or a name that two students have (remove by id).
         """
-        return self.access.change(code, key, lambda conn, c: _remove(conn, c, student))
+        return self.access.change(code, key, lambda c, k: _remove(c, k, student, may_rejoin))
+
+    def let_rejoin(self, code: str, key: str, name: str, allowed: bool = True) -> None:
+        """Let a removed name join class ``code`` again (``allowed=False``: no longer).
+
+        Raises:
+            ValueError: no student of that name was removed.
+        """
+        self.access.change(code, key, lambda c, k: removals.let_rejoin(c, k, name, allowed))
+
+    def removed(self, code: str, key: str) -> dict[str, bool]:
+        """The names removed from class ``code``, each with whether it may join again."""
+        return self.access.read(code, key, removals.names)
 
 
-def _remove(conn: Connection, code: str, student: int | str) -> str:
-    mine = select(students.c.id, students.c.name).where(students.c.class_code == code)
+def _remove(conn: Connection, code: str, student: int | str, may_rejoin: bool) -> str:
+    mine = select(students.c.id, students.c.name, students.c.token)
+    mine = mine.where(students.c.class_code == code)
     if isinstance(student, int):
         found = conn.execute(mine.where(students.c.id == student)).all()
     else:
@@ -172,6 +186,7 @@ def _remove(conn: Connection, code: str, student: int | str) -> str:
             f"{len(found)} students are named {student!r}; remove one of them on the Teacher page."
         )
     sid = found[0].id
+    removals.record(conn, code, found[0].token, found[0].name, may_rejoin)
     conn.execute(delete(answers).where(answers.c.student_id == sid))
     conn.execute(delete(visits).where(visits.c.student_id == sid))
     conn.execute(delete(students).where(students.c.id == sid))

@@ -6,7 +6,8 @@ link (the only place the teacher's key is shown: only its hash is stored). Every
 takes the class code and the teacher's key from ``VT_TEACHER_KEY`` (or a prompt that does not
 echo it), never from the command line, where ``ps`` and the shell's history would keep it:
 ``export CODE`` (every answer as CSV on stdout), ``pace CODE N|all``, ``pause CODE``,
-``resume CODE``, ``names CODE hide|show``, ``remove CODE NAME``, ``close CODE``,
+``resume CODE``, ``names CODE hide|show``, ``remove CODE NAME [--may-rejoin]``,
+``rejoin CODE NAME [--no]`` (whether a removed name may join again), ``close CODE``,
 ``viewer CODE [--url BASE]`` (a new read-only link). All take ``--db URL``. Bad input gets one
 line on stderr and exit 1, never a traceback.
 """
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         "resume": "end a pause",
         "names": "hide students' names on the Teacher page (pseudonyms), or show them",
         "remove": "remove a student (and their answers) by name",
+        "rejoin": "let a removed name join again (--no: not)",
         "close": "no more joins or answers (the answers stay)",
         "viewer": "print a new read-only link for a co-teacher (the old one stops working)",
     }
@@ -62,8 +64,14 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("step", help="the last step students may open (from 1), or 'all'")
         elif action == "names":
             cmd.add_argument("shown", choices=("hide", "show"))
-        elif action == "remove":
+        elif action in ("remove", "rejoin"):
             cmd.add_argument("name", help="the student's name as the Teacher page shows it")
+            flag, said = (
+                ("--may-rejoin", "the name may join again")
+                if action == "remove"
+                else ("--no", "the name may not join again")
+            )
+            cmd.add_argument(flag, action="store_true", help=said)
         elif action == "viewer":
             cmd.add_argument("--url", default=DEFAULT_BASE, help=url_help)
         cmd.add_argument("--key", help=argparse.SUPPRESS)  # refused with a message: see NO_KEY
@@ -112,7 +120,12 @@ def control(store: ClassStore, args: argparse.Namespace, key: str) -> str:
         store.hide_names(code, key, args.shown == "hide")
         return f"names {'hidden (pseudonyms)' if args.shown == 'hide' else 'shown'}."
     if args.action == "remove":
-        return f"removed {store.remove(code, key, args.name)!r} and their answers."
+        name = store.remove(code, key, args.name, args.may_rejoin)
+        back = "may join again" if args.may_rejoin else "may not join again (class rejoin)"
+        return f"removed {name!r} and their answers; the name {back}."
+    if args.action == "rejoin":
+        store.let_rejoin(code, key, args.name, not args.no)
+        return f"{args.name!r} {'may not' if args.no else 'may'} join again."
     if args.action == "viewer":
         return f"read-only link: {viewer_link(args.url, code, store.viewer_key(code, key))}"
     {"pause": store.pause, "resume": store.resume, "close": store.close}[args.action](code, key)

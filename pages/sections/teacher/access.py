@@ -16,7 +16,7 @@ import json
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.classroom.access import TEACHER
+from viz_transformer.classroom.access import REPLACED, TEACHER
 from viz_transformer.ui import class_store, lesson_place, widgets
 
 CREATE_ERROR = "_create_error"
@@ -93,12 +93,16 @@ def access(code: str) -> tuple[str, str] | None:
         return None
     try:
         role = class_store.store().check_key(code, key)
-    except PermissionError:
+    except PermissionError as exc:
         kept.pop(code, None)
         _keep_in_browser(code, "", 0)
+        replaced = str(exc) == REPLACED  # a read-only link the teacher has since replaced
         st.error(
-            "The key in this link is not this class's teacher key. Nothing of the class is "
-            "shown; open the teacher's link printed when the class was created."
+            "The teacher made a new read-only link for this class: this one no longer opens "
+            "it. Ask the teacher for the new one."
+            if replaced
+            else "The key in this link is not this class's teacher key. Nothing of the class "
+            "is shown; open the teacher's link printed when the class was created."
         )
         return None
     except class_store.STORE_ERRORS as exc:

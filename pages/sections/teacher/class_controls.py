@@ -91,23 +91,7 @@ def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: st
         on_change=lambda: _do(store.hide_names, code, key, st.session_state["class-hide-names"]),
     )
     shown = roster["pseudonym"] if controls.hide_names else roster["student"]
-    who = dict(zip(roster["id"].astype(int), shown, strict=True))
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    left.selectbox(
-        "Remove a student (and their answers)",
-        list(who),
-        format_func=who.get,
-        index=None,
-        key="class-remove",
-        placeholder="a test join, a mistaken name",
-    )
-    right.button(
-        "Remove",
-        key="class-remove-go",
-        width="stretch",
-        disabled=st.session_state.get("class-remove") is None,
-        on_click=lambda: _do(store.remove, code, key, st.session_state["class-remove"]),
-    )
+    _removal(code, key, dict(zip(roster["id"].astype(int), shown, strict=True)))
     if st.button(
         "Make a read-only link",
         key="class-viewer",
@@ -133,3 +117,40 @@ def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: st
         on_click=_do,
         args=(store.close, code, key),
     )
+
+
+def _removal(code: str, key: str, who: dict[int, str]) -> None:
+    """Remove a student (their page says the teacher removed them); whether their name may
+    join again, decided then or later for a name removed before."""
+    store = class_store.store()
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    left.selectbox(
+        "Remove a student (and their answers)",
+        list(who),
+        format_func=who.get,
+        index=None,
+        key="class-remove",
+        placeholder="a test join, a mistaken name",
+    )
+    rejoin = st.checkbox("Their name may join again", key="class-remove-rejoin")
+    right.button(
+        "Remove",
+        key="class-remove-go",
+        width="stretch",
+        disabled=st.session_state.get("class-remove") is None,
+        on_click=lambda: _do(store.remove, code, key, st.session_state["class-remove"], rejoin),
+    )
+    try:
+        barred = [name for name, ok in store.removed(code, key).items() if not ok]
+    except class_store.STORE_ERRORS:
+        barred = []  # the rest of the page says what failed
+    if barred:
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        left.selectbox("A removed name", barred, index=None, key="class-rejoin")
+        right.button(
+            "Let it join again",
+            key="class-rejoin-go",
+            width="stretch",
+            disabled=st.session_state.get("class-rejoin") is None,
+            on_click=lambda: _do(store.let_rejoin, code, key, st.session_state["class-rejoin"]),
+        )
