@@ -1,2 +1,4 @@
-"""Benchmark scripts (run each with ``python bench/<script>.py``) and the tests of their helpers
-(``bench/test_*.py``, collected by ``pytest`` beside ``tests/``)."""
+"""Benchmark scripts (run each with ``python bench/<script>.py``), the helper modules they share
+(``common``, ``models``, ``llama``, ``bergamot_timing``, ``lesson_ws``) and their harness
+(``harness/``: servers, browser, websocket client, statistics); the test tooling (mutations, the
+unit tier's timing, contrast, and the tests of the benchmarks' helpers) is in ``tooling/``."""

@@ -9,7 +9,7 @@ A tab's time runs in the page's own clock from its Enter to its chart, so waitin
 after another does not add to it. An error is a traceback in the page, a timeout, or a chart that
 shows another tab's sentence. Prints the machine, versions, p50/p95 and errors, then a Markdown
 table; ``--json PATH`` also writes the tabs' outcome there (tests/e2e/test_classroom.py runs
-the script with 10 tabs and checks that file; bench/test_in_browser.py checks the checks).
+the script with 10 tabs and checks that file; bench/tooling/test_in_browser.py checks the checks).
 """
 
 from __future__ import annotations

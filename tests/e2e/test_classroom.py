@@ -3,7 +3,7 @@ session, type different sentences on the Attention maps page at the same time; e
 draw its own sentence, none another's, without a traceback, within a bounded time.
 
 The test runs the benchmark ``bench/classroom_load.py`` with ten tabs (the benchmark runs 30) and
-reads the outcome it writes with ``--json``; ``bench/test_in_browser.py`` checks its checks.
+reads the outcome it writes with ``--json``; ``bench/tooling/test_in_browser.py`` checks its checks.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def test_3_decoder_controls_stay_beside_the_rows_use_material_icons_and_step_fas
         seconds.append(time.perf_counter() - start)
     out = ROOT / "artifacts" / "teacher-timings.json"
     out.write_text(json.dumps({"decoder_next_seconds": seconds}, indent=1))
-    assert max(seconds) < 5  # ~1 s on a quiet CPU (bench/test_in_browser.py); 2 shared cores here
+    assert max(seconds) < 5  # ~1 s on a quiet CPU (bench/tooling/test_in_browser.py)
 
 
 def test_4_a_shared_link_keeps_tab_kind_layer_and_hidden_special_tokens(page, server, browser):

@@ -1,14 +1,14 @@
-"""Does the unit tier catch small realistic bugs? Each row of ``bench/mutations.tsv`` (wrong axis,
-wrong divisor, off-by-one, wrong sign, swapped arguments, mean for sum, a dropped filter, in
-ablation, why, writes, flow, lesson grading, the class reports, and the tiles and lazy maps of
-long inputs: dtype, scale, causal offset, log-sum-exp) is applied alone to a copy of
-the committed tree (``git archive HEAD``; the checkout is never touched), then the file's own
-tests run, and where they pass, the whole unit tier (``-x``, fixed order). A mutation is caught
-when pytest fails. Prints one line per mutation and the totals; rows whose text is no longer in
-their file (the code moved) are listed as stale.
+"""Does the unit tier catch small realistic bugs? Each row of ``mutations.tsv`` beside this
+script (wrong axis, wrong divisor, off-by-one, wrong sign, swapped arguments, mean for sum, a
+dropped filter, in ablation, why, writes, flow, lesson grading, the class reports, and the tiles
+and lazy maps of long inputs: dtype, scale, causal offset, log-sum-exp) is applied alone to a
+copy of the committed tree (``git archive HEAD``; the checkout is never touched), then the
+file's own tests run, and where they pass, the whole unit tier (``-x``, fixed order). A mutation
+is caught when pytest fails. Prints one line per mutation and the totals; rows whose text is no
+longer in their file (the code moved) are listed as stale.
 
-Run: ``python bench/mutations.py [NAME_PREFIX ...]`` (e.g. ``A`` for ablation only); about 10-30 s
-a mutation, minutes for a survivor (the whole tier).
+Run: ``python bench/tooling/mutations.py [NAME_PREFIX ...]`` (e.g. ``A`` for ablation only);
+about 10-30 s a mutation, minutes for a survivor (the whole tier).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TABLE = Path(__file__).with_name("mutations.tsv")
 U, IT = "tests/unit/", "tests/integration/"
 # each mutated file's own tests, run first (a fast answer for the mutations they catch); the

@@ -1,7 +1,7 @@
 """Contrast ratios (WCAG 2.1, relative luminance) of the app's colours against the backgrounds
 they sit on: the theme's (``viz_transformer/ui/theme.py``, ``.streamlit/config.toml``) beside
 Streamlit 1.67's defaults that they replace (as measured in Chromium's computed styles). The
-numbers docs/accessibility.md gives. ``python -m bench.contrast``."""
+numbers docs/accessibility.md gives. ``python -m bench.tooling.contrast``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from viz_transformer.ui.theme import BOUNDARY, FOCUS, MUTED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WHITE, SIDEBAR, FIELD = "#ffffff", "#f8f8f7", "#f1f0ee"  # page, sidebar, a text field
 TEXT = "#2f2d2b"  # Streamlit's text colour
 STREAMLIT_PRIMARY = "#c53948"

@@ -8,7 +8,7 @@ collection time alone (a second ``--collect-only`` run, its CPU seconds too), th
 test's setup + call + teardown, the files that take longest, the slowest entries, and the load
 average before and after, since a shared machine stretches every wall-clock number.
 
-Run: ``python bench/unit_tier.py [--top 30] [-- extra pytest arguments]``.
+Run: ``python bench/tooling/unit_tier.py [--top 30] [-- extra pytest arguments]``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S+)")
 TOTAL = re.compile(r" in (\d+\.\d+)s")
 

@@ -1,10 +1,11 @@
-"""bench/contrast.py: WCAG's contrast formula and the theme's colours clear their thresholds."""
+"""bench/tooling/contrast.py: WCAG's contrast formula and the theme's colours clear their
+thresholds."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.contrast import over, ratio, rows
+from bench.tooling.contrast import over, ratio, rows
 
 
 def test_the_formula_gives_wcags_known_ratios():

@@ -1,0 +1,4 @@
+"""The project's test tooling, apart from the benchmarks: ``mutations.py`` (does the unit tier
+catch small realistic bugs: the rows of ``mutations.tsv``), ``unit_tier.py`` (how long the unit
+tier takes and where the time goes), ``contrast.py`` (the app's colour contrast ratios), and the
+tests of the benchmarks' own helpers (``test_*.py``, run by the same ``pytest``)."""
