@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import sys
 import tempfile
 import time
@@ -50,18 +49,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
+from bench.harness import stats
 from bench.llama import LLAMA_COLUMNS, LLAMA_LENGTHS, SIZES, llama_rows
 from bench.models import build_bert_long, text_of
 
 LENGTHS = (4096, 16384, 32768)
-TARGETS_S = {4096: 0.3, 16384: 0.6, 32768: 2.0}  # first head map on one H100 (issue 36)
+FIRST_MAP_TARGETS_S = {4096: 0.3, 16384: 0.6, 32768: 2.0}  # first head map on one H100 (issue 36)
 OVERVIEW_TARGET_S = {32768: 10.0}  # every head, downsampled
-
-
-def _peak(device: str) -> str:
-    if device.startswith("cuda"):
-        return f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB (GPU)"
-    return f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB (RSS)"
 
 
 def _target(value: float, targets: dict[int, float], n: int) -> str:
@@ -81,7 +75,7 @@ def encoder_rows(device: str, lengths: list[int], folder: Path) -> list[list[obj
     model = HFModel.load(hf_spec(f"hf:{path}"), device)
     model.trace("warm up the kernels")
     gpu = device.startswith("cuda")  # the targets are for one H100, not for a CPU
-    first_targets, overview_targets = (TARGETS_S, OVERVIEW_TARGET_S) if gpu else ({}, {})
+    first_targets, overview_targets = (FIRST_MAP_TARGETS_S, OVERVIEW_TARGET_S) if gpu else ({}, {})
     rows = []
     for n in lengths:
         text = text_of(lambda t: len(model.tokenizer(t)["input_ids"]), n)
@@ -93,7 +87,7 @@ def encoder_rows(device: str, lengths: list[int], folder: Path) -> list[list[obj
         traced = time.perf_counter() - start
         head_figure(trace, "encoder", 0, 0).to_json()
         first = time.perf_counter() - start
-        peak = _peak(device)  # up to the first map, as before issue 36
+        peak = stats.peak(device)  # up to the first map, as before issue 36
         start = time.perf_counter()
         overview_figure(trace, "encoder").to_json()
         overview = time.perf_counter() - start
