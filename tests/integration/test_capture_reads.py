@@ -14,12 +14,14 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.analysis.walkthrough import capture
+from viz_transformer.analysis.why import reads
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import qkv as hf_qkv
 from viz_transformer.networks import hooks as vt_hooks
 from viz_transformer.records.lazy import LazyPatterns
+from viz_transformer.records.qkv import Layers
 from viz_transformer.testing.hf import BUILDERS, TEXT
 from viz_transformer.text.after import labels_after
 
@@ -132,3 +134,15 @@ def test_what_a_head_writes_is_float32_on_a_bfloat16_model(half, monkeypatch):
     ref = (parts.double() * scale * gain) @ weight.T
     np.testing.assert_allclose(logits.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
     assert not bias.any()
+
+
+def test_a_split_keeps_only_the_block_inputs_it_reads(half):
+    dimension = capture(half, TEXT, "decoder", needs=reads(1, "dimension"))
+    assert dimension.n_layers == 2 and isinstance(dimension.x_q, Layers)
+    assert not dimension.x_q.arrays and not dimension.resid.arrays  # none read
+    component = capture(half, TEXT, "decoder", needs=reads(0, "component"))
+    assert sorted(component.resid.arrays) == [0]  # layer 0's input only (layer 1 would: both)
+    full = capture(half, TEXT, "decoder")
+    np.testing.assert_array_equal(component.resid[0], full.resid[0])
+    with pytest.raises(ValueError, match=r"layer 1 was not captured in this run \(kept: none\)"):
+        dimension.resid[1, 0]

@@ -36,7 +36,8 @@ def residual_components(
         )
     if "z" not in cap.captured or (layer == cap.n_layers and cap.final is None):
         raise ValueError(f"{cap.model_name}: its heads' outputs were not recorded in this run.")
-    streams = [*cap.resid, cap.final]
+    streams = {i: cap.resid[i] for i in range(layer + 1) if i < cap.n_layers}  # what it reads
+    streams[cap.n_layers] = cap.final
     names, parts = ["embeddings"], [cap.resid[0][positions].astype(np.float64)]
     n_heads, d_k = cap.n_heads, cap.d_k
     for lay in range(layer):

@@ -287,11 +287,15 @@ def score_parts(
 
 
 def reads(layer: int, by: SplitBy) -> Needs:
-    """What the split of a score at ``layer`` reads: that layer's queries and keys, and for the
-    component split every earlier layer's heads' outputs."""
+    """What the split of a score at ``layer`` reads: that layer's queries and keys; the input
+    split layer 0's block input; the component split every block input up to this layer's and
+    every earlier layer's heads' outputs."""
     needs = Needs.at([layer], "q", "k")
-    if by == "component":
-        return Needs({**needs.layers, "z": frozenset(range(max(1, layer)))})  # layer 0: one
+    if by == "component":  # the block inputs up to this layer's; layer 0 keeps one z
+        earlier = {"z": frozenset(range(max(1, layer))), "resid": frozenset(range(layer + 1))}
+        return Needs({**needs.layers, **earlier})
+    if by == "input":
+        return Needs({**needs.layers, "resid": frozenset({0})})
     return needs
 
 

@@ -16,7 +16,7 @@ from viz_transformer.records.kinds import AttentionKind
 # the norm a block applies to its input before attention: none (post-norm, BERT), RMSNorm with a
 # gain (Llama), LayerNorm with a gain and a bias (GPT-2)
 PreNorm = Literal["none", "rms", "layer"]
-POINTS = frozenset({"q", "k", "v", "scores", "pattern", "z"})
+POINTS = frozenset({"q", "k", "v", "scores", "pattern", "z", "resid"})  # resid: x_q, x_kv, resid
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,13 @@ class Needs:
 
 class Layers:
     """A captured point kept at some layers only (``Needs.layers``), indexed as the ``[L, ...]``
-    array it stands for; asking a layer that was not kept raises ``ValueError``."""
+    array it stands for (``shape``: that array's); asking a layer that was not kept raises
+    ``ValueError``."""
 
-    def __init__(self, arrays: dict[int, np.ndarray], n_layers: int):
+    def __init__(self, arrays: dict[int, np.ndarray], n_layers: int, rest: tuple[int, ...] = ()):
         self.arrays, self.n_layers = arrays, n_layers
+        first = next(iter(arrays.values()), None)
+        self.shape = (n_layers, *(rest if first is None else first.shape))
 
     def __getitem__(self, index: Any) -> np.ndarray:
         layer, rest = (index[0], index[1:]) if isinstance(index, tuple) else (index, ())
@@ -97,13 +100,13 @@ class KindCapture:
     key_tokens: tuple[str, ...]
     n_heads: int
     scaled: bool
-    x_q: np.ndarray
-    x_kv: np.ndarray
+    x_q: np.ndarray | Layers
+    x_kv: np.ndarray | Layers
     embed: np.ndarray | None
     pos: np.ndarray | None
     weights: dict[str, np.ndarray]
     captured: dict[str, np.ndarray | Layers]
-    resid: np.ndarray | None = None
+    resid: np.ndarray | Layers | None = None
     norm_eps: float = 0.0
     rotary: tuple[np.ndarray, np.ndarray] | None = None
     kv_heads: int = 0  # 0: one per query head

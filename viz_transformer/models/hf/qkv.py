@@ -219,12 +219,15 @@ def _run(
     blocks: list[tuple[nn.Module, nn.Module]],
     ids: list[int],
     names: list[str],
-) -> tuple[dict[str, list[np.ndarray]], list[torch.Tensor], list[torch.Tensor]]:
-    """One pass over ``ids`` reading the hook points ``names``: their calls, each block's input
-    ``(T, d)`` and what its pre-attention norm (the model's own module) makes of it."""
+    layers: list[int],
+) -> tuple[dict[str, list[np.ndarray]], list[torch.Tensor], dict[int, torch.Tensor]]:
+    """One pass over ``ids`` reading the hook points ``names`` (no key/value cache): their calls,
+    each block's input ``(T, d)`` and, at ``layers``, what its pre-attention norm (the model's own
+    module) makes of it."""
     batch = torch.tensor([ids], device=model.device)  # (1, T)
     # the output layer's logits are not read: one row of them, where the model allows it
     keep = {"logits_to_keep": 1} if accepts(model.module, "logits_to_keep") else {}
+    keep |= {"use_cache": False} if accepts(model.module, "use_cache") else {}
     with torch.no_grad(), collect_calls(model.module, names) as calls:
         out = model.module(
             input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True,
@@ -232,8 +235,15 @@ def _run(
         )  # fmt: skip
         resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
         norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
-        normed = [norm(r[None])[0] for norm, r in zip(norms, resid, strict=True)]
+        normed = {i: norms[i](resid[i][None])[0] for i in layers}
     return calls, resid, normed
+
+
+def _host(by_layer: dict[int, torch.Tensor], n_layers: int, d: int) -> np.ndarray | Layers:
+    """``[L, T, d]`` float32 on the host, or a ``Layers`` of the layers kept."""
+    if len(by_layer) == n_layers:
+        return _numpy(torch.stack([by_layer[i] for i in range(n_layers)]))
+    return Layers({i: _numpy(t) for i, t in by_layer.items()}, n_layers, (-1, d))
 
 
 def qkv_run(
@@ -269,8 +279,10 @@ def qkv_run(
     blocks = _blocks(model, family)
     points = _point_names(model, kind, needs or Needs())
     names = [n for by_layer in points.values() for n in by_layer.values()]
-    calls, resid, normed = _run(model, family, blocks, ids, names)
-    x = _numpy(torch.stack(normed))  # (L, T, d)
+    kept = [i for i in range(len(blocks)) if (needs or Needs()).keeps("resid", i)]
+    calls, resid, normed = _run(model, family, blocks, ids, names, kept)
+    d = resid[0].shape[-1]
+    x = _host(normed, len(blocks), d)  # (L, T, d): what each attention reads
     tokens = model.token_labels(ids)
     config = model.module.config
     n_heads = int(config.num_attention_heads)
@@ -281,7 +293,7 @@ def qkv_run(
     return KindCapture(
         model.name, kind, tokens, tokens, n_heads, scale.scaled, x, x, None, None,
         _weights(family, blocks), captured,
-        resid=_numpy(torch.stack(resid)) if pre else None, norm_eps=eps,
+        resid=_host({i: resid[i] for i in kept}, len(blocks), d) if pre else None, norm_eps=eps,
         rotary=model.rotary_tables(len(ids)),
         kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
         norm=family.norm_kind,
