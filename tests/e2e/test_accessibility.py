@@ -5,7 +5,8 @@
   1024x768) and in a lesson of a class: no critical or serious violation in markup the project
   controls; Streamlit's own are allowed by rule, place and upstream issue (``STREAMLIT_OWN``);
 - text contrast measured on the drawn page: captions, selected chips, the sidebar's page links
-  and the charts' tick labels and axis titles at least 4.5:1, text fields' edges 3:1; a focus
+  and the charts' tick labels, axis titles and bar labels (on their bar or above it) at least
+  4.5:1, text fields' edges 3:1; a focus
   ring of at least 3:1 on every control the first Tab stops reach; every chart named, its
   description beside it, no chart toolbar in the Tab order; each page's title names it;
 - a student answers a step of each check kind by keyboard alone, and after Next and Check the
@@ -26,9 +27,22 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / ".test-parts" / "axe-core-4.14.1" / "axe.min.js"
-PAGES = ["", "attention_maps", "positional_encoding", "softmax_saturation", "decoder_steps",
-         "qkv_walkthrough", "what_heads_do", "heads_across_corpus", "then_and_now",
-         "watch_it_learn", "compare_models?cmp_kind=cross", "lesson", "teacher"]  # fmt: skip
+PAGES = [
+    "",
+    "attention_maps",
+    "positional_encoding",
+    "softmax_saturation",
+    "decoder_steps",
+    "qkv_walkthrough",
+    "what_heads_do",
+    "heads_across_corpus",
+    "then_and_now",
+    "watch_it_learn",
+    "compare_models?cmp_kind=cross",
+    "lesson",
+    "teacher",
+    "teacher?class=",
+]  # fmt: skip  (the last: a class open, its code and key added)
 MODES = {"normal": (1366, 768, False), "presenter": (1024, 768, True)}
 TOUR = "paper_tour"
 # Streamlit's own markup that axe flags (rule -> where, upstream issue): the sidebar's page list
@@ -76,6 +90,16 @@ _CONTRAST_JS = (
       'color');
   add('chart text', '.js-plotly-plot .main-svg :is(g[class$="tick"], g[class$="title"]) text',
       'fill');
+  document.querySelectorAll('.js-plotly-plot .main-svg text.bartext').forEach((t) => {
+    if (!seen(t) || !t.textContent.trim()) return;  // a bar's label: on its bar, or above it
+    const bar = t.parentElement.querySelector('path'), b = t.getBoundingClientRect();
+    const p = bar && bar.getBoundingClientRect(), x = b.left + b.width / 2;
+    const y = b.top + b.height / 2, page = backdrop(t.closest('.js-plotly-plot'));
+    const on = p && x > p.left && x < p.right && y > p.top && y < p.bottom;
+    const back = on ? over(rgba(getComputedStyle(bar).fill), page) : page;
+    out.push({what: 'bar label', text: t.textContent.trim().slice(0, 40),
+              ratio: ratio(over(rgba(getComputedStyle(t).fill), back), back)});
+  });
   document.querySelectorAll('[data-testid="stTextAreaRootElement"], '
     + '[data-testid="stTextInputRootElement"], [data-baseweb="select"]').forEach((el) => {
     if (!seen(el)) return;  // a field's edge against what is behind it (WCAG 1.4.11)
@@ -122,18 +146,26 @@ def axe_source(need) -> str:
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory: pytest.TempPathFactory, serve_app) -> Iterator[tuple[str, str]]:
-    """The app on a class store of its own with a class of the built-in lesson: (URL, code)."""
+def classroom(
+    tmp_path_factory: pytest.TempPathFactory, serve_app
+) -> Iterator[tuple[str, str, str]]:
+    """The app on a class store of its own with a class of the built-in lesson, three students
+    in it: (URL, code, the teacher's key; the Teacher page is checked with the class open)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('a11y') / 'classes.sqlite3'}"
-    code, _ = vt.classroom(url).create(TOUR)
+    store = vt.classroom(url)
+    code, key = store.create(TOUR)
+    for i, name in enumerate(("Ada", "Bo", "Cy")):  # counts on the funnel's bars
+        store.move(code, store.join(code, name), i)
     with serve_app("accessibility", {"VT_DATABASE_URL": url}) as served:
-        yield served, code
+        yield served, code, key
 
 
 def _ready(page: Page, url: str) -> None:
     """Open ``url`` and wait for the page drawn whole: its run through the sidebar (which adds
     the stylesheet; a fresh server first shows a skeleton) ended and every chart drawn."""
     page.goto(url)
+    # a Teacher page opened by a link with its key loads itself again without it
+    page.wait_for_function("() => !location.search.includes('key=')")
     page.wait_for_function(
         "() => [...document.querySelectorAll('style')].some((s) => s.textContent.includes("
         "'st-key-vt-about-'))"
@@ -192,8 +224,9 @@ def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[P
 
 @pytest.mark.parametrize("path", PAGES)
 def test_every_page_meets_the_contrast_focus_and_axe_checks(classroom, screen, axe_source, path):
-    url, _ = classroom
+    url, code, key = classroom
     page, presenter = screen
+    path += f"{code}&key={key}" if path.endswith("class=") else ""
     _ready(page, f"{url}/{path}{'&' if '?' in path else '?'}presenter={presenter}")
     problems = _serious(page, axe_source)
     for item in page.evaluate(_CONTRAST_JS):
@@ -251,7 +284,7 @@ def _next(page: Page, title: str) -> None:
 
 
 def test_a_student_answers_every_kind_of_check_by_keyboard_alone(classroom, browser, axe_source):
-    url, code = classroom
+    url, code, _ = classroom
     lesson = vt.load_lesson(TOUR)
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
