@@ -28,7 +28,7 @@ def _int(name: str, default: int) -> int:
 MAX_CHARS = _int("MAX_CHARS", 40_000)  # longer text is refused before tokenising (~8k tokens)
 MAX_UPLOAD_BYTES = _int("MAX_UPLOAD_BYTES", 200_000)  # read from an uploaded file (rest cut)
 MAX_UPLOAD_LINES = _int("MAX_UPLOAD_LINES", 500)  # sentences offered from one file
-TRACE_CACHE_ENTRIES = _int("TRACE_CACHE_ENTRIES", 128)  # traces kept per server (st.cache_data)
+TRACE_CACHE_ENTRIES = _int("TRACE_CACHE_ENTRIES", 128)  # traces kept per server (st.cache_resource)
 # figure exports (SVG/PDF/PNG, a browser each) that may wait while one renders; one more is told
 # to try again: the waits hold Streamlit's worker threads (six on two cores)
 EXPORT_QUEUE = _int("EXPORT_QUEUE", 3)

@@ -61,7 +61,7 @@ def line_weights(lines: dict, head: int) -> np.ndarray:
 def test_every_kind_of_every_family_decodes_to_its_trace(traces, family):
     trace = traces(family)
     head = payload.header(trace)
-    assert list(head["kinds"]) == payload.kinds_of(trace) != []
+    assert list(head["kinds"]) == trace.kinds != []
     assert head["src"] == list(trace.src_tokens) and head["tgt"] == list(trace.tgt_tokens)
     for kind, info in head["kinds"].items():
         arr = np.asarray(trace.get(kind))
@@ -86,7 +86,7 @@ def test_every_kind_of_every_family_decodes_to_its_trace(traces, family):
 @pytest.mark.needs("bergamot")
 def test_kinds_a_trace_lacks_say_why(traces):
     bergamot = traces("bergamot")
-    assert payload.kinds_of(bergamot) == ["encoder", "cross"]
+    assert bergamot.kinds == ["encoder", "cross"]
     assert payload.first_kind(bergamot) == "encoder"
     with pytest.raises(ValueError, match="Use one of: encoder, cross") as err:
         payload.first_kind(bergamot, "decoder")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pages.nav import table
+from viz_transformer.classroom import LESSON_PATH, TEACHER_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,3 +29,8 @@ def test_groups_keep_the_table_order():
     assert list(groups) == ["", "Class"]
     assert [e.stem for e in groups["Class"]] == ["lesson", "teacher"]
     assert [e for entries in groups.values() for e in entries] == list(table.PAGES)
+
+
+def test_the_class_links_use_the_tables_url_paths():
+    assert table.BY_STEM["lesson"].url_path == LESSON_PATH
+    assert table.BY_STEM["teacher"].url_path == TEACHER_PATH

@@ -106,7 +106,7 @@ def attention_scores(
     return head_scores(capture(model, text, kind, target, reads(layer, "dimension")), layer, head)
 
 
-def _frame(cap: KindCapture, score: float, parts: pd.DataFrame) -> pd.DataFrame:
+def _frame(score: float, parts: pd.DataFrame) -> pd.DataFrame:
     """``parts`` plus a last row ``rest``: the score minus their sum (~0 where exact)."""
     rest = pd.DataFrame({"part": ["rest"], "value": [score - float(parts["value"].sum())]})
     return pd.concat([parts, rest], ignore_index=True)
@@ -265,7 +265,7 @@ def split_score(
     split = {"dimension": _by_dimension, "input": _by_input, "component": _by_component}
     if by not in split:
         raise ValueError(f"unknown split {by!r}; use one of {', '.join(SPLITS)}.")
-    return _frame(cap, float(score), split[by](cap, layer, head, query, key))
+    return _frame(float(score), split[by](cap, layer, head, query, key))
 
 
 def score_parts(

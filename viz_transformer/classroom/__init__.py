@@ -19,7 +19,7 @@ from viz_transformer.classroom.store import ClassStore
 if TYPE_CHECKING:
     from viz_transformer.course.grading import TraceOf
 
-LESSON_PAGE, TEACHER_PAGE = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
+LESSON_PATH, TEACHER_PATH = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
 
 __all__ = [
     "Answer",
@@ -56,8 +56,8 @@ def links(base: str, code: str, key: str) -> tuple[str, str]:
     (``http://host:8501``): ``BASE/lesson?class=CODE`` and ``BASE/teacher?class=CODE&key=KEY``."""
     base = base.rstrip("/")
     return (
-        f"{base}/{LESSON_PAGE}?{urlencode({'class': code})}",
-        f"{base}/{TEACHER_PAGE}?{urlencode({'class': code, 'key': key})}",
+        f"{base}/{LESSON_PATH}?{urlencode({'class': code})}",
+        f"{base}/{TEACHER_PATH}?{urlencode({'class': code, 'key': key})}",
     )
 
 

@@ -26,6 +26,7 @@ RETRIES = 5  # a write that still finds the database busy is tried again, with a
 _ENGINES: dict[str, Engine] = {}
 _LOCK = threading.Lock()
 _WRITERS: dict[Engine, threading.Lock] = {}  # one writer at a time per SQLite engine
+_WRITERS_LOCK = threading.Lock()  # guards _WRITERS (make_engine may run outside _LOCK)
 T = TypeVar("T")
 
 
@@ -104,7 +105,8 @@ def make_engine(url: str) -> Engine:
                 url, poolclass=StaticPool, connect_args={"check_same_thread": False}
             )
         _sqlite_events(engine)
-        _WRITERS[engine] = threading.Lock()
+        with _WRITERS_LOCK:
+            _WRITERS[engine] = threading.Lock()
     else:
         # a PostgreSQL connection is a server process, slow to open: keep as many as a class
         # answering at once uses (PG_POOL per replica; its default max_connections of 100 serves
@@ -159,7 +161,8 @@ def run(engine: Engine, work: Callable[[Connection], T], write: bool = False) ->
     """
     # SQLite's busy handler sleeps between polls (up to 100 ms), so writers of one process queue
     # on a lock that wakes the next at once; only one per process waits on the file
-    queue = _WRITERS.get(engine) if write else None
+    with _WRITERS_LOCK:
+        queue = _WRITERS.get(engine) if write else None
     for attempt in range(RETRIES):
         try:
             with queue or contextlib.nullcontext(), engine.connect() as conn:

@@ -135,7 +135,7 @@ def pages(trace: Any, view: str) -> dict[str, Any]:
     """Every kind's grid, and its every layer's lines (head view, first window) or every head's
     map (model view): what the page shows without a kernel."""
     out = {}
-    for kind in payload.kinds_of(trace):
+    for kind in trace.kinds:
         n_layers, n_heads = trace.get(kind).shape[:2]
         one = {"grid": payload.grid(trace, kind)}
         if view == "head":

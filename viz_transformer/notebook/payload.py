@@ -33,11 +33,6 @@ FOCUS_SIZE = 256  # cells a side of the model view's selected head
 LINE_TOKENS = 512  # query rows (and keys) of the head view's window
 
 
-def kinds_of(trace: Trace) -> list[AttentionKind]:
-    """The attention kinds the trace has a map of, in ``KINDS`` order."""
-    return [k for k in KINDS if trace.get(k) is not None]
-
-
 def first_kind(trace: Trace, kind: AttentionKind | None = None) -> AttentionKind:
     """``kind`` when the trace has it, the trace's first kind when None.
 
@@ -45,7 +40,7 @@ def first_kind(trace: Trace, kind: AttentionKind | None = None) -> AttentionKind
         ValueError: the trace has no map at all, or none of ``kind`` (the message says why and
             which kinds it has).
     """
-    have = kinds_of(trace)
+    have = trace.kinds
     if not have:
         raise ValueError(f"The trace of {trace.model_name} holds no attention map to show.")
     if kind is None:
@@ -142,7 +137,7 @@ def header(trace: Trace) -> dict[str, Any]:
     """
     sides = {"encoder": ("src", "src"), "decoder": ("tgt", "tgt"), "cross": ("tgt", "src")}
     kinds = {}
-    for kind in kinds_of(trace):
+    for kind in trace.kinds:
         rows, cols = sides[kind]
         shape = [int(n) for n in trace.get(kind).shape]
         kinds[kind] = {"title": KIND_TITLES[kind], "shape": shape, "rows": rows, "cols": cols}

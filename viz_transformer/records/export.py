@@ -9,13 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.trace import Trace
 
 
 def trace_arrays(trace: Trace) -> dict[str, np.ndarray]:
     """The attention arrays of ``trace`` that exist, by kind."""
-    return {k: a for k in KINDS if (a := trace.get(k)) is not None}
+    return {k: trace.get(k) for k in trace.kinds}
 
 
 def trace_meta(trace: Trace) -> dict[str, Any]:

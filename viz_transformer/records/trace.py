@@ -50,6 +50,11 @@ class Trace:
     def get(self, kind: AttentionKind) -> Patterns | None:
         return getattr(self, kind)
 
+    @property
+    def kinds(self) -> list[AttentionKind]:
+        """The attention kinds this trace has a map of, in ``KINDS`` order."""
+        return [k for k in KINDS if self.get(k) is not None]
+
     def tokens_for(self, kind: AttentionKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(query tokens, key tokens) labelling the rows and columns of ``kind``'s maps."""
         if kind == "encoder":

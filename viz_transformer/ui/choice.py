@@ -8,14 +8,14 @@ from collections.abc import Sequence
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.records.kinds import KIND_TITLES, KINDS, AttentionKind
+from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
 from viz_transformer.text import uploads
 from viz_transformer.ui import callbacks, state, widgets
 
 
 def kind_picker(trace: vt.Trace) -> AttentionKind:
     """A radio of the attention kinds ``trace`` has a map of (key ``kind``, shared in links)."""
-    kinds = [k for k in KINDS if trace.get(k) is not None]
+    kinds = trace.kinds
     state.keep_choice("kind", kinds)
     return st.radio("Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True,
                     key="kind")  # fmt: skip

@@ -16,7 +16,7 @@ import streamlit as st
 from viz_transformer.ui import state
 
 BACK_KEY = "lesson_back"
-LESSON_PAGE = "pages/lesson.py"
+LESSON_FILE = "pages/lesson.py"  # the Lesson page's file, as st.page_link takes it
 BACK_PARAMS = ("lesson", "class", "student")  # all that the lesson page reads from its URL
 
 
@@ -61,5 +61,5 @@ def back_button() -> None:
     """A link back to the lesson this view was opened from (nothing outside a lesson)."""
     params = back_params()
     if params:
-        st.page_link(LESSON_PAGE, label="Back to the lesson", icon=":material/arrow_back:",
+        st.page_link(LESSON_FILE, label="Back to the lesson", icon=":material/arrow_back:",
                      query_params=params)  # fmt: skip

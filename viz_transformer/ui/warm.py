@@ -27,12 +27,11 @@ def warm_home(model: str | None = None) -> float:
     text = model_info(name).example
     tr = trace(load_model(name), text)
     available_models()  # the sidebar's picker imports the Hugging Face family for this
-    kinds = [kind for kind in KINDS if tr.get(kind) is not None]
-    for kind in kinds:  # plotly's first figure loads its validators
+    for kind in tr.kinds:  # plotly's first figure loads its validators
         head_figure(tr, kind, tr.get(kind).shape[0] - 1, 0).to_json()
     from viz_transformer.ui import caches
 
-    for kind in kinds:
+    for kind in tr.kinds:
         layer = caches.trace(name, text).get(kind).shape[0] - 1
         caches.head_figure(name, text, kind, layer, 0, False, None)
     return time.monotonic() - start

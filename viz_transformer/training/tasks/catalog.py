@@ -10,7 +10,7 @@ from __future__ import annotations
 import calendar
 import random
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -269,7 +269,3 @@ TASKS: dict[str, Task] = {
         ("the old farmers feed a small black cat", "the old farmers feed a small white cat"),
     ),
 }
-
-
-def iter_tasks() -> Iterator[Task]:
-    return iter(TASKS.values())
