@@ -3,7 +3,17 @@ bad input gets a message, never a traceback."""
 
 from __future__ import annotations
 
+import numpy as np
+
+import viz_transformer as vt
+
 PAGE = "pages/what_heads_do.py"
+
+
+def _importance(app, figures, decode_array) -> np.ndarray:
+    """The importance grid the page drew (layers x heads), as numbers."""
+    grid = next(f for f in figures(app) if "Importance of each" in str(f["layout"]["title"]))
+    return decode_array(grid["data"][0]["z"])
 
 
 def _titles(app, figures) -> list[str]:
@@ -42,9 +52,25 @@ def test_patching_form_works_and_refuses_unequal_lengths(open_page, figures):
     assert any("same token length" in e.value for e in app.error)
 
 
-def test_default_model_page_draws(open_page):
+def test_default_model_page_draws_every_heads_importance(open_page, figures, decode_array):
     app = open_page(PAGE)
     assert not app.error
+    kind = app.radio(key="heads_kind").value
+    grid = _importance(app, figures, decode_array)
+    facts = vt.load_model(vt.default_model()).facts
+    assert grid.shape == facts.shape(kind) and np.isfinite(grid).all()
+
+
+def test_the_importance_drawn_is_the_librarys(open_page, figures, decode_array):
+    """The grid is ``vt.head_importance`` of the page's model, sentence, kind and ablation, head
+    for head (a transposed grid or another mode would differ)."""
+    app = open_page(PAGE, model="paper-reverse", params={"heads_kind": "cross"})
+    app.radio(key="heads_mode").set_value("mean").run()
+    text, kind = app.text_area(key="sentence").value, app.radio(key="heads_kind").value
+    expected = vt.head_importance(vt.load_model("paper-reverse"), text, kind, None, "mean")
+    grid = _importance(app, figures, decode_array)
+    assert kind == "cross" and grid.shape == expected.shape
+    np.testing.assert_allclose(grid, expected, rtol=1e-4, atol=1e-5)
 
 
 def test_attention_maps_toggle_weights_by_value_norm(open_page, figures):
