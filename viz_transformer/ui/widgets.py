@@ -122,26 +122,13 @@ def chart(
         st.markdown(f"**{literal(title)}**")
     if presenting():
         fig = scaled_fonts(fig, scale)
-    fig = _dark_bar_labels(fig)
+    fig = theme.dark_bar_labels(fig)
     label, words = chart_access.name_and_words(original, name)
     config = chart_access.config(_named(name))
     picks = {"on_select": on_select, "selection_mode": "points"} if on_select else {}
     st.plotly_chart(fig, width="stretch", config=config, key=key, alt=label, **picks)
     said = f"{label}: {words}"
     chart_access.beneath(original, said, literal(said), _named(name), key or name, share)
-
-
-def _dark_bar_labels(fig: go.Figure) -> go.Figure:
-    """``fig``, or a copy of it whose bar labels drawn beside their bar (not on it) and left in
-    Plotly's grey (3.7:1 on white) are in the theme's muted text colour (6.9:1)."""
-    grey = [i for i, t in enumerate(fig.data) if t.type == "bar" and t.text is not None
-            and not t.textfont.color and not t.outsidetextfont.color]  # fmt: skip
-    if not grey:
-        return fig
-    fig = go.Figure(fig)  # a copy: ``fig`` may be a figure other sessions draw too
-    for i in grey:
-        fig.data[i].outsidetextfont.color = theme.MUTED
-    return fig
 
 
 def _named(stem: str) -> str:
