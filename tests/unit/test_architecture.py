@@ -215,7 +215,9 @@ def test_tests_import_no_other_test_file_or_bench():
             assert top not in {"tests", "bench", "conftest"}, f"{path.name} imports {imported}"
 
 
-@pytest.mark.parametrize("folder", ["viz_transformer/ui", "viz_transformer/course"])
+@pytest.mark.parametrize(
+    "folder", ["viz_transformer/ui", "viz_transformer/course", "bench/harness", "bench/tooling"]
+)
 def test_docs_architecture_names_every_module_of_a_folder(folder):
     """The folder's row of docs/architecture.md names each of its files as `name.py` (the ui/
     row once missed four); a new module is listed where a newcomer looks."""
