@@ -2,12 +2,12 @@
 process of its own (``bench/memory.py``), at 512 and 2,048 tokens.
 
 Run: ``OMP_NUM_THREADS=1 python bench/bench_memory.py [--before <checkout>]``. The stand-in is
-``bench.llama.build_llama(size="standin")``: Llama 3's published 128,256-token vocabulary, head
-size 128, 4 query heads per key/value head, RoPE, bfloat16, 2 layers of d_model 512, loaded
-through ``hf:<folder>`` with ``dtype="bfloat16"``. ``--before`` measures the same operations with
-the package of another checkout (``git archive <commit> | tar -x -C <folder>``) for the
-before/after table. Targets (``tests/integration/test_memory.py`` asserts them): at most 0.5 GiB
-above the loaded model at 2,048 tokens, and at most 6x more from 512 to 2,048 tokens.
+``viz_transformer.testing.llama.build_llama(size="standin")``: Llama 3's published 128,256-token
+vocabulary, head size 128, 4 query heads per key/value head, RoPE, bfloat16, 2 layers of
+d_model 512, loaded through ``hf:<folder>`` with ``dtype="bfloat16"``. ``--before`` measures the
+same operations with the package of another checkout (``git archive <commit> | tar -x -C
+<folder>``) for the before/after table. Targets (``tests/integration/test_memory.py`` asserts
+them): at most 0.5 GiB above the loaded model at 2,048 tokens, at most 6x more from 512 to 2,048.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import table, verdict, write_section
-from bench.llama import build_llama
 from bench.memory import OPERATIONS, ROOT, measure
+from viz_transformer.testing.llama import build_llama
 
 LENGTHS = (512, 2048)
 LIMIT_GIB, GROWTH = 0.5, 6.0
@@ -61,9 +61,10 @@ def main() -> None:
                "512 tokens s", "2,048 tokens s", f"<= {LIMIT_GIB} GiB, <= {GROWTH:g}x"]  # fmt: skip
     loaded = "the resident set after the load and a warm-up at 32 tokens"
     body = (
-        "The CPU stand-in of Llama 3 (`bench.llama.STANDIN_LLAMA`: the published 128,256-token "
-        "vocabulary, head size 128, 4 query heads per key/value head, RoPE theta 500,000, "
-        "bfloat16; 2 layers of d_model 512, 138 M parameters) loaded through `hf:<folder>` with "
+        "The CPU stand-in of Llama 3 (`viz_transformer.testing.llama.STANDIN_LLAMA`: the "
+        "published 128,256-token vocabulary, head size 128, 4 query heads per key/value head, "
+        "RoPE theta 500,000, bfloat16; 2 layers of d_model 512, 138 M parameters) loaded "
+        "through `hf:<folder>` with "
         f'`dtype="bfloat16"`. Each operation ran in its own process; figures are its peak '
         f"resident set minus {loaded} (the peak reset through `/proc/self/clear_refs`), in GiB. "
         "Growth is the 2,048-token figure over the 512-token one (linear: 4x, quadratic: 16x; "

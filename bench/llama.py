@@ -1,5 +1,6 @@
 """A Llama-class decoder at the published Llama-3-8B size, random weights, saved as a Hugging Face
-folder that the app loads as ``hf:<folder>`` (issue 43).
+folder that the app loads as ``hf:<folder>`` (issue 43), timed per length (``length_row``); the
+builders live in ``viz_transformer.testing.llama``.
 
 ``LLAMA_3_8B`` is Meta's published configuration (32 layers, 32 query heads sharing 8 key/value
 heads, d_model 4096, SwiGLU 14,336, RoPE theta 500,000, 128,256 tokens); ``TINY_LLAMA`` the same
@@ -19,78 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tokenizers import Tokenizer, models, pre_tokenizers, processors
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 import viz_transformer as vt
 from bench.common import sync, verdict
 from bench.memory import peak_bytes, reset_peak
 from bench.models import text_of
-from viz_transformer.testing.paper import WORDS
+from viz_transformer.testing.llama import (
+    LLAMA_3_8B,
+    SIZES,
+    STANDIN_LLAMA,
+    TINY_LLAMA,
+    build_llama,
+    word_tokenizer,
+)
 
-BOS, EOS, UNK = "<|begin_of_text|>", "<|end_of_text|>", "<unk>"
-LLAMA_3_8B: dict[str, Any] = {  # meta-llama/Meta-Llama-3-8B config.json
-    "vocab_size": 128_256, "hidden_size": 4096, "intermediate_size": 14_336,
-    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-    "rope_theta": 500_000.0, "rms_norm_eps": 1e-5, "hidden_act": "silu",
-}  # fmt: skip
-TINY_LLAMA: dict[str, Any] = {  # the same shape (4 query heads per key/value head), tiny
-    **LLAMA_3_8B, "vocab_size": 512, "hidden_size": 64, "intermediate_size": 224,
-    "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
-}  # fmt: skip
-STANDIN_LLAMA: dict[str, Any] = {  # the CPU stand-in of the memory tests (issue 46): Llama 3's
-    # vocabulary (so the output layer and its logits are the real width), its head size 128, 4
-    # query heads per key/value head, RoPE theta; 2 layers of d_model 512 (4 query heads)
-    **LLAMA_3_8B, "hidden_size": 512, "intermediate_size": 1792, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 1,
-}  # fmt: skip
-SIZES = {"llama-3-8b": LLAMA_3_8B, "tiny": TINY_LLAMA, "standin": STANDIN_LLAMA}
-
-
-def word_tokenizer(positions: int) -> PreTrainedTokenizerFast:
-    """One token per word of ``WORDS``, ``<|begin_of_text|>`` first, as Llama 3 starts."""
-    vocab = {tok: i for i, tok in enumerate([BOS, EOS, UNK, *dict.fromkeys(WORDS)])}
-    core = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.post_processor = processors.TemplateProcessing(
-        single=f"{BOS} $A", special_tokens=[(BOS, vocab[BOS])]
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=core, bos_token=BOS, eos_token=EOS, unk_token=UNK,
-        model_max_length=positions,
-    )  # fmt: skip
-
-
-def build_llama(
-    folder: Path | str,
-    size: str = "llama-3-8b",
-    positions: int = 32_768,
-    device: str | torch.device = "cpu",
-    dtype: torch.dtype = torch.bfloat16,
-    seed: int = 0,
-) -> Path:
-    """Save a random Llama of ``SIZES[size]`` reading ``positions`` tokens into ``folder``
-    (config, safetensors, tokenizer) and return it, ready for ``load_model(f"hf:{folder}")``.
-
-    Args:
-        device, dtype: where and in what the weights are drawn (saved as they are).
-    """
-    folder = Path(folder)
-    config = LlamaConfig(
-        **SIZES[size], max_position_embeddings=positions, bos_token_id=0, eos_token_id=1,
-        tie_word_embeddings=False,
-    )  # fmt: skip
-    with torch.random.fork_rng(devices=[]), torch.device(device):
-        torch.manual_seed(seed)
-        model = LlamaForCausalLM._from_config(config, dtype=dtype).eval()
-    folder.mkdir(parents=True, exist_ok=True)
-    word_tokenizer(positions).save_pretrained(folder)
-    model.save_pretrained(folder)
-    del model
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return folder
-
+__all__ = ["LLAMA_3_8B", "SIZES", "STANDIN_LLAMA", "TINY_LLAMA", "build_llama", "word_tokenizer"]
 
 LLAMA_LENGTHS = (8192, 32768)
 LONG = 32_768  # above it the row reads one layer's heads and a 1,024 x 1,024 window (issue 46)
