@@ -1,6 +1,6 @@
 """A class held by its teacher, measured at the server: N students of one class behind
 ``python -m viz_transformer serve --replicas R``, each a Streamlit websocket client (no browser,
-``bench/lesson_ws.py``'s ``Client``), and the teacher a client of the Teacher page.
+``bench/harness/ws.py``'s ``Client``), and the teacher a client of the Teacher page.
 
 1. Step navigation: every student joins, then all click Next ``--clicks`` times at once; a
    click's time runs from sending it to the end of the run that shows the next step.

@@ -12,7 +12,7 @@ teacher's link. A session's time runs from its
 connection to the end of the run that drew a chart holding a token of its own sentence. Errors: a
 timeout, an exception shown by the app, a run without its own sentence, and a chart holding
 another session's marker word. Prints p50, p95, errors and the server's CPU seconds per run (all
-its processes: replicas, HAProxy, serve; ``bench/server_cpu.py``).
+its processes: replicas, HAProxy, serve; ``bench/harness/server_cpu.py``).
 """
 
 from __future__ import annotations
