@@ -46,16 +46,31 @@ def _class_view(page: Page, code: str = "") -> str:
     return heading.first.inner_text().split()[-1]
 
 
+# every URL a history entry shows as it is reached, before the app's own script runs (a new
+# document: at its start; the same document: at popstate, before Streamlit's listener), once
+# the walk back has begun: a key the app takes out a moment later still counts
+RECORD_JS = """(() => { const note = () => { try { if (sessionStorage.vtWalk !== '1') return;
+  } catch (e) { return; }  // a document without storage (about:blank, a sandboxed frame)
+  const seen = JSON.parse(sessionStorage.vtSeen || '[]'); seen.push(location.href);
+  sessionStorage.vtSeen = JSON.stringify(seen); };
+  note(); addEventListener('popstate', note); })()"""
+
+
 def _history(page: Page) -> list[str]:
-    """Every entry of the tab's history, from the current one back to the first (Back pressed
-    until the first entry, each entry given time to redraw)."""
-    here = "() => location.href"  # (page.url misses a location.replace)
-    urls = [page.evaluate(here)]
+    """Every entry of the tab's history as it is reached, from the current one back to the first
+    (Back pressed until the first entry, each entry given time to redraw)."""
+    page.evaluate("() => { sessionStorage.vtWalk = '1'; sessionStorage.vtSeen = '[]'; }")
+    urls = [page.evaluate("() => location.href")]  # (page.url misses a location.replace)
+    seen: list[str] = []
     for _ in range(page.evaluate("history.length") - 1):
         page.go_back(wait_until="commit")
         page.wait_for_timeout(700)
-        urls.append(page.evaluate(here))
-    return urls
+        here = page.evaluate("() => location.href")
+        if here.startswith("http"):  # about:blank has no storage
+            seen = page.evaluate("() => JSON.parse(sessionStorage.vtSeen || '[]')")
+        else:
+            seen.append(here)
+    return urls + seen
 
 
 def _open_link(page: Page, url: str, params: dict[str, str]) -> None:
@@ -73,6 +88,7 @@ def test_the_key_never_reaches_a_history_entry_and_a_reload_keeps_the_view(room,
         subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * loaded)
     ]
     try:
+        page.add_init_script(RECORD_JS)
         page.goto(f"{url}/teacher")  # a class opened on the page: its key never in the URL
         page.get_by_role("button", name="Open a class").click()
         code = _class_view(page)
