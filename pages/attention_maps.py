@@ -51,8 +51,13 @@ def attention_maps_page() -> None:
     view = tabs.MapView(name, text, trace, kind, layer, hide)
     # a keyed control, not st.tabs (which code cannot open), so a link reopens the same view
     state.keep_choice("attn_tab", tabs.TABS)
-    tab = st.segmented_control("View", tabs.TABS, key="attn_tab", required=True,
-                               format_func=lambda t: tabs.TAB_LABELS.get(t, t))  # fmt: skip
+    tab = st.segmented_control(
+        "View",
+        tabs.TABS,
+        key="attn_tab",
+        required=True,
+        format_func=lambda t: tabs.TAB_LABELS.get(t, t),
+    )
     tabs.DRAW[tabs.TABS.index(tab or tabs.TABS[0])](view)
     with st.container() if widgets.presenting() else above:
         if widgets.presenting():

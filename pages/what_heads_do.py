@@ -35,10 +35,16 @@ def what_heads_do_page() -> None:
     state.keep_choice("heads_kind", kinds)  # the URL may name a kind this model lacks
     state.keep_choice("heads_mode", ["zero", "mean"])
     left, right = st.columns([2, 1])
-    kind = left.radio("Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True,
-                      key="heads_kind")  # fmt: skip
-    mode = right.radio("Ablation", ["zero", "mean"], horizontal=True, key="heads_mode",
-                       help="zero: the head adds nothing; mean: its average z.")  # fmt: skip
+    kind = left.radio(
+        "Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True, key="heads_kind"
+    )
+    mode = right.radio(
+        "Ablation",
+        ["zero", "mean"],
+        horizontal=True,
+        key="heads_mode",
+        help="zero: the head adds nothing; mean: its average z.",
+    )
     shape = facts.shape(kind)
     state.clamp_state(heads_layer=shape[0], heads_head=shape[1])
     has_output = facts.has_decoder

@@ -72,8 +72,11 @@ def ticking(model: LoadedModel, progress: OnFraction | None) -> Iterator[OnFract
             report(done[0])
 
     facts = model.facts
-    names = [model.hook_name(kind, layer, "hook_z") for kind in facts.kinds
-             for layer in range(facts.shape(kind)[0])]  # fmt: skip
+    names = [
+        model.hook_name(kind, layer, "hook_z")
+        for kind in facts.kinds
+        for layer in range(facts.shape(kind)[0])
+    ]
     with model.hooked(dict.fromkeys(names, tick)):
         yield report
 
@@ -227,8 +230,10 @@ def value_weighted(
     # a decoder-only trace covers the prompt (and a forced continuation), not its next token
     prompt_only = target is None and model.spec.decoder_only
     out_ids = [] if prompt_only else model.reference_ids(text, target)
-    names = [(model.hook_name(kind, i, "hook_pattern"), model.hook_name(kind, i, "hook_v"))
-             for i in range(layers)]  # fmt: skip
+    names = [
+        (model.hook_name(kind, i, "hook_pattern"), model.hook_name(kind, i, "hook_v"))
+        for i in range(layers)
+    ]
     with model.recording([n for pair in names for n in pair]) as cache:
         model.forced_logprobs(text, out_ids)
     maps = []

@@ -80,11 +80,18 @@ class Walkthrough:
     def meta(self) -> dict[str, Any]:
         """What the arrays describe, JSON-ready."""
         return {
-            "model": self.model_name, "kind": self.kind, "layer": self.layer, "head": self.head,
-            "position": self.position, "query_token": self.query_tokens[self.position],
-            "key_tokens": list(self.key_tokens), "d_k": self.d_k, "n_heads": self.n_heads,
-            "divided_by_sqrt_d_k": self.divided, "kv_head": self.kv_head,
-        }  # fmt: skip
+            "model": self.model_name,
+            "kind": self.kind,
+            "layer": self.layer,
+            "head": self.head,
+            "position": self.position,
+            "query_token": self.query_tokens[self.position],
+            "key_tokens": list(self.key_tokens),
+            "d_k": self.d_k,
+            "n_heads": self.n_heads,
+            "divided_by_sqrt_d_k": self.divided,
+            "kv_head": self.kv_head,
+        }
 
 
 def capture(
@@ -138,8 +145,16 @@ def _head(
     # -inf -> exp 0: masked keys get exactly zero weight (section 3.2.3)
     e = np.exp(scaled - scaled[keep].max())
     weights = e / e.sum()
-    return {"q": q, "k": k, "v": v, "raw": raw, "scaled": scaled, "weights": weights,
-            "z": weights @ v, **plain}  # fmt: skip
+    return {
+        "q": q,
+        "k": k,
+        "v": v,
+        "raw": raw,
+        "scaled": scaled,
+        "weights": weights,
+        "z": weights @ v,
+        **plain,
+    }
 
 
 def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrough:
@@ -152,8 +167,11 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
     Raises:
         ValueError: an index out of range, with the valid range.
     """
-    for what, value, upper in (("layer", layer, cap.n_layers), ("head", head, cap.n_heads),
-                               ("position", position, len(cap.query_tokens))):  # fmt: skip
+    for what, value, upper in (
+        ("layer", layer, cap.n_layers),
+        ("head", head, cap.n_heads),
+        ("position", position, len(cap.query_tokens)),
+    ):
         if not 0 <= value < upper:
             raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
     x = cap.x_q[layer, position].astype(np.float64)
@@ -165,13 +183,26 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
     out = concat @ cap.weights["w_o"][layer].astype(np.float64) + cap.weights["b_o"][layer]
     at_start = layer == 0 and cap.embed is not None and cap.pos is not None
     return Walkthrough(
-        cap.model_name, cap.kind, layer, head, position, cap.query_tokens, cap.key_tokens,
-        cap.d_k, cap.n_heads, cap.scaled, x,
+        cap.model_name,
+        cap.kind,
+        layer,
+        head,
+        position,
+        cap.query_tokens,
+        cap.key_tokens,
+        cap.d_k,
+        cap.n_heads,
+        cap.scaled,
+        x,
         cap.embed[position].astype(np.float64) if at_start else None,
         cap.pos[position].astype(np.float64) if at_start else None,
-        keep=keep, concat=concat, out=out, norm=cap.norm, **heads[head],
+        keep=keep,
+        concat=concat,
+        out=out,
+        norm=cap.norm,
+        **heads[head],
         **_norm(cap, layer, position),
-    )  # fmt: skip
+    )
 
 
 def _norm(cap: KindCapture, layer: int, position: int) -> dict[str, np.ndarray]:

@@ -50,8 +50,11 @@ def position_note(cap: KindCapture) -> str:
 
 
 def _check(cap: KindCapture, layer: int, head: int, *positions: tuple[str, int, int]) -> None:
-    for what, value, upper in (("layer", layer, cap.n_layers), ("head", head, cap.n_heads),
-                               *positions):  # fmt: skip
+    for what, value, upper in (
+        ("layer", layer, cap.n_layers),
+        ("head", head, cap.n_heads),
+        *positions,
+    ):
         if not 0 <= value < upper:
             raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
 
@@ -126,9 +129,12 @@ def _by_dimension(cap: KindCapture, layer: int, head: int, query: int, key: int)
     else:  # one position: its angle per step is not in the table
         wavelength = np.full(half, np.nan)
     return pd.DataFrame(
-        {"part": [f"f{i}" for i in range(half)], "value": terms[:half] + terms[half:],
-         "wavelength": wavelength}
-    )  # fmt: skip
+        {
+            "part": [f"f{i}" for i in range(half)],
+            "value": terms[:half] + terms[half:],
+            "wavelength": wavelength,
+        }
+    )
 
 
 def _held_norm(
@@ -182,9 +188,13 @@ def _pairs(
     q_names = np.repeat(np.array(list(q_parts), dtype=object), len(k_parts))
     k_names = np.tile(np.array(list(k_parts), dtype=object), len(q_parts))
     return pd.DataFrame(
-        {"part": q_names + "." + k_names, "value": values.reshape(-1),
-         "query_part": q_names, "key_part": k_names}
-    )  # fmt: skip
+        {
+            "part": q_names + "." + k_names,
+            "value": values.reshape(-1),
+            "query_part": q_names,
+            "key_part": k_names,
+        }
+    )
 
 
 def _input_parts(cap: KindCapture, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -253,8 +263,9 @@ def split_score(
         ValueError: an index out of range, a masked pair, or a split the model or layer does
             not have, with the reason.
     """
-    _check(cap, layer, head, ("query", query, len(cap.query_tokens)),
-           ("key", key, len(cap.key_tokens)))  # fmt: skip
+    _check(
+        cap, layer, head, ("query", query, len(cap.query_tokens)), ("key", key, len(cap.key_tokens))
+    )
     q, k = _qk(cap, layer, head)  # the one score, not the head's T x T (32 MB at 2,048)
     score = -np.inf if cap.kind == "decoder" and key > query else q[query] @ k[key] * _scale(cap)
     if np.isneginf(score):

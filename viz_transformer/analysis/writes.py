@@ -76,8 +76,11 @@ def head_output(cap: KindCapture, layer: int, head: int, position: int) -> np.nd
     Raises:
         ValueError: an index out of range, or a model whose heads' outputs were not recorded.
     """
-    for what, value, upper in (("layer", layer, cap.n_layers), ("head", head, cap.n_heads),
-                               ("position", position, len(cap.query_tokens))):  # fmt: skip
+    for what, value, upper in (
+        ("layer", layer, cap.n_layers),
+        ("head", head, cap.n_heads),
+        ("position", position, len(cap.query_tokens)),
+    ):
         if not 0 <= value < upper:
             raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
     if "z" not in cap.captured:
@@ -126,9 +129,15 @@ def writes_of(
         frames.append(pd.DataFrame({"token": tokens, "id": ids, "logit": logits[ids]}))
     exact = cap.resid is not None
     return HeadWrites(
-        layer, head, position, cap.query_tokens[position], frames[0], frames[1], exact,
+        layer,
+        head,
+        position,
+        cap.query_tokens[position],
+        frames[0],
+        frames[1],
+        exact,
         HELD_NOTE if exact else POST_NORM_NOTE,
-    )  # fmt: skip
+    )
 
 
 def head_writes(

@@ -80,8 +80,14 @@ def main(argv: list[str]) -> int:
         settings.DTYPE = os.environ["VT_DTYPE"] = args.dtype
     try:
         sentences = read_sentences(args.sentences)
-        compute(args.model, sentences, args.out, batch_size=args.batch_size,
-                engine=args.engine, progress=bar)  # fmt: skip
+        compute(
+            args.model,
+            sentences,
+            args.out,
+            batch_size=args.batch_size,
+            engine=args.engine,
+            progress=bar,
+        )
         rows = ShardStore(args.out).rows()
     except KeyboardInterrupt:
         print(f"{bar.end()}stopped; run the same command again to go on.", file=sys.stderr)

@@ -79,21 +79,32 @@ def grade_head(question: Question, answer: str, traces: TraceOf) -> Grade:
     try:
         layer, head = parse_head_label(answer)
     except ValueError:
-        return Grade(False, expected, f"Could not read {answer!r} as a head: write it like "
-                     "'L1 H3' (layer 1, head 3, counted from 0).", readable=False)  # fmt: skip
+        return Grade(
+            False,
+            expected,
+            f"Could not read {answer!r} as a head: write it like "
+            "'L1 H3' (layer 1, head 3, counted from 0).",
+            readable=False,
+        )
     named = head_label((layer, head))
     n_heads = table[best_layer].shape[0]
     if layer not in table or head >= n_heads:
         where = f"layers {', '.join(map(str, layers))}" if a.get("layers") else f"{n_layers} layers"
-        return Grade(False, expected, f"{named} is not among the heads asked about "
-                     f"({where}, heads 0-{n_heads - 1}).")  # fmt: skip
+        return Grade(
+            False,
+            expected,
+            f"{named} is not among the heads asked about ({where}, heads 0-{n_heads - 1}).",
+        )
     weight = float(table[layer][head])
     if weight >= HEAD_SHARE * top:
         best = "the most of any head" if weight == top else f"the strongest head puts {top:.2f}"
         return Grade(True, expected, f"Right: {named} puts {weight:.2f} on {cell}; {best}.")
     hint = "Look for the brightest cell in that row."
-    return Grade(False, expected, f"{named} puts only {weight:.2f} on {cell}; another "
-                 f"head puts {top:.2f} there. {hint}")  # fmt: skip
+    return Grade(
+        False,
+        expected,
+        f"{named} puts only {weight:.2f} on {cell}; another head puts {top:.2f} there. {hint}",
+    )
 
 
 def normalise_token(token: str) -> str:
@@ -116,8 +127,11 @@ def grade_token(question: Question, answer: str, traces: TraceOf) -> Grade:
         if step == 0
         else f"the input is the output shifted right: what it wrote at step {step - 1}"
     )
-    return Grade(False, expected, f"Not {answer!r}: at step {step} the decoder reads "
-                 f"{expected!r} ({reason}).")  # fmt: skip
+    return Grade(
+        False,
+        expected,
+        f"Not {answer!r}: at step {step} the decoder reads {expected!r} ({reason}).",
+    )
 
 
 def pe_value(position: int, dim: int, d_model: int) -> float:
@@ -164,18 +178,30 @@ def grade_number(question: Question, answer: str, traces: TraceOf) -> Grade:
     expected = f"{value:.4g}"
     given = parse_number(answer)
     if given is None:
-        return Grade(False, expected, f"Could not read {answer!r} as a number: write it like "
-                     "0.62 (a dot or a comma before the decimals).", readable=False)  # fmt: skip
+        return Grade(
+            False,
+            expected,
+            f"Could not read {answer!r} as a number: write it like "
+            "0.62 (a dot or a comma before the decimals).",
+            readable=False,
+        )
     off = abs(given - value)
     if off <= max(tolerance * abs(value), NUMBER_FLOOR):
         return Grade(True, expected, f"Right: the model gives {expected}.")
     share = f"{off / abs(value):.0%} off" if value else f"{off:.3g} off"
     way = "too high" if given > value else "too low"
     # the margin that applies: the relative one, or the floor where that is smaller (a value of 0)
-    margin = (f"within {tolerance:.0%}" if tolerance * abs(value) >= NUMBER_FLOOR
-              else f"at most {NUMBER_FLOOR:g} apart")  # fmt: skip
-    return Grade(False, expected, f"{answer} is {way}: {share} ({margin} counts); check which "
-                 "row and column, and how many decimals you read.")  # fmt: skip
+    margin = (
+        f"within {tolerance:.0%}"
+        if tolerance * abs(value) >= NUMBER_FLOOR
+        else f"at most {NUMBER_FLOOR:g} apart"
+    )
+    return Grade(
+        False,
+        expected,
+        f"{answer} is {way}: {share} ({margin} counts); check which "
+        "row and column, and how many decimals you read.",
+    )
 
 
 def grade_choice(question: Question, answer: str, traces: TraceOf) -> Grade:
@@ -192,8 +218,11 @@ def grade_choice(question: Question, answer: str, traces: TraceOf) -> Grade:
     if matches[0] == question.args["correct"]:
         return Grade(True, right, "Right.")
     # a hint, never the right option: a retry after being told would count as right
-    return Grade(False, right, "Not this one. Read the step again (its page shows it) and try "
-                 "another option.")  # fmt: skip
+    return Grade(
+        False,
+        right,
+        "Not this one. Read the step again (its page shows it) and try another option.",
+    )
 
 
 def keep_text(question: Question, answer: str, traces: TraceOf) -> Grade:

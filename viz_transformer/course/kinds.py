@@ -64,8 +64,10 @@ def _number_shape(shape: ShapeCheck, args: dict, path: Path_) -> None:
         return
     quantity = args.get("quantity")
     if quantity not in NUMBER_FIELDS:
-        shape.add((*path, "quantity"), f"unknown quantity {quantity!r}; quantities: "
-                  f"{', '.join(NUMBER_FIELDS)}")  # fmt: skip
+        shape.add(
+            (*path, "quantity"),
+            f"unknown quantity {quantity!r}; quantities: {', '.join(NUMBER_FIELDS)}",
+        )
         return
     fields = dict.fromkeys(NUMBER_FIELDS[quantity], True)
     shape.keys(args["args"], (*path, "args"), fields, f"the {quantity} args")

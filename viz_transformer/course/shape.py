@@ -143,8 +143,11 @@ class _Shape:
         for key in ("goals", "prerequisites"):
             value = data.get(key, [])
             listed = isinstance(value, list)
-            bad = [i for i, v in enumerate(value if listed else []) if not str(v).strip()
-                   or not isinstance(v, str)]  # fmt: skip
+            bad = [
+                i
+                for i, v in enumerate(value if listed else [])
+                if not str(v).strip() or not isinstance(v, str)
+            ]
             if not listed or bad:
                 at = (key, bad[0]) if bad else (key,)
                 self.add(at, f"{key!r} must be a list of non-empty texts")
@@ -183,8 +186,10 @@ class _Shape:
         """Each key one the app reads from its URL, with a value it can read."""
         for key, value in view.items():
             if key not in VIEW_KEYS:
-                self.add((*path, key), f"unknown view key {key!r}; the app's URL keys: "
-                         f"{', '.join(sorted(VIEW_KEYS))}")  # fmt: skip
+                self.add(
+                    (*path, key),
+                    f"unknown view key {key!r}; the app's URL keys: {', '.join(sorted(VIEW_KEYS))}",
+                )
                 continue
             try:
                 URL_KEYS[key](str(value))
@@ -223,13 +228,17 @@ class _Shape:
         if "attention" in args and args["attention"] not in KINDS:
             self.add((*path, "attention"), f"'attention' must be one of {', '.join(KINDS)}")
         elif self.model_kinds and args.get("attention") not in (None, *self.model_kinds):
-            self.add((*path, "attention"), f"the lesson's model shows no {args['attention']!r} "
-                     f"attention; it shows {', '.join(self.model_kinds)}")  # fmt: skip
+            self.add(
+                (*path, "attention"),
+                f"the lesson's model shows no {args['attention']!r} "
+                f"attention; it shows {', '.join(self.model_kinds)}",
+            )
         layers = args.get("layers", [])
         if not isinstance(layers, list) or not all(type(v) is int and v >= 0 for v in layers):
             self.add((*path, "layers"), "'layers' must be a list of layer numbers from 0")
-        if "d_model" in args and (type(args["d_model"]) is not int or args["d_model"] < 2
-                                  or args["d_model"] % 2):  # fmt: skip
+        if "d_model" in args and (
+            type(args["d_model"]) is not int or args["d_model"] < 2 or args["d_model"] % 2
+        ):
             self.add((*path, "d_model"), "'d_model' must be an even whole number >= 2")
         elif "dim" in args and type(args["dim"]) is int and args["dim"] >= args.get("d_model", 1e9):
             self.add((*path, "dim"), f"'dim' must be below d_model ({args['d_model']})")
@@ -244,10 +253,16 @@ class _Shape:
         if not isinstance(options, list) or len(options) < 2:
             self.add((*path, "options"), "'options' must be a list of at least two answers")
         elif any(isinstance(o, bool) or o is None for o in options):
-            self.add((*path, "options"), "YAML reads yes, no, true, false and null as values, "
-                     "not text: put such an option in quotes")  # fmt: skip
+            self.add(
+                (*path, "options"),
+                "YAML reads yes, no, true, false and null as values, "
+                "not text: put such an option in quotes",
+            )
         elif not all(isinstance(o, (str, int, float)) and str(o).strip() for o in options):
             self.add((*path, "options"), "each option must be a non-empty text or number")
         elif type(args.get("correct")) is int and args["correct"] >= len(options):
-            self.add((*path, "correct"), f"'correct' is {args['correct']} but there are "
-                     f"{len(options)} options (counted from 0)")  # fmt: skip
+            self.add(
+                (*path, "correct"),
+                f"'correct' is {args['correct']} but there are "
+                f"{len(options)} options (counted from 0)",
+            )

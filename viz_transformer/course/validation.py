@@ -49,9 +49,12 @@ def validate_lesson(name_or_path: str | Path) -> list[str]:
 def _prerequisites(lesson: Lesson) -> list[str]:
     """A prerequisite that is no lesson here (``vt.lessons()``), or the lesson itself."""
     known = set(lessons()) - {lesson.name}
-    return [f"{_where(lesson, ('prerequisites', i))}: prerequisite {name!r} is not another "
-            f"lesson here; lessons: {', '.join(sorted(known)) or 'none'}"
-            for i, name in enumerate(lesson.prerequisites) if name not in known]  # fmt: skip
+    return [
+        f"{_where(lesson, ('prerequisites', i))}: prerequisite {name!r} is not another "
+        f"lesson here; lessons: {', '.join(sorted(known)) or 'none'}"
+        for i, name in enumerate(lesson.prerequisites)
+        if name not in known
+    ]
 
 
 def _where(lesson: Lesson, path: Path_) -> str:
@@ -94,15 +97,19 @@ class _ModelValidation:
 
     def index(self, args: Mapping[str, Any], key: str, upper: int, path: Path_, what: str) -> None:
         if key in args and args[key] >= upper:
-            self.add((*path, key), f"{key} {args[key]} does not exist: {what} has {upper} "
-                     f"(counted from 0)")  # fmt: skip
+            self.add(
+                (*path, key),
+                f"{key} {args[key]} does not exist: {what} has {upper} (counted from 0)",
+            )
 
     def kind(self, kind: Any, path: Path_) -> bool:
         model = self.model
         if kind in model.facts.kinds:
             return True
-        self.add(path, f"{model.name} shows no {kind!r} attention; it shows "
-                 f"{', '.join(model.facts.kinds)}")  # fmt: skip
+        self.add(
+            path,
+            f"{model.name} shows no {kind!r} attention; it shows {', '.join(model.facts.kinds)}",
+        )
         return False
 
     def view(self, view: Mapping[str, Any], path: Path_) -> None:
@@ -130,9 +137,12 @@ class _ModelValidation:
         kind = view.get("kind") if view.get("kind") in self.model.facts.kinds else None
         rows, cols = tr.tokens_for(kind or self.model.facts.kinds[0])
         steps = tr.tgt_tokens if tr.src_tokens else ()
-        for key, tokens, what in (("token", rows, "the query tokens"), ("why_query", rows,
-                                  "the query tokens"), ("why_key", cols, "the key tokens"),
-                                  ("step", steps, "the decoder's input")):  # fmt: skip
+        for key, tokens, what in (
+            ("token", rows, "the query tokens"),
+            ("why_query", rows, "the query tokens"),
+            ("why_key", cols, "the key tokens"),
+            ("step", steps, "the decoder's input"),
+        ):
             if type(view.get(key)) is int and (tokens or key != "step"):
                 self.index(view, key, len(tokens), path, f"{what} {list(tokens)}")
 
@@ -164,8 +174,11 @@ class _ModelValidation:
         patterns = tr.get(attention)
         if patterns is None:  # shown by the model, but not recorded for this sentence
             why = tr.notes.get(attention, "no reason given")
-            self.add((*path, "attention"), f"{tr.model_name} records no {attention} attention "
-                     f"for {args['sentence']!r} ({why})")  # fmt: skip
+            self.add(
+                (*path, "attention"),
+                f"{tr.model_name} records no {attention} attention "
+                f"for {args['sentence']!r} ({why})",
+            )
             return
         n_layers, n_heads, n_q, n_k = patterns.shape
         rows, cols = tr.map_labels(attention)
@@ -175,5 +188,8 @@ class _ModelValidation:
         self.index(args, "key", n_k, path, f"the columns {list(cols)}")
         for j, layer in enumerate(args.get("layers") or ()):
             if layer >= n_layers:
-                self.add((*path, "layers", j), f"layer {layer} does not exist: {attention} "
-                         f"attention has {n_layers} layers (counted from 0)")  # fmt: skip
+                self.add(
+                    (*path, "layers", j),
+                    f"layer {layer} does not exist: {attention} "
+                    f"attention has {n_layers} layers (counted from 0)",
+                )

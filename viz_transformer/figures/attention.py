@@ -227,8 +227,9 @@ def _block_labels(tokens: list[str], block: int) -> list[str]:
     plain = [html.unescape(t) for t in tokens]
     if block == 1:
         return plain
-    return [f"{plain[i]} … {plain[min(i + block, len(plain)) - 1]}"
-            for i in range(0, len(plain), block)]  # fmt: skip
+    return [
+        f"{plain[i]} … {plain[min(i + block, len(plain)) - 1]}" for i in range(0, len(plain), block)
+    ]
 
 
 def _overview_words(tiles: list[list[np.ndarray]], rows: list[str], cols: list[str]) -> dict:
@@ -260,5 +261,7 @@ def _overview_words(tiles: list[list[np.ndarray]], rows: list[str], cols: list[s
         f"(focus {low[2]:.2f})."
     )
     columns = ["layer", "head", "focus", "strongest query", "its key", "weight"]
-    return {"description": words, "values": {"columns": columns,
-                                             "rows": [row[:-1] for row in table]}}  # fmt: skip
+    return {
+        "description": words,
+        "values": {"columns": columns, "rows": [row[:-1] for row in table]},
+    }

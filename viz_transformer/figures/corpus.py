@@ -45,18 +45,32 @@ def qk_scatter(points: pd.DataFrame, color: str, title: str) -> go.Figure:
         return _layout(_by_token(points), title)
     fig = go.Figure()
     for role, part in points.groupby("role", sort=False):
-        custom = np.stack([part["role"], part["token"], part["position"],
-                           part["sentence"].str.slice(0, 80)], axis=-1)  # fmt: skip
+        custom = np.stack(
+            [part["role"], part["token"], part["position"], part["sentence"].str.slice(0, 80)],
+            axis=-1,
+        )
         symbol = "circle" if role == "query" else "diamond"
         marker: dict[str, object] = {"size": 5, "opacity": 0.7, "symbol": symbol}
         if color == "position":
-            marker.update(color=part["position"], colorscale="Viridis", showscale=role == "query",
-                          colorbar={"title": "position"})  # fmt: skip
+            marker.update(
+                color=part["position"],
+                colorscale="Viridis",
+                showscale=role == "query",
+                colorbar={"title": "position"},
+            )
         else:
             marker["color"] = ROLE_COLORS.get(str(role), "#888")
-        fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers", name=str(role),
-                                   marker=marker, customdata=custom,
-                                   hovertemplate=HOVER + "<extra></extra>"))  # fmt: skip
+        fig.add_trace(
+            go.Scattergl(
+                x=part["x"],
+                y=part["y"],
+                mode="markers",
+                name=str(role),
+                marker=marker,
+                customdata=custom,
+                hovertemplate=HOVER + "<extra></extra>",
+            )
+        )
     return _layout(fig, title)
 
 
@@ -68,14 +82,28 @@ def _by_token(points: pd.DataFrame) -> go.Figure:
     for token in [*top, "other"]:
         colour = "#bbb" if token == "other" else TOKEN_COLORS[top.index(token) % len(TOKEN_COLORS)]
         for role, part in points[group == token].groupby("role", sort=False):
-            custom = np.stack([part["role"], part["token"], part["position"],
-                               part["sentence"].str.slice(0, 80)], axis=-1)  # fmt: skip
-            marker = {"size": 5, "opacity": 0.7, "color": colour,
-                      "symbol": "circle" if role == "query" else "diamond"}  # fmt: skip
-            fig.add_trace(go.Scattergl(x=part["x"], y=part["y"], mode="markers",
-                                       name=f"{token} ({role})", legendgroup=str(token),
-                                       marker=marker, customdata=custom,
-                                       hovertemplate=HOVER + "<extra></extra>"))  # fmt: skip
+            custom = np.stack(
+                [part["role"], part["token"], part["position"], part["sentence"].str.slice(0, 80)],
+                axis=-1,
+            )
+            marker = {
+                "size": 5,
+                "opacity": 0.7,
+                "color": colour,
+                "symbol": "circle" if role == "query" else "diamond",
+            }
+            fig.add_trace(
+                go.Scattergl(
+                    x=part["x"],
+                    y=part["y"],
+                    mode="markers",
+                    name=f"{token} ({role})",
+                    legendgroup=str(token),
+                    marker=marker,
+                    customdata=custom,
+                    hovertemplate=HOVER + "<extra></extra>",
+                )
+            )
     return fig
 
 

@@ -23,14 +23,28 @@ def pairs_figure(pairs: pd.DataFrame, title: str, top: int = PAIRS_SHOWN) -> go.
         pairs: columns ``query, key, weight, share`` (``HeadPass.pairs``, largest first).
     """
     part = pairs.head(top).iloc[::-1]
-    names = [f"{q} → {k}" for q, k in zip(labels(list(part["query"])), labels(list(part["key"])),
-                                          strict=True)]  # fmt: skip
+    names = [
+        f"{q} → {k}"
+        for q, k in zip(labels(list(part["query"])), labels(list(part["key"])), strict=True)
+    ]
     hover = "%{y}<br>%{x:.1%} of the head's attention<br>weight %{customdata:.2f}<extra></extra>"
-    fig = go.Figure(go.Bar(x=part["share"], y=names, orientation="h", marker_color="#4c78a8",
-                           customdata=part["weight"], hovertemplate=hover))  # fmt: skip
-    fig.update_layout(title=title, height=120 + 24 * len(part), margin=MARGIN,
-                      xaxis={"title": "share of all its attention", "tickformat": ".0%"},
-                      yaxis={"type": "category", "automargin": True})  # fmt: skip
+    fig = go.Figure(
+        go.Bar(
+            x=part["share"],
+            y=names,
+            orientation="h",
+            marker_color="#4c78a8",
+            customdata=part["weight"],
+            hovertemplate=hover,
+        )
+    )
+    fig.update_layout(
+        title=title,
+        height=120 + 24 * len(part),
+        margin=MARGIN,
+        xaxis={"title": "share of all its attention", "tickformat": ".0%"},
+        yaxis={"type": "category", "automargin": True},
+    )
     return fig
 
 
@@ -67,20 +81,36 @@ def heads_strip_figure(beside: pd.DataFrame, stats: tuple[str, ...], title: str)
     cross = (beside["kind"] == "cross").to_numpy(bool)
     for col, stat in enumerate(stats, start=1):
         shown = ~cross if stat in SELF_ONLY else np.ones(len(beside), bool)
-        for mask, color, size, name in ((~picked & shown, OTHERS, 7, "other heads"),
-                                        (picked & shown, PICKED, 14, "this head")):  # fmt: skip
+        for mask, color, size, name in (
+            (~picked & shown, OTHERS, 7, "other heads"),
+            (picked & shown, PICKED, 14, "this head"),
+        ):
             marker = {
                 "color": color,
                 "size": size,  # not told by colour alone: a diamond
                 "symbol": "diamond" if name == "this head" else "circle",
             }
-            hover = ("%{customdata[0]} L%{customdata[1]} H%{customdata[2]}<br>" + stat
-                     + " %{y:.3f}<extra></extra>")  # fmt: skip
-            fig.add_trace(go.Scatter(x=jitter[mask], y=beside[stat].to_numpy()[mask],
-                                     mode="markers", marker=marker,
-                                     customdata=custom[mask], hovertemplate=hover, name=name,
-                                     showlegend=col == 1), row=1, col=col)  # fmt: skip
+            hover = (
+                "%{customdata[0]} L%{customdata[1]} H%{customdata[2]}<br>"
+                + stat
+                + " %{y:.3f}<extra></extra>"
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=jitter[mask],
+                    y=beside[stat].to_numpy()[mask],
+                    mode="markers",
+                    marker=marker,
+                    customdata=custom[mask],
+                    hovertemplate=hover,
+                    name=name,
+                    showlegend=col == 1,
+                ),
+                row=1,
+                col=col,
+            )
         fig.update_xaxes(showticklabels=False, range=[-0.5, 0.5], row=1, col=col)
-    fig.update_layout(title=title, height=360, margin={**MARGIN, "t": 80},
-                      legend={"orientation": "h", "y": -0.05})  # fmt: skip
+    fig.update_layout(
+        title=title, height=360, margin={**MARGIN, "t": 80}, legend={"orientation": "h", "y": -0.05}
+    )
     return fig

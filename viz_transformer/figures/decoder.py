@@ -140,11 +140,15 @@ def alignment_figure(alignment: Alignment) -> go.Figure:
     n = max(len(alignment.model), len(alignment.reference), 1)
     rows = [alignment.model, alignment.reference]
     text = [labels(list(r) + [""] * (n - len(r))) for r in rows]
-    z = [[float(i < len(r) and i < len(rows[1 - j]) and r[i] == rows[1 - j][i]) for i in range(n)]
-         for j, r in enumerate(rows)]  # fmt: skip
+    z = [
+        [float(i < len(r) and i < len(rows[1 - j]) and r[i] == rows[1 - j][i]) for i in range(n)]
+        for j, r in enumerate(rows)
+    ]
     # the model's row says agree or differ in marks, not only in green and pink (WCAG 1.4.1)
-    text[0] = [f"{t}<br>{'✓' if same else '✗'}" if i < len(rows[0]) else t
-               for i, (t, same) in enumerate(zip(text[0], z[0], strict=True))]  # fmt: skip
+    text[0] = [
+        f"{t}<br>{'✓' if same else '✗'}" if i < len(rows[0]) else t
+        for i, (t, same) in enumerate(zip(text[0], z[0], strict=True))
+    ]
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -161,9 +165,11 @@ def alignment_figure(alignment: Alignment) -> go.Figure:
     if at is not None:
         fig.add_shape(type="rect", x0=at - 0.5, x1=at + 0.5, y0=-0.5, y1=1.5, line_width=3)
     fig.update_yaxes(
-        tickmode="array", tickvals=[0, 1], ticktext=["model (greedy)", "reference"],
+        tickmode="array",
+        tickvals=[0, 1],
+        ticktext=["model (greedy)", "reference"],
         autorange="reversed",
-    )  # fmt: skip
+    )
     fig.update_xaxes(title="output position (decoder step)", dtick=1)
     where = "identical" if at is None else f"first divergence at position {at}"
     where += " (✓ same token as the reference, ✗ not)"

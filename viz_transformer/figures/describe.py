@@ -157,8 +157,13 @@ def _series(fig: go.Figure, trace: go.BaseTraceType, i: int) -> tuple[str, pd.Da
         along, value = value, along
     values = _array(getattr(trace, value)).astype(float)
     where = axis_labels(fig, trace, along, len(values))
-    table = pd.DataFrame({"series": name, _title(_axis(fig, trace, along)) or along: where,
-                          _title(_axis(fig, trace, value)) or value: values})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "series": name,
+            _title(_axis(fig, trace, along)) or along: where,
+            _title(_axis(fig, trace, value)) or value: values,
+        }
+    )
     finite = np.isfinite(values)
     if not finite.any():
         return f"‘{name}’: no values", table
@@ -271,6 +276,7 @@ def drawn_values(fig: go.Figure) -> pd.DataFrame:
         return pd.DataFrame()
     if len(parts) == 1:
         return parts[0][2]
-    tables: Sequence[pd.DataFrame] = [_long(t).assign(map=i + 1) if kind == "map" else t
-                                      for i, (kind, _, t) in enumerate(parts)]  # fmt: skip
+    tables: Sequence[pd.DataFrame] = [
+        _long(t).assign(map=i + 1) if kind == "map" else t for i, (kind, _, t) in enumerate(parts)
+    ]
     return pd.concat(tables, ignore_index=True)

@@ -43,14 +43,22 @@ def _lines(head: int, groups: dict[float, tuple[list, list, list]]) -> list[go.S
     r, g, b = hex_to_rgb(HEAD_COLOURS[head % len(HEAD_COLOURS)])
     return [
         go.Scatter(
-            x=xs, y=ys, text=texts, mode="lines", name=f"head {head}",
-            legendgroup=f"head {head}", showlegend=n == len(groups) - 1,
-            line={"color": f"rgba({r},{g},{b},{level:.1f})", "width": 2,
-                  "dash": DASHES[head % len(DASHES)]},
+            x=xs,
+            y=ys,
+            text=texts,
+            mode="lines",
+            name=f"head {head}",
+            legendgroup=f"head {head}",
+            showlegend=n == len(groups) - 1,
+            line={
+                "color": f"rgba({r},{g},{b},{level:.1f})",
+                "width": 2,
+                "dash": DASHES[head % len(DASHES)],
+            },
             hovertemplate=f"%{{text}}<extra>head {head}</extra>",
         )
         for n, (level, (xs, ys, texts)) in enumerate(sorted(groups.items()))
-    ]  # fmt: skip
+    ]
 
 
 def head_view_figure(
@@ -82,9 +90,16 @@ def head_view_figure(
     fig = go.Figure()
     for x, tokens, side in ((0.0, rows, "middle left"), (1.0, cols, "middle right")):
         fig.add_trace(
-            go.Scatter(x=[x] * len(tokens), y=[-i for i in range(len(tokens))], mode="text",
-                       text=tokens, textposition=side, hoverinfo="skip", showlegend=False)
-        )  # fmt: skip
+            go.Scatter(
+                x=[x] * len(tokens),
+                y=[-i for i in range(len(tokens))],
+                mode="text",
+                text=tokens,
+                textposition=side,
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
     drawn = {}
     for head in heads:
         drawn[head] = arr[layer, head][np.ix_(ri, ci)]
@@ -115,11 +130,15 @@ def _in_words(
     for head, w in drawn.items():
         i, j = np.unravel_index(np.argmax(w), w.shape)
         said.append(f"head {head}: ‘{plain[0][i]}’ to ‘{plain[1][j]}’ ({w[i, j]:.3f})")
-        table += [[head, plain[0][q], plain[1][k], round(float(w[q, k]), 4)]
-                  for q, k in zip(*np.nonzero(w >= min_weight), strict=True)]  # fmt: skip
+        table += [
+            [head, plain[0][q], plain[1][k], round(float(w[q, k]), 4)]
+            for q, k in zip(*np.nonzero(w >= min_weight), strict=True)
+        ]
     words = (
         f"Lines from each query token (left) to each key token (right), darker for more weight, "
         f"one colour and dash per head; the strongest line of {'; '.join(said)}."
     )
-    return {"description": words, "values": {"columns": ["head", "query", "key", "weight"],
-                                             "rows": table}}  # fmt: skip
+    return {
+        "description": words,
+        "values": {"columns": ["head", "query", "key", "weight"], "rows": table},
+    }

@@ -42,8 +42,11 @@ def head_grid(
     layers, heads = scores.shape
     bound = float(np.nanmax(np.abs(scores))) if diverging and scores.size else None
     numbers = heads <= NUMBERS_UP_TO if numbers is None else numbers
-    cells = {"text": [[f"{v:.2f}" for v in row] for row in scores], "texttemplate": "%{text}",
-             "textfont": {"size": 12}}  # fmt: skip
+    cells = {
+        "text": [[f"{v:.2f}" for v in row] for row in scores],
+        "texttemplate": "%{text}",
+        "textfont": {"size": 12},
+    }
     fig = go.Figure(
         go.Heatmap(
             z=scores,
@@ -59,10 +62,19 @@ def head_grid(
     if not numbers:
         subtitle = ", ".join(filter(None, [subtitle, "values in the hover"]))
     # numeric axes with every tick named: a category axis skips labels when it is crowded
-    fig.update_xaxes(title="head", tickmode="array", tickvals=list(range(heads)),
-                     ticktext=[f"H{h}" for h in range(heads)])  # fmt: skip
-    fig.update_yaxes(title="layer", tickmode="array", tickvals=list(range(layers)),
-                     ticktext=[f"L{i}" for i in range(layers)], autorange="reversed")  # fmt: skip
+    fig.update_xaxes(
+        title="head",
+        tickmode="array",
+        tickvals=list(range(heads)),
+        ticktext=[f"H{h}" for h in range(heads)],
+    )
+    fig.update_yaxes(
+        title="layer",
+        tickmode="array",
+        tickvals=list(range(layers)),
+        ticktext=[f"L{i}" for i in range(layers)],
+        autorange="reversed",
+    )
     fig.update_layout(
         title=with_subtitle(title, subtitle) if subtitle else title,
         height=max(220, 48 * layers + 140),
@@ -135,17 +147,29 @@ def token_effect_figure(
                 hovertemplate=f"{label}<br>log p %{{y:.3f}} (p %{{customdata:.3f}})<extra></extra>",
             )
         )
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(names))), ticktext=ticks,
-                     tickangle=-90, title="output token (the normal greedy output)")  # fmt: skip
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=list(range(len(names))),
+        ticktext=ticks,
+        tickangle=-90,
+        title="output token (the normal greedy output)",
+    )
     low = float(min(normal.min(), ablated.min(), 0.0)) if len(names) else 0.0
     fig.update_yaxes(title="log p (0 = certain)", range=[low * 1.15 - 0.3, 0.5])
     fig.update_layout(
-        title=with_subtitle("Each output token's log-probability with and without the ablation",
-                            "red tokens lost most; the label over a bar is its probability"),
-        barmode="group", height=380, legend_orientation="h", legend_y=1.02, legend_x=1,
-        legend_xanchor="right", legend_yanchor="bottom",
+        title=with_subtitle(
+            "Each output token's log-probability with and without the ablation",
+            "red tokens lost most; the label over a bar is its probability",
+        ),
+        barmode="group",
+        height=380,
+        legend_orientation="h",
+        legend_y=1.02,
+        legend_x=1,
+        legend_xanchor="right",
+        legend_yanchor="bottom",
         margin={"l": 10, "r": 10, "t": 80, "b": 10},
-    )  # fmt: skip
+    )
     return fig
 
 

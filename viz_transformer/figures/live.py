@@ -32,11 +32,19 @@ def curves_figure(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> go.Fig
         line = {"color": _COLOURS[i % 2], "dash": _DASH[i % 2]}
         for col, key in enumerate(("loss", "exact_match"), start=1):
             fig.add_trace(
-                go.Scatter(x=list(run["step"]), y=list(run[key]), name=label, legendgroup=label,
-                           showlegend=col == 1, line=line, mode="lines+markers",
-                           marker_size=4),
-                1, col,
-            )  # fmt: skip
+                go.Scatter(
+                    x=list(run["step"]),
+                    y=list(run[key]),
+                    name=label,
+                    legendgroup=label,
+                    showlegend=col == 1,
+                    line=line,
+                    mode="lines+markers",
+                    marker_size=4,
+                ),
+                1,
+                col,
+            )
     fig.update_xaxes(title="step")
     fig.update_yaxes(range=[-0.02, 1.02], col=2)
     fig.update_layout(height=320, margin=_MARGIN, legend_orientation="h", legend_y=-0.25)

@@ -29,29 +29,48 @@ def score_map(
     top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
     rows_l, cols_l = labels(rows), labels(cols)
     fig = go.Figure(
-        go.Heatmap(z=z, zmin=-top, zmax=top, colorscale="RdBu_r", hoverinfo="skip",
-                   colorbar={"title": {"text": "score"}})
-    )  # fmt: skip
+        go.Heatmap(
+            z=z,
+            zmin=-top,
+            zmax=top,
+            colorscale="RdBu_r",
+            hoverinfo="skip",
+            colorbar={"title": {"text": "score"}},
+        )
+    )
     if z.size <= CLICKABLE:
         q, k = np.nonzero(np.isfinite(z))
         fig.add_trace(
             go.Scatter(
-                x=k, y=q, mode="markers", marker={"size": 14, "opacity": 0.0}, showlegend=False,
+                x=k,
+                y=q,
+                mode="markers",
+                marker={"size": 14, "opacity": 0.0},
+                showlegend=False,
                 customdata=np.stack([z[q, k], [rows_l[i] for i in q], [cols_l[j] for j in k]], -1),
                 hovertemplate="%{customdata[1]} → %{customdata[2]}<br>query %{y}, key %{x}"
                 "<br>score %{customdata[0]:.4f}<extra></extra>",
             )
-        )  # fmt: skip
+        )
     if picked is not None:
-        fig.add_shape(type="rect", x0=picked[1] - 0.5, x1=picked[1] + 0.5, y0=picked[0] - 0.5,
-                      y1=picked[0] + 0.5, line={"color": "black", "width": 2})  # fmt: skip
+        fig.add_shape(
+            type="rect",
+            x0=picked[1] - 0.5,
+            x1=picked[1] + 0.5,
+            y0=picked[0] - 0.5,
+            y1=picked[0] + 0.5,
+            line={"color": "black", "width": 2},
+        )
     label_axes(fig, rows_l, cols_l)
     fig.update_layout(
         title=with_subtitle(title, "click a cell to take its score apart below"),
-        xaxis_title="key (attended to)", yaxis_title="query (attending)",
-        height=min(900, max(360, 28 * len(rows) + 160)), plot_bgcolor=MASKED_GREY,
-        margin={"l": 10, "r": 10, "t": 70, "b": 10}, clickmode="event+select",
-    )  # fmt: skip
+        xaxis_title="key (attended to)",
+        yaxis_title="query (attending)",
+        height=min(900, max(360, 28 * len(rows) + 160)),
+        plot_bgcolor=MASKED_GREY,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        clickmode="event+select",
+    )
     return fig
 
 
@@ -74,10 +93,14 @@ def parts_bars(parts: pd.DataFrame, title: str, top: int | None = None) -> go.Fi
     if "wavelength" in shown:
         hover = "%{x}<br>%{y:.5f}<br>wavelength %{customdata:.1f} positions<extra></extra>"
     fig = go.Figure(
-        go.Bar(x=shown["part"], y=shown["value"], hovertemplate=hover,
-               customdata=shown.get("wavelength"),
-               marker_color=np.where(shown["value"] >= 0, PROMOTE, SUPPRESS))
-    )  # fmt: skip
+        go.Bar(
+            x=shown["part"],
+            y=shown["value"],
+            hovertemplate=hover,
+            customdata=shown.get("wavelength"),
+            marker_color=np.where(shown["value"] >= 0, PROMOTE, SUPPRESS),
+        )
+    )
     fig.update_layout(
         title=with_subtitle(title, f"the bars add up to the score {total:.4f}"),
         yaxis_title="part of the score (score units)",  # the bars sum to the score, not to 1
@@ -103,11 +126,19 @@ def writes_bars(
     both = pd.concat([promoted, suppressed.iloc[::-1]], ignore_index=True)
     names = [f"{t} ({i})" for t, i in zip(labels(tuple(both["token"])), both["id"], strict=True)]
     fig = go.Figure(
-        go.Bar(x=both["logit"], y=names, orientation="h",
-               marker_color=np.where(both["logit"] >= 0, PROMOTE, SUPPRESS),
-               hovertemplate="%{y}<br>logit %{x:+.4f}<extra></extra>")
-    )  # fmt: skip
-    fig.update_layout(title=title, xaxis_title="logit contribution", height=60 + 22 * len(both),
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10})  # fmt: skip
+        go.Bar(
+            x=both["logit"],
+            y=names,
+            orientation="h",
+            marker_color=np.where(both["logit"] >= 0, PROMOTE, SUPPRESS),
+            hovertemplate="%{y}<br>logit %{x:+.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="logit contribution",
+        height=60 + 22 * len(both),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     return fig

@@ -148,10 +148,17 @@ class BergamotModel(LoadedModel):
         cfg = self.module.cfg
         positions = "sinusoid (split sin/cos, Marian's frequencies) added to the embeddings"
         return summarize(
-            self, lambda: self.trace(self.spec.example), positions=positions, heads=cfg.n_heads,
-            kv_heads=cfg.n_heads, d_head=cfg.d_model // cfg.n_heads, d_ff=cfg.d_ff,
-            activation="relu", tied=True, context=MAX_SOURCE_TOKENS,
-        )  # fmt: skip
+            self,
+            lambda: self.trace(self.spec.example),
+            positions=positions,
+            heads=cfg.n_heads,
+            kv_heads=cfg.n_heads,
+            d_head=cfg.d_model // cfg.n_heads,
+            d_ff=cfg.d_ff,
+            activation="relu",
+            tied=True,
+            context=MAX_SOURCE_TOKENS,
+        )
 
     def reference_ids(self, text: str, target: str | None = None) -> list[int]:
         ids = self.output_ids(text) if target is None else self.sp.encode(target)

@@ -76,6 +76,16 @@ def kind_capture(
     src, tgt = tokens
     queries, keys = (src, src) if kind == "encoder" else (tgt, tgt if kind == "decoder" else src)
     return KindCapture(
-        model_name, kind, queries, keys, mods[0].h, scaled, x_q, x_kv, embed, pos,
-        _weights(mods), captured,
-    )  # fmt: skip
+        model_name,
+        kind,
+        queries,
+        keys,
+        mods[0].h,
+        scaled,
+        x_q,
+        x_kv,
+        embed,
+        pos,
+        _weights(mods),
+        captured,
+    )

@@ -108,10 +108,17 @@ class PaperModel(LoadedModel):
             f"table of {net.pe.shape[0]} positions; q and k are not rotated"
         )
         return summarize(
-            self, lambda: self.trace(self.spec.example), positions=positions, heads=cfg.n_heads,
-            kv_heads=cfg.n_heads, d_head=cfg.d_k, d_ff=cfg.d_ff, activation="relu",
-            tied=net.generator.weight is net.tgt_embed.weight, context=net.pe.shape[0],
-        )  # fmt: skip
+            self,
+            lambda: self.trace(self.spec.example),
+            positions=positions,
+            heads=cfg.n_heads,
+            kv_heads=cfg.n_heads,
+            d_head=cfg.d_k,
+            d_ff=cfg.d_ff,
+            activation="relu",
+            tied=net.generator.weight is net.tgt_embed.weight,
+            context=net.pe.shape[0],
+        )
 
     def reference_ids(self, text: str, target: str | None = None) -> list[int]:
         return self._output_ids(self._source_ids(text), target)
@@ -259,8 +266,14 @@ class PaperModel(LoadedModel):
         v = self.vocab
         sources = [self._source_ids(t) for t in texts]
         with torch.no_grad():
-            outs = greedy_batch(self.module, sources, self.module.cfg.max_len - 1,
-                                pad_id=v.pad_id, bos_id=v.bos_id, eos_id=v.eos_id)  # fmt: skip
+            outs = greedy_batch(
+                self.module,
+                sources,
+                self.module.cfg.max_len - 1,
+                pad_id=v.pad_id,
+                bos_id=v.bos_id,
+                eos_id=v.eos_id,
+            )
         return [v.decode([i for i in out if i != v.eos_id]) for out in outs]
 
     def batch_patterns(self, texts: Sequence[str]) -> PatternBatch:

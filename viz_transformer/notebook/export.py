@@ -41,15 +41,22 @@ def png(cells: bytes, rows: int, cols: int) -> bytes:
         return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     head = struct.pack(">IIBBBBB", cols, rows, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(raw, 6))
-            + chunk(b"IEND", b""))  # fmt: skip
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
 
 
-def _text(x: float, y: float, s: str, anchor: str = "start", bold: bool = False,
-          limit: int = 18) -> str:  # fmt: skip
+def _text(
+    x: float, y: float, s: str, anchor: str = "start", bold: bool = False, limit: int = 18
+) -> str:
     weight = ' font-weight="bold"' if bold else ""
-    return (f'<text x="{x:.0f}" y="{y:.1f}" text-anchor="{anchor}"{weight}>'
-            f"{html.escape(str(s)[:limit])}</text>")  # fmt: skip
+    return (
+        f'<text x="{x:.0f}" y="{y:.1f}" text-anchor="{anchor}"{weight}>'
+        f"{html.escape(str(s)[:limit])}</text>"
+    )
 
 
 def _head_lines(state: dict[str, Any], header: dict[str, Any], top: float) -> list[str]:
@@ -71,9 +78,11 @@ def _head_lines(state: dict[str, Any], header: dict[str, Any], top: float) -> li
         fade = 1.0 if h == head else 0.3
         for a, b, weight in zip(i[keep], j[keep], w[keep], strict=True):
             y1, y2 = top + a * ROW + ROW / 2, top + b * ROW + ROW / 2
-            out.append(f'<line x1="{TEXT + 2}" y1="{y1:.1f}" x2="{TEXT + MID - 2}" y2="{y2:.1f}" '
-                       f'stroke="{colour}" stroke-opacity="{weight * fade:.2f}" '
-                       f'stroke-width="{2 if h == head else 1.5}"/>')  # fmt: skip
+            out.append(
+                f'<line x1="{TEXT + 2}" y1="{y1:.1f}" x2="{TEXT + MID - 2}" y2="{y2:.1f}" '
+                f'stroke="{colour}" stroke-opacity="{weight * fade:.2f}" '
+                f'stroke-width="{2 if h == head else 1.5}"/>'
+            )
     return out
 
 
@@ -84,8 +93,11 @@ def snapshot(state: dict[str, Any], uid: str) -> str:
     header, kind, layer, head = state["header"], state["kind"], state["layer"], state["head"]
     info = header["kinds"][kind]
     title = f"{header['model']}: {info['title']}, layer {layer}, head {head}"
-    notes = [header.get("cut", {})[s] for s in dict.fromkeys([info["rows"], info["cols"]])
-             if s in header.get("cut", {})]  # fmt: skip
+    notes = [
+        header.get("cut", {})[s]
+        for s in dict.fromkeys([info["rows"], info["cols"]])
+        if s in header.get("cut", {})
+    ]
     body, width, top = [], TEXT * 2 + MID, 46.0
     if state["view"] == "head":
         lines = state["lines"]
@@ -104,20 +116,26 @@ def snapshot(state: dict[str, Any], uid: str) -> str:
         scale = side / max(f["rows"], f["cols"])
         w, h = f["cols"] * scale, f["rows"] * scale
         image = base64.b64encode(png(bytes(f["map"]), f["rows"], f["cols"])).decode()
-        body.append(f'<image x="0" y="{top}" width="{w:.0f}" height="{h:.0f}" '
-                    f'preserveAspectRatio="none" style="image-rendering:pixelated" '
-                    f'href="data:image/png;base64,{image}"/>')  # fmt: skip
+        body.append(
+            f'<image x="0" y="{top}" width="{w:.0f}" height="{h:.0f}" '
+            f'preserveAspectRatio="none" style="image-rendering:pixelated" '
+            f'href="data:image/png;base64,{image}"/>'
+        )
         width, height = max(width, w), top + h + 8
     head_text = [_text(0, 16, title, bold=True, limit=200)]
     if notes:
         note = _text(0, 34, "; ".join(notes), limit=200)
         head_text.append(note.replace("<text", '<text font-size="11"'))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" id="{uid}" width="{width:.0f}" '
-            f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
-            'font-family="system-ui, sans-serif" font-size="12" role="img">'
-            f"<title>{html.escape(title)} (a snapshot: run the cell for the live view)</title>"
-            f'<rect width="100%" height="100%" fill="#fff"/><g fill="#1a1a1a">'
-            + "".join(head_text) + "".join(body) + "</g></svg>")  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="{uid}" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
+        'font-family="system-ui, sans-serif" font-size="12" role="img">'
+        f"<title>{html.escape(title)} (a snapshot: run the cell for the live view)</title>"
+        f'<rect width="100%" height="100%" fill="#fff"/><g fill="#1a1a1a">'
+        + "".join(head_text)
+        + "".join(body)
+        + "</g></svg>"
+    )
 
 
 def _plain(x: Any) -> Any:
@@ -141,8 +159,10 @@ def pages(trace: Any, view: str) -> dict[str, Any]:
         if view == "head":
             one["lines"] = [payload.lines(trace, kind, layer) for layer in range(n_layers)]
         else:
-            one["focus"] = [[payload.focus(trace, kind, layer, head) for head in range(n_heads)]
-                            for layer in range(n_layers)]  # fmt: skip
+            one["focus"] = [
+                [payload.focus(trace, kind, layer, head) for head in range(n_heads)]
+                for layer in range(n_layers)
+            ]
         out[kind] = one
     return out
 
@@ -206,6 +226,9 @@ def page(trace: Any, state: dict[str, Any], esm: str, css: str) -> str:
         return json.dumps(x, separators=(",", ":")).replace("</", "<\\/")
 
     return PAGE.format(
-        title=html.escape(title), css=css, esm=js(esm), state=js(_plain(start)),
+        title=html.escape(title),
+        css=css,
+        esm=js(esm),
+        state=js(_plain(start)),
         pages=js(_plain(pages(trace, state["view"]))),
-    )  # fmt: skip
+    )

@@ -188,9 +188,15 @@ def grid(trace: Trace, kind: AttentionKind, size: int = GRID_SIZE) -> dict[str, 
             scales.append(top)
             shape = (*z.shape, bq, bk)
     return {
-        "kind": kind, "layers": n_layers, "heads": n_heads, "rows": shape[0], "cols": shape[1],
-        "block": [shape[2], shape[3]], "scale": scales, "maps": b"".join(chunks),
-    }  # fmt: skip
+        "kind": kind,
+        "layers": n_layers,
+        "heads": n_heads,
+        "rows": shape[0],
+        "cols": shape[1],
+        "block": [shape[2], shape[3]],
+        "scale": scales,
+        "maps": b"".join(chunks),
+    }
 
 
 def window(n_q: int, n_k: int, self_attention: bool, start: int, size: int) -> tuple[int, int]:
@@ -234,9 +240,15 @@ def lines(
             {"i": i.astype("<u2").tobytes(), "j": j.astype("<u2").tobytes(), "w": w.tobytes()}
         )
     return {
-        "kind": kind, "layer": layer, "q0": q0, "k0": k0, "nq": len(rows), "nk": len(cols),
-        "min": min_weight, "heads": heads,
-    }  # fmt: skip
+        "kind": kind,
+        "layer": layer,
+        "q0": q0,
+        "k0": k0,
+        "nq": len(rows),
+        "nk": len(cols),
+        "min": min_weight,
+        "heads": heads,
+    }
 
 
 def focus(
@@ -257,6 +269,12 @@ def focus(
     z, bq, bk = drawn(arr, layer, head, *_all(arr), size, "max")
     cells, top = quantised(np.asarray(z, dtype=np.float32))
     return {
-        "kind": kind, "layer": layer, "head": head, "rows": int(z.shape[0]),
-        "cols": int(z.shape[1]), "block": [bq, bk], "scale": top, "map": cells,
-    }  # fmt: skip
+        "kind": kind,
+        "layer": layer,
+        "head": head,
+        "rows": int(z.shape[0]),
+        "cols": int(z.shape[1]),
+        "block": [bq, bk],
+        "scale": top,
+        "map": cells,
+    }

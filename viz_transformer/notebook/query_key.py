@@ -14,9 +14,15 @@ QK_KEYS = 8  # the strongest keys of the selected query that the panel takes apa
 
 
 def parts(
-    model: Any, text: str, trace: Trace, kind: str, layer: int, head: int, query: int,
+    model: Any,
+    text: str,
+    trace: Trace,
+    kind: str,
+    layer: int,
+    head: int,
+    query: int,
     cache: dict[str, Any],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The score of ``query`` on each of its ``QK_KEYS`` strongest keys (by the trace's
     weights), split by dimension of q and k; ``cache`` keeps the capture per kind.
 
@@ -40,7 +46,13 @@ def parts(
     names = [str(p) for p in frames[0]["part"]] if frames else []
     values = np.array([f["value"].to_numpy() for f in frames], np.float32).reshape(len(keys), -1)
     return {
-        "kind": kind, "layer": layer, "head": head, "query": query, "keys": keys,
-        "weights": [float(row[k]) for k in keys], "scores": [float(v.sum()) for v in values],
-        "parts": names, "values": values.tobytes(),
-    }  # fmt: skip
+        "kind": kind,
+        "layer": layer,
+        "head": head,
+        "query": query,
+        "keys": keys,
+        "weights": [float(row[k]) for k in keys],
+        "scores": [float(v.sum()) for v in values],
+        "parts": names,
+        "values": values.tobytes(),
+    }

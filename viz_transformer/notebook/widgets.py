@@ -78,9 +78,14 @@ class AttentionView(anywidget.AnyWidget):
         self._model, self._text, self._captures = model, text, {}
         uid = f"vt-snap-{uuid.uuid4().hex[:12]}"
         super().__init__(
-            header=payload.header(trace), kind=chosen, layer=layer, head=head, uid=uid, **drawn,
+            header=payload.header(trace),
+            kind=chosen,
+            layer=layer,
+            head=head,
+            uid=uid,
+            **drawn,
             **kwargs,
-        )  # fmt: skip
+        )
 
     def snapshot(self) -> str:
         """The view as it is now, as SVG drawn in Python (``notebook.export.snapshot``)."""
@@ -117,8 +122,10 @@ class AttentionView(anywidget.AnyWidget):
         Returns:
             the path written.
         """
-        state = {name: getattr(self, name) for name in ("view", "header", "kind", "layer",
-                 "head", "query", "hidden", "uid", "qk")}  # fmt: skip
+        state = {
+            name: getattr(self, name)
+            for name in ("view", "header", "kind", "layer", "head", "query", "hidden", "uid", "qk")
+        }
         esm, css = (STATIC / "widget.js").read_text(), (STATIC / "widget.css").read_text()
         path = Path(path)
         path.write_text(export.page(self._trace, state, esm, css), encoding="utf-8")
@@ -194,8 +201,7 @@ class AttentionView(anywidget.AnyWidget):
             return
         where = (self.kind, self.layer, self.head, self.query)
         if tuple(self.qk.get(k) for k in ("kind", "layer", "head", "query")) != where:
-            self.qk = query_key.parts(self._model, self._text, self._trace, *where,
-                                      self._captures)  # fmt: skip
+            self.qk = query_key.parts(self._model, self._text, self._trace, *where, self._captures)
 
     def _refresh(self) -> None:
         """Recompute what the view draws and whose inputs changed (nothing else is sent)."""

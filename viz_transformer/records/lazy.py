@@ -169,8 +169,13 @@ class LazyPatterns:
     def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: host arrays, no cache
         pairs = [self._qk(layer) for layer in range(self.shape[0])]
         q, k = ([t.float().cpu().numpy() for t in ts] for ts in zip(*pairs, strict=True))
-        return {"q": q, "k": k, "causal": self.causal, "key_mask": self._key_ok,
-                "scale": self._scale}  # fmt: skip
+        return {
+            "q": q,
+            "k": k,
+            "causal": self.causal,
+            "key_mask": self._key_ok,
+            "scale": self._scale,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         args = state["q"], state["k"], state["causal"], state.get("key_mask")

@@ -37,8 +37,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=8501, help="the front port students open")
     p.add_argument("--address", default="127.0.0.1", help="0.0.0.0 serves the classroom network")
     p.add_argument("--haproxy", default=None, help="the haproxy executable (default: on PATH)")
-    p.add_argument("--run-dir", type=Path, default=None,
-                   help="config, logs, replicas.json (default: a new temp folder)")  # fmt: skip
+    p.add_argument(
+        "--run-dir",
+        type=Path,
+        default=None,
+        help="config, logs, replicas.json (default: a new temp folder)",
+    )
     p.add_argument("--start-timeout", type=float, default=300, help="seconds to become healthy")
     return p.parse_args(argv)
 

@@ -56,8 +56,15 @@ def render(
     servers = "\n".join(
         f"    server {r.name} {r.host}:{r.port} check cookie {r.name}" for r in replicas
     )
-    fields = {"address": address, "port": port, "cookie": COOKIE, "servers": servers,
-              "stats_socket": stats_socket, "server_options": "", "resolvers": ""}  # fmt: skip
+    fields = {
+        "address": address,
+        "port": port,
+        "cookie": COOKIE,
+        "servers": servers,
+        "stats_socket": stats_socket,
+        "server_options": "",
+        "resolvers": "",
+    }
     if dns:  # replicas named by a DNS server (compose); a restarted container may change address
         fields["server_options"] = " resolvers dns init-addr last,libc,none"
         fields["resolvers"] = RESOLVERS.format(dns=dns)

@@ -55,8 +55,11 @@ def main(argv: list[str] | None = None) -> None:
     command line (``streamlit run``)."""
     parser = argparse.ArgumentParser(prog="python -m viz_transformer.serve.replica")
     parser.add_argument("--model", default=None, help="model to preload (default: the app's)")
-    parser.add_argument("--background", action="store_true",
-                        help="listen at once and warm the model and Home meanwhile")  # fmt: skip
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="listen at once and warm the model and Home meanwhile",
+    )
     parser.add_argument("app", help="the Streamlit script (app.py)")
     args, streamlit_flags = parser.parse_known_args(argv)
     if args.background:

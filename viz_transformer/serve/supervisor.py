@@ -117,17 +117,32 @@ class Supervisor:
     def _spawn(self, name: str, cmd: list[str], env: dict[str, str] | None = None) -> None:
         with (self.run_dir / f"{name}.log").open("ab") as log:
             self._procs[name] = self._spawner(
-                cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent, start_new_session=True,
-            )  # fmt: skip
+                cmd,
+                cwd=self.root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+                start_new_session=True,
+            )
         self._write_state()
 
     def _start_replica(self, replica: Replica) -> None:
         """``streamlit run app.py`` on 127.0.0.1:port, after its model preload (``replica``)."""
-        flags = {"server.port": replica.port, "server.address": "127.0.0.1",
-                 "server.headless": "true", "browser.gatherUsageStats": "false"}  # fmt: skip
-        cmd = [sys.executable, "-m", "viz_transformer.serve.replica", "app.py",
-               *(f"--{k}={v}" for k, v in flags.items())]  # fmt: skip
+        flags = {
+            "server.port": replica.port,
+            "server.address": "127.0.0.1",
+            "server.headless": "true",
+            "browser.gatherUsageStats": "false",
+        }
+        cmd = [
+            sys.executable,
+            "-m",
+            "viz_transformer.serve.replica",
+            "app.py",
+            *(f"--{k}={v}" for k, v in flags.items()),
+        ]
         self._spawn(replica.name, cmd, self.env)
 
     def _write_state(self) -> None:

@@ -210,11 +210,22 @@ def _llama(path: Path) -> Path:
 # ``sharpen``) and returns the folder to load as ``hf:<folder>``; Marian keeps its SentencePiece
 # files in ``folder`` and the model in ``folder / "model"``
 BUILDERS: dict[str, Callable[[Path], Path]] = {
-    "marian": _marian, "t5": _t5, "bart": _bart, "bert": _bert, "gpt2": _gpt2, "llama": _llama,
-}  # fmt: skip
+    "marian": _marian,
+    "t5": _t5,
+    "bart": _bart,
+    "bert": _bert,
+    "gpt2": _gpt2,
+    "llama": _llama,
+}
 ALL = ("encoder", "decoder", "cross")
-SHOWS = {"marian": ALL, "t5": ALL, "bart": ALL, "bert": ("encoder",), "gpt2": ("decoder",),
-         "llama": ("decoder",)}  # fmt: skip
+SHOWS = {
+    "marian": ALL,
+    "t5": ALL,
+    "bart": ALL,
+    "bert": ("encoder",),
+    "gpt2": ("decoder",),
+    "llama": ("decoder",),
+}
 POSITIONS = {"marian": "sinusoidal", "t5": "relative", "bart": "learned", "bert": "learned",
              "gpt2": "learned", "llama": "rotary"}  # fmt: skip
 

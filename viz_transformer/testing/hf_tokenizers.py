@@ -32,8 +32,14 @@ LETTERS = [chr(c) for c in range(ord("a"), ord("z") + 1)]
 
 def _merges(mark: str) -> list[tuple[str, str]]:
     """BPE merges that make the words "the" and "cat" after ``mark`` (``Ġ``, ``▁``)."""
-    return [(mark, "t"), ("h", "e"), (f"{mark}t", "he"), (mark, "c"), ("a", "t"),
-            (f"{mark}c", "at")]  # fmt: skip
+    return [
+        (mark, "t"),
+        ("h", "e"),
+        (f"{mark}t", "he"),
+        (mark, "c"),
+        ("a", "t"),
+        (f"{mark}c", "at"),
+    ]
 
 
 def byte_level(specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:

@@ -121,12 +121,24 @@ def temporary_lab(
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     dirs = {"CONFIG": "config", "DATA": "data", "RUNTIME": "runtime"}
     env.update({f"JUPYTER_{name}_DIR": str(home / sub) for name, sub in dirs.items()})
-    env.update(IPYTHONDIR=str(home / "ipython"), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1",
-               JUPYTER_PLATFORM_DIRS="1")  # fmt: skip
+    env.update(
+        IPYTHONDIR=str(home / "ipython"),
+        OMP_NUM_THREADS="1",
+        HF_HUB_OFFLINE="1",
+        JUPYTER_PLATFORM_DIRS="1",
+    )
     if path:
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in path)
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={folder}",
+    ]
     if os.geteuid() == 0:  # CI and these machines run as root
         cmd.append("--allow-root")
     log.parent.mkdir(parents=True, exist_ok=True)

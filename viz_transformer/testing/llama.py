@@ -26,15 +26,24 @@ LLAMA_3_8B: dict[str, Any] = {  # meta-llama/Meta-Llama-3-8B config.json
     "rope_theta": 500_000.0, "rms_norm_eps": 1e-5, "hidden_act": "silu",
 }  # fmt: skip
 TINY_LLAMA: dict[str, Any] = {  # the same shape (4 query heads per key/value head), tiny
-    **LLAMA_3_8B, "vocab_size": 512, "hidden_size": 64, "intermediate_size": 224,
-    "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 2,
-}  # fmt: skip
+    **LLAMA_3_8B,
+    "vocab_size": 512,
+    "hidden_size": 64,
+    "intermediate_size": 224,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+}
 STANDIN_LLAMA: dict[str, Any] = {  # the CPU stand-in of the memory tests (issue 46): Llama 3's
     # vocabulary (so the output layer and its logits are the real width), its head size 128, 4
     # query heads per key/value head, RoPE theta; 2 layers of d_model 512 (4 query heads)
-    **LLAMA_3_8B, "hidden_size": 512, "intermediate_size": 1792, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 1,
-}  # fmt: skip
+    **LLAMA_3_8B,
+    "hidden_size": 512,
+    "intermediate_size": 1792,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 1,
+}
 SIZES = {"llama-3-8b": LLAMA_3_8B, "tiny": TINY_LLAMA, "standin": STANDIN_LLAMA}
 
 
@@ -47,9 +56,12 @@ def word_tokenizer(positions: int) -> PreTrainedTokenizerFast:
         single=f"{BOS} $A", special_tokens=[(BOS, vocab[BOS])]
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=core, bos_token=BOS, eos_token=EOS, unk_token=UNK,
+        tokenizer_object=core,
+        bos_token=BOS,
+        eos_token=EOS,
+        unk_token=UNK,
         model_max_length=positions,
-    )  # fmt: skip
+    )
 
 
 def build_llama(
@@ -68,9 +80,12 @@ def build_llama(
     """
     folder = Path(folder)
     config = LlamaConfig(
-        **SIZES[size], max_position_embeddings=positions, bos_token_id=0, eos_token_id=1,
+        **SIZES[size],
+        max_position_embeddings=positions,
+        bos_token_id=0,
+        eos_token_id=1,
         tie_word_embeddings=False,
-    )  # fmt: skip
+    )
     with torch.random.fork_rng(devices=[]), torch.device(device):
         torch.manual_seed(seed)
         model = LlamaForCausalLM._from_config(config, dtype=dtype).eval()

@@ -69,9 +69,14 @@ def tiny_paper_model(
     vocab = WordVocab.build(list(TINY_WORDS))
     cfg = TransformerConfig(**{"vocab_size": len(vocab), "dropout": 0.0, **TINY, **config})
     spec = ModelSpec(
-        name="tiny", family="paper", description="random", example="alpha beta gamma",
-        shows=("encoder", "decoder", "cross"), positions="sinusoidal", path=Path("."),
-    )  # fmt: skip
+        name="tiny",
+        family="paper",
+        description="random",
+        example="alpha beta gamma",
+        shows=("encoder", "decoder", "cross"),
+        positions="sinusoidal",
+        path=Path("."),
+    )
     return _wrap(vocab, cfg, seed, device if device is not None else default_device(), spec)
 
 
@@ -94,12 +99,22 @@ def paper_model(
     words = list(dict.fromkeys(WORDS))
     vocab = WordVocab.build(words + fillers(vocab_size - 4 - len(words), set(words)))
     cfg = TransformerConfig(
-        vocab_size=len(vocab), d_model=d_model, n_heads=n_heads, n_encoder_layers=n_layers,
-        n_decoder_layers=n_layers, d_ff=d_ff, dropout=0.0, max_len=max_len,
-    )  # fmt: skip
+        vocab_size=len(vocab),
+        d_model=d_model,
+        n_heads=n_heads,
+        n_encoder_layers=n_layers,
+        n_decoder_layers=n_layers,
+        d_ff=d_ff,
+        dropout=0.0,
+        max_len=max_len,
+    )
     spec = ModelSpec(
-        name=f"paper-random-{d_model}x{n_layers}", family="paper",
-        description="random paper Transformer for benchmarks", example="the cat sat on the mat",
-        shows=("encoder", "decoder", "cross"), positions="sinusoidal", path=Path("."),
-    )  # fmt: skip
+        name=f"paper-random-{d_model}x{n_layers}",
+        family="paper",
+        description="random paper Transformer for benchmarks",
+        example="the cat sat on the mat",
+        shows=("encoder", "decoder", "cross"),
+        positions="sinusoidal",
+        path=Path("."),
+    )
     return _wrap(vocab, cfg, seed, device, spec)

@@ -82,11 +82,20 @@ def build_planted(folder: Path | str, seed: int = 0) -> Path:
     """
     vocab, tok = vocabulary(), tokenizer()
     cfg = LlamaConfig(
-        vocab_size=len(vocab), hidden_size=HIDDEN, intermediate_size=16, head_dim=HEAD_DIM,
-        num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=HEADS,
-        max_position_embeddings=512, rope_theta=1e300, bos_token_id=0, eos_token_id=0,
-        pad_token_id=0, tie_word_embeddings=False,
-    )  # fmt: skip
+        vocab_size=len(vocab),
+        hidden_size=HIDDEN,
+        intermediate_size=16,
+        head_dim=HEAD_DIM,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=HEADS,
+        max_position_embeddings=512,
+        rope_theta=1e300,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
     with seeded(seed), torch.no_grad():
         model = LlamaForCausalLM(cfg).eval()
         for name, p in model.named_parameters():

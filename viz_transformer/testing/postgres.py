@@ -55,17 +55,42 @@ def temporary_postgres(fsync: bool = False) -> Iterator[str]:
         prefix = ["runuser", "-u", "postgres", "--"]
     data, port = folder / "data", _free_port()
     run = functools.partial(subprocess.run, check=True, capture_output=True, text=True)
-    run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
-         "--no-sync"])  # fmt: skip
+    run(
+        [
+            *prefix,
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "--no-sync",
+        ]
+    )
     options = (
         f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections=200"
         f" -c fsync={'on' if fsync else 'off'}"
     )
-    run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
-         "-l", str(folder / "server.log"), "-w", "start"])  # fmt: skip
+    run(
+        [
+            *prefix,
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(folder / "server.log"),
+            "-w",
+            "start",
+        ]
+    )
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                        "stop"], capture_output=True)  # fmt: skip
+        subprocess.run(
+            [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+            capture_output=True,
+        )
         shutil.rmtree(folder, ignore_errors=True)

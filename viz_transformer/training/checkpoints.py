@@ -227,6 +227,8 @@ def plan_from_args(
     try:  # before hours of training, not after
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        parser.error(f"cannot save checkpoints in {root} ({exc.strerror}): give --checkpoints "
-                     "DIR, or --save-every 0.")  # fmt: skip
+        parser.error(
+            f"cannot save checkpoints in {root} ({exc.strerror}): give --checkpoints "
+            "DIR, or --save-every 0."
+        )
     return CheckpointPlan(args.save_every, args.keep, root)

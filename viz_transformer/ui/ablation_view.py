@@ -56,9 +56,15 @@ def top_k(kind: AttentionKind, scores: np.ndarray | None) -> Heads | None:
     if scores is None:
         return None
     most = min(12, scores.size)
-    k = st.slider("Ablate the top k heads (by importance) together", 1, most, min(3, most),
-                  key="heads_top_k", help="The heads whose loss hurts the output most, "
-                  "ablated at once: a teacher can raise k until the output breaks.")  # fmt: skip
+    k = st.slider(
+        "Ablate the top k heads (by importance) together",
+        1,
+        most,
+        min(3, most),
+        key="heads_top_k",
+        help="The heads whose loss hurts the output most, "
+        "ablated at once: a teacher can raise k until the output breaks.",
+    )
     return top_heads(scores, k, kind)
 
 
@@ -66,8 +72,9 @@ def _use_demo(demo: Demo) -> None:
     """Callback: the demo's sentence in the sidebar, its kind, head and mode picked."""
     st.session_state[state.TEXT_KEY] = demo.text
     layer, head = demo.heads[0]
-    st.session_state.update(heads_kind=demo.kind, heads_layer=layer, heads_head=head,
-                            heads_mode=demo.mode)  # fmt: skip
+    st.session_state.update(
+        heads_kind=demo.kind, heads_layer=layer, heads_head=head, heads_mode=demo.mode
+    )
 
 
 def demo_offer(name: str, text: str) -> None:

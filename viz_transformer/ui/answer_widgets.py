@@ -51,8 +51,12 @@ def typed_answer(
     with st.form(key=f"lesson-answer-{step}", border=False):
         box = st.text_area if area else st.text_input
         box(kind.label, key=key, placeholder=kind.placeholder)
-        st.form_submit_button("Check" if kind.graded else "Submit", type="primary",
-                              on_click=_send, args=(key, on_answer))  # fmt: skip
+        st.form_submit_button(
+            "Check" if kind.graded else "Submit",
+            type="primary",
+            on_click=_send,
+            args=(key, on_answer),
+        )
     if st.session_state.pop(f"{key}-blank", False):
         st.warning("Type an answer first: an empty box is not sent (your last answer stays).")
 
@@ -111,10 +115,15 @@ def _head_grid(question: vt.Question, step: int, given: str | None, on_answer: A
     for layer, key in zip(layers, keys, strict=True):
         if key not in st.session_state:  # a resumed session marks the last answer
             st.session_state[key] = picked[1] if picked and picked[0] == layer else None
-        st.pills(f"Layer {layer}", range(n_heads),
-                 format_func=lambda h, la=layer: head_label((la, h)), key=key,
-                 on_change=_head_picked, args=(key, layer, keys, on_answer),
-                 label_visibility="collapsed")  # fmt: skip
+        st.pills(
+            f"Layer {layer}",
+            range(n_heads),
+            format_func=lambda h, la=layer: head_label((la, h)),
+            key=key,
+            on_change=_head_picked,
+            args=(key, layer, keys, on_answer),
+            label_visibility="collapsed",
+        )
 
 
 def _head_picked(key: str, layer: int, keys: list[str], on_answer: Answer) -> None:

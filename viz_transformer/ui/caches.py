@@ -67,8 +67,15 @@ def sink_mass(name: str, text: str, kind: AttentionKind) -> np.ndarray:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def head_figure(name: str, text: str, kind: AttentionKind, layer: int, head: int, hide: bool,
-                window: tuple[int, int, int] | None) -> go.Figure:  # fmt: skip
+def head_figure(
+    name: str,
+    text: str,
+    kind: AttentionKind,
+    layer: int,
+    head: int,
+    hide: bool,
+    window: tuple[int, int, int] | None,
+) -> go.Figure:
     """One head's map; ``window`` is (first query, first key, size) of a full-resolution zoom."""
     return attention.head_figure(trace(name, text), kind, layer, head, hide, window)
 

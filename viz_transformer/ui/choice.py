@@ -17,8 +17,9 @@ def kind_picker(trace: vt.Trace) -> AttentionKind:
     """A radio of the attention kinds ``trace`` has a map of (key ``kind``, shared in links)."""
     kinds = trace.kinds
     state.keep_choice("kind", kinds)
-    return st.radio("Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True,
-                    key="kind")  # fmt: skip
+    return st.radio(
+        "Attention kind", kinds, format_func=KIND_TITLES.get, horizontal=True, key="kind"
+    )
 
 
 UPLOAD_HELP = "A larger file is refused by the browser, which marks it with a red “!”."
@@ -31,8 +32,12 @@ def upload_limit() -> str:
 
 def upload_picker(key: str = "upload_line") -> None:
     """A .txt file of sentences, one per line; picking a line puts it in the sidebar."""
-    file = st.file_uploader(f"Text file, one sentence per line ({upload_limit()})",
-                            type=["txt", "csv"], key="upload", help=UPLOAD_HELP)  # fmt: skip
+    file = st.file_uploader(
+        f"Text file, one sentence per line ({upload_limit()})",
+        type=["txt", "csv"],
+        key="upload",
+        help=UPLOAD_HELP,
+    )
     if file is None:
         return
     try:

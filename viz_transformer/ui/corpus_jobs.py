@@ -65,8 +65,12 @@ def start(model: vt.LoadedModel, sentences: Sequence[str], folder: Path) -> Corp
         if current is not None and current.running:
             return current
         new = CorpusJob(folder, ProgressMeter("sentences", total=len(sentences)))
-        new.thread = threading.Thread(target=_run, args=(new, model, list(sentences)),
-                                      name=f"corpus-{folder.name}", daemon=True)  # fmt: skip
+        new.thread = threading.Thread(
+            target=_run,
+            args=(new, model, list(sentences)),
+            name=f"corpus-{folder.name}",
+            daemon=True,
+        )
         _JOBS[folder] = new
         new.thread.start()
         return new
@@ -75,7 +79,14 @@ def start(model: vt.LoadedModel, sentences: Sequence[str], folder: Path) -> Corp
 def _run(job: CorpusJob, model: vt.LoadedModel, sentences: list[str]) -> None:
     try:
         # a shard per batch: a Stop keeps every finished batch on disk, and the page shows them
-        compute(model, sentences, job.folder, batch_size=BATCH, progress=job.meter.update,
-                shard_size=BATCH, stop=job.stop)  # fmt: skip
+        compute(
+            model,
+            sentences,
+            job.folder,
+            batch_size=BATCH,
+            progress=job.meter.update,
+            shard_size=BATCH,
+            stop=job.stop,
+        )
     except (ValueError, RuntimeError, OSError) as exc:  # shown by the page, never raised there
         job.error = str(exc)

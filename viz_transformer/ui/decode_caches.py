@@ -16,9 +16,17 @@ def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) ->
 
 
 @st.cache_data(max_entries=64, show_spinner="Generating step by step…")
-def sampled_steps(name: str, text: str, top_k: int, max_steps: int, chat: bool,
-                  temperature: float, sample_k: int, top_p: float,
-                  seed: int) -> decoding.Decoding:  # fmt: skip
+def sampled_steps(
+    name: str,
+    text: str,
+    top_k: int,
+    max_steps: int,
+    chat: bool,
+    temperature: float,
+    sample_k: int,
+    top_p: float,
+    seed: int,
+) -> decoding.Decoding:
     """Greedy or seeded sampled steps, over the chat prompt when ``chat`` (``sampling``)."""
     options = sampling.Sampling(temperature, sample_k, top_p, seed)
     return sampling.sample_steps(model(name), text, max_steps, options, top_k, chat)

@@ -56,10 +56,22 @@ def paragraph_steps(text: str) -> None:
     st.caption(f"Sentence {i + 1} of the {len(parts)} of your paragraph.")
     before, after = parts[max(i - 1, 0)], parts[min(i + 1, len(parts) - 1)]
     with st.container(horizontal=True):
-        st.button("Previous sentence", key="part_prev", disabled=i == 0, on_click=_use,
-                  args=(before,), icon=":material/chevron_left:")  # fmt: skip
-        st.button("Next sentence", key="part_next", disabled=i == len(parts) - 1, on_click=_use,
-                  args=(after,), icon=":material/chevron_right:")  # fmt: skip
+        st.button(
+            "Previous sentence",
+            key="part_prev",
+            disabled=i == 0,
+            on_click=_use,
+            args=(before,),
+            icon=":material/chevron_left:",
+        )
+        st.button(
+            "Next sentence",
+            key="part_next",
+            disabled=i == len(parts) - 1,
+            on_click=_use,
+            args=(after,),
+            icon=":material/chevron_right:",
+        )
         st.button("Whole paragraph", key="part_all", on_click=_use, args=(paragraph,))
 
 

@@ -45,9 +45,13 @@ def step_link(page: str, model: str, view: Mapping[str, Any], back: Mapping[str,
     params = {k: str(v) for k, v in values.items()}
     params[BACK_KEY] = urlencode({k: v for k, v in back.items() if k in BACK_PARAMS})
     st.session_state.pop(state.URL_READ_KEY, None)  # the next page takes its view from the link
-    st.page_link(f"pages/{page}.py", query_params=params, icon=":material/open_in_browser:",
-                 help="Opens the page in the step's view; come back with 'Back to the lesson' "
-                 "at the top of its sidebar.")  # fmt: skip
+    st.page_link(
+        f"pages/{page}.py",
+        query_params=params,
+        icon=":material/open_in_browser:",
+        help="Opens the page in the step's view; come back with 'Back to the lesson' "
+        "at the top of its sidebar.",
+    )
 
 
 def back_params() -> dict[str, str]:
@@ -61,5 +65,9 @@ def back_button() -> None:
     """A link back to the lesson this view was opened from (nothing outside a lesson)."""
     params = back_params()
     if params:
-        st.page_link(LESSON_FILE, label="Back to the lesson", icon=":material/arrow_back:",
-                     query_params=params)  # fmt: skip
+        st.page_link(
+            LESSON_FILE,
+            label="Back to the lesson",
+            icon=":material/arrow_back:",
+            query_params=params,
+        )

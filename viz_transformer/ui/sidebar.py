@@ -115,8 +115,9 @@ def draw() -> tuple[str, str]:
             "Sentence", height=90, max_chars=MAX_CHARS, **state.kept(state.TEXT_KEY)
         )
         st.caption(f"{spec.description} **Shows** {spec.summary()}.")
-        st.button("Use the example", help=spec.example, on_click=callbacks.use_text,
-                  args=(spec.example,))  # fmt: skip
+        st.button(
+            "Use the example", help=spec.example, on_click=callbacks.use_text, args=(spec.example,)
+        )
         _related(name, spec.teacher)
         _hf_adder()
         st.toggle("Presenter mode", key=state.PRESENTER_KEY, help="Larger text for a projector.")

@@ -13,8 +13,9 @@ from viz_transformer.records.kinds import KIND_TITLES, AttentionKind
 from viz_transformer.ui import callbacks
 
 
-def offer_switch(message: str, name: str, wanted: Callable[[vt.ModelSpec], bool],
-                 what: str) -> None:  # fmt: skip
+def offer_switch(
+    message: str, name: str, wanted: Callable[[vt.ModelSpec], bool], what: str
+) -> None:
     """``message`` (why ``name`` has no ``what``), the nearest model that has it and a button
     that switches to it, keeping the sentence when that model can read it."""
     other = nearest_model(name, wanted)
@@ -28,8 +29,13 @@ def offer_switch(message: str, name: str, wanted: Callable[[vt.ModelSpec], bool]
 def switch_button(other: str, what: str) -> None:
     """A button that makes ``other`` the sidebar's model (the sentence kept when ``other`` can
     read it); ``what`` it is offered for names the widget."""
-    st.button(f"Switch to {other}", icon=":material/swap_horiz:", on_click=callbacks.switch_model,
-              args=(other,), key=f"switch-{what}-{other}")  # fmt: skip
+    st.button(
+        f"Switch to {other}",
+        icon=":material/swap_horiz:",
+        on_click=callbacks.switch_model,
+        args=(other,),
+        key=f"switch-{what}-{other}",
+    )
 
 
 def offer_kind(name: str, kind: AttentionKind, message: str) -> None:
@@ -52,5 +58,9 @@ def show_missing(trace: vt.Trace, what: str) -> None:
             offer_kind(trace.model_name, kinds[0], message)
             continue
         titles = " and ".join(KIND_TITLES[k].lower() for k in kinds)
-        offer_switch(message, trace.model_name,
-                     lambda spec, kinds=kinds: set(kinds) <= set(spec.shows), titles)  # fmt: skip
+        offer_switch(
+            message,
+            trace.model_name,
+            lambda spec, kinds=kinds: set(kinds) <= set(spec.shows),
+            titles,
+        )

@@ -51,8 +51,14 @@ def inject() -> None:
 def dark_bar_labels(fig: go.Figure) -> go.Figure:
     """``fig``, or a copy of it whose bar labels drawn beside their bar (not on it) and left in
     Plotly's grey (3.7:1 on white) are in the theme's muted text colour (6.9:1)."""
-    grey = [i for i, t in enumerate(fig.data) if t.type == "bar" and t.text is not None
-            and not t.textfont.color and not t.outsidetextfont.color]  # fmt: skip
+    grey = [
+        i
+        for i, t in enumerate(fig.data)
+        if t.type == "bar"
+        and t.text is not None
+        and not t.textfont.color
+        and not t.outsidetextfont.color
+    ]
     if not grey:
         return fig
     fig = go.Figure(fig)  # a copy: ``fig`` may be a figure other sessions draw too

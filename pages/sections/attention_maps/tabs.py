@@ -116,9 +116,14 @@ def maps(view: MapView) -> None:
     weighting = "weights"
     if window is None and not attention.is_large(view.trace, kind):
         state.keep_choice("weighting", WEIGHTINGS)  # a bad value from the URL
-        weighting = st.radio("Show", WEIGHTINGS, horizontal=True,
-                             key="weighting", help="Kobayashi et al. 2020: ‖α_ij v_j W^O_h‖, "
-                             "what key j really adds to query i through this head.")  # fmt: skip
+        weighting = st.radio(
+            "Show",
+            WEIGHTINGS,
+            horizontal=True,
+            key="weighting",
+            help="Kobayashi et al. 2020: ‖α_ij v_j W^O_h‖, "
+            "what key j really adds to query i through this head.",
+        )
     if weighting == "weights":
         fig = caches.head_figure(view.name, view.text, kind, layer, head, view.hide, window)
     elif (fig := value_weighted_figure(view, head)) is None:
@@ -188,8 +193,7 @@ def summary(view: MapView) -> None:
     if not _fits(view, "this summary"):
         return
     state.keep_choice("agg", list(SUMMARIES))
-    which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg",
-                     horizontal=True)  # fmt: skip
+    which = st.radio("Summary", list(SUMMARIES), format_func=str.title, key="agg", horizontal=True)
     if which in ("rollout", "flow") and kind == "cross":
         st.info(NO_ROLLOUT.replace("Rollout", which.title()))
         return

@@ -19,9 +19,14 @@ def decode(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decod
     state.keep_or_set(DEFAULTS)
     chat_ok = decode_caches.has_chat_template(name)
     left, right = st.columns(2)
-    chat = left.toggle("Chat", key="gen_chat", disabled=not chat_ok,
-                       help="Wrap the sentence as a user message in the model's chat template."
-                       if chat_ok else "This model has no chat template.")  # fmt: skip
+    chat = left.toggle(
+        "Chat",
+        key="gen_chat",
+        disabled=not chat_ok,
+        help="Wrap the sentence as a user message in the model's chat template."
+        if chat_ok
+        else "This model has no chat template.",
+    )
     why = "Draw each token at random (seeded) instead of the most likely."
     if beam > 1:
         why = "Sampling draws one sequence: set the beam width to 1."
@@ -42,5 +47,15 @@ def decode(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decod
     chat = bool(chat and chat_ok)
     if not chat and not (sample and beam == 1):
         return widgets.or_stop(decode_caches.decode_steps, name, text, beam, top_k, max_steps)
-    return widgets.or_stop(decode_caches.sampled_steps, name, text, top_k, max_steps, chat,
-                           float(temperature), int(sample_k), float(top_p), int(seed))  # fmt: skip
+    return widgets.or_stop(
+        decode_caches.sampled_steps,
+        name,
+        text,
+        top_k,
+        max_steps,
+        chat,
+        float(temperature),
+        int(sample_k),
+        float(top_p),
+        int(seed),
+    )

@@ -49,14 +49,24 @@ def controls(n: int) -> int:
     st.html(STICKY)
     # one row that wraps on a narrow screen: the buttons as wide as their labels, then the slider
     with st.container(key="decoder_controls", horizontal=True, vertical_alignment="bottom"):
-        st.button("Reset", icon=":material/first_page:", key="reset", on_click=move,
-                  args=(-n, n))  # fmt: skip
+        st.button("Reset", icon=":material/first_page:", key="reset", on_click=move, args=(-n, n))
         st.button("Back", icon=":material/chevron_left:", key="back", on_click=move, args=(-1, n))
-        st.button("Next", icon=":material/chevron_right:", key="next", on_click=move,
-                  args=(1, n), type="primary")  # fmt: skip
+        st.button(
+            "Next",
+            icon=":material/chevron_right:",
+            key="next",
+            on_click=move,
+            args=(1, n),
+            type="primary",
+        )
         playing = st.session_state.get(PLAY)
-        st.button("Stop" if playing else "Play", key="play", on_click=toggle_play, args=(n,),
-                  icon=":material/stop:" if playing else ":material/play_arrow:")  # fmt: skip
+        st.button(
+            "Stop" if playing else "Play",
+            key="play",
+            on_click=toggle_play,
+            args=(n,),
+            icon=":material/stop:" if playing else ":material/play_arrow:",
+        )
         if n > 1:
             return st.slider("Step", 0, n - 1, key="step")
     return 0
@@ -70,8 +80,9 @@ def layer_choice(dec: decoding.Decoding) -> int | None:
     if n_layers <= MANY_LAYERS:
         return None
     state.clamp_state(dec_layer=n_layers)
-    return st.selectbox(f"Decoder layer ({n_layers}; one layer's heads at a time)",
-                        range(n_layers), key="dec_layer")  # fmt: skip
+    return st.selectbox(
+        f"Decoder layer ({n_layers}; one layer's heads at a time)", range(n_layers), key="dec_layer"
+    )
 
 
 def tick(step: int, n: int) -> None:

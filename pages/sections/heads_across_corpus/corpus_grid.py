@@ -49,17 +49,30 @@ def corpus_picker() -> Sequence[str] | None:
     """The built-in corpus or the sentences of an uploaded .txt file (today's upload limits);
     which of the two is in the URL (``corpus_source``), an upload's lines are not."""
     state.keep_choice("corpus_source", SOURCES)
-    source = st.radio("Corpus", SOURCES, horizontal=True, key="corpus_source",
-                      format_func={"built-in": corpora.BUILTIN["english-heldout-1000"],
-                                   "upload": "an uploaded .txt file"}.get)  # fmt: skip
+    source = st.radio(
+        "Corpus",
+        SOURCES,
+        horizontal=True,
+        key="corpus_source",
+        format_func={
+            "built-in": corpora.BUILTIN["english-heldout-1000"],
+            "upload": "an uploaded .txt file",
+        }.get,
+    )
     if source == "built-in":
         return corpora.builtin_sentences()
     limit = choice.upload_limit()
-    file = st.file_uploader(f"One sentence per line ({limit})", type=["txt"],
-                            key="corpus_upload", help=choice.UPLOAD_HELP)  # fmt: skip
+    file = st.file_uploader(
+        f"One sentence per line ({limit})",
+        type=["txt"],
+        key="corpus_upload",
+        help=choice.UPLOAD_HELP,
+    )
     if file is None:
-        st.info(f"Upload a .txt file with one sentence per line, {limit}: the browser refuses a "
-                "larger file (a red “!” beside its name).")  # fmt: skip
+        st.info(
+            f"Upload a .txt file with one sentence per line, {limit}: the browser refuses a "
+            "larger file (a red “!” beside its name)."
+        )
         return None
     try:
         upload = uploads.read_lines(file.getvalue(), file.name)
@@ -79,16 +92,22 @@ def progress_note(done: int, total: int, job: CorpusJob | None) -> None:
     if job is not None and job.error and done == 0:
         return
     if running and done == 0:
-        st.info(f"The first batch ({BATCH} sentences) is being computed; its statistics appear "
-                "here as soon as it finishes.")  # fmt: skip
+        st.info(
+            f"The first batch ({BATCH} sentences) is being computed; its statistics appear "
+            "here as soon as it finishes."
+        )
     elif running:
-        st.caption(f"So far: the statistics of the {done:,} sentences finished (batches of "
-                   f"{BATCH}); they grow as each batch finishes.")  # fmt: skip
+        st.caption(
+            f"So far: the statistics of the {done:,} sentences finished (batches of "
+            f"{BATCH}); they grow as each batch finishes."
+        )
     elif done == 0:
         st.info(f"Press Run to compute every head's statistics on {total:,} sentences.")
     elif done < total:
-        st.info(f"Stopped after {done:,} of {total:,} sentences: below are their statistics, "
-                f"kept on disk. Run goes on from sentence {done + 1:,}.")  # fmt: skip
+        st.info(
+            f"Stopped after {done:,} of {total:,} sentences: below are their statistics, "
+            f"kept on disk. Run goes on from sentence {done + 1:,}."
+        )
 
 
 def results(
@@ -103,8 +122,9 @@ def results(
     summary = vt.head_summary(df)
     kinds = tables.kinds_in(summary)
     state.keep_choice("corpus_stat", list(STATS))
-    stat = st.selectbox("Statistic", STATS, key="corpus_stat",
-                        format_func=lambda s: f"{s}: {MEANING[s]}")  # fmt: skip
+    stat = st.selectbox(
+        "Statistic", STATS, key="corpus_stat", format_func=lambda s: f"{s}: {MEANING[s]}"
+    )
     for kind in kinds:  # full width each: every head labelled, numbers legible
         grid = tables.stat_grid(summary, kind, stat)
         widgets.chart(head_grid(grid, KIND_TITLES[kind], stat), f"corpus-{kind}-{stat}")
@@ -112,10 +132,14 @@ def results(
     ranked = tables.ranked_heads(summary, stat)
     table = ranked.assign(kind=ranked["kind"].map(KIND_SHORT))
     key = f"corpus_table_{stat}"  # a new sort starts with no row picked
-    st.dataframe(table, key=key, on_select=lambda: _pick(ranked, key),
-                 selection_mode="single-row", hide_index=True,
-                 column_config={s: st.column_config.NumberColumn(format="%.3f")
-                                for s in STATS})  # fmt: skip
+    st.dataframe(
+        table,
+        key=key,
+        on_select=lambda: _pick(ranked, key),
+        selection_mode="single-row",
+        hide_index=True,
+        column_config={s: st.column_config.NumberColumn(format="%.3f") for s in STATS},
+    )
     kind, layer, head = _chosen(ranked)
     state.write_url()  # the statistic and head chosen in this run go into the link too
     st.caption(f"Showing {kind_head_label((kind, layer, head))}: click a row to pick another.")
@@ -134,8 +158,10 @@ def _pick(ranked: pd.DataFrame, key: str) -> None:
 
 def _chosen(ranked: pd.DataFrame) -> KindHead:
     """The head in ``corpus_head`` (a click or a link) when the table has it, else its first."""
-    heads = [(str(k), int(la), int(h)) for k, la, h in
-             ranked[["kind", "layer", "head"]].itertuples(index=False)]  # fmt: skip
+    heads = [
+        (str(k), int(la), int(h))
+        for k, la, h in ranked[["kind", "layer", "head"]].itertuples(index=False)
+    ]
     wanted = str(st.session_state.get("corpus_head", "")).split("/")
     picked = next((h for h in heads if [h[0], str(h[1]), str(h[2])] == wanted), heads[0])
     st.session_state["corpus_head"] = "/".join(map(str, picked))
@@ -155,12 +181,18 @@ def move_to(picked: KindHead) -> None:
     st.session_state["corpus_head"] = "/".join(map(str, picked))
 
 
-def qk_view(name: str, sentences: Sequence[str], kind: AttentionKind, layer: int,
-            head: int) -> None:  # fmt: skip
+def qk_view(
+    name: str, sentences: Sequence[str], kind: AttentionKind, layer: int, head: int
+) -> None:
     """The joint query/key scatter of one head over the first sentences, on demand."""
     left, mid, right = st.columns(3)
-    method = left.radio("Projection", corpus_qk.projections(), horizontal=True, key="qk_method",
-                        help="UMAP is offered when umap-learn is installed.")  # fmt: skip
+    method = left.radio(
+        "Projection",
+        corpus_qk.projections(),
+        horizontal=True,
+        key="qk_method",
+        help="UMAP is offered when umap-learn is installed.",
+    )
     color = mid.radio("Colour by", ["role", "position", "token"], horizontal=True, key="qk_color")
     if not right.toggle("Show", key="qk_show", help="Traces up to 3,000 query and key vectors."):
         return

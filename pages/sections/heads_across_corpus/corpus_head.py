@@ -38,22 +38,35 @@ def _samples() -> BoundedCache:
     return BoundedCache(4)
 
 
-def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead, stat: str,
-         move: Callable[[KindHead], None]) -> None:  # fmt: skip
+def draw(
+    name: str,
+    df: pd.DataFrame,
+    sentences: Sequence[str],
+    picked: KindHead,
+    stat: str,
+    move: Callable[[KindHead], None],
+) -> None:
     """The head page of ``picked`` (kind, layer, head); ``move`` is called with the head whose
     point the user clicked."""
     kind, layer, head = picked
     label = kind_head_label(picked)
     _levels(name, df, sentences, picked, stat)
-    st.markdown(f"**{label} among every head**, one strip per statistic (click a point to open "
-                "that head):")  # fmt: skip
+    st.markdown(
+        f"**{label} among every head**, one strip per statistic (click a point to open that head):"
+    )
     beside = head_page.heads_beside(vt.head_summary(df), kind, layer, head)
     title = f"{label} (red diamond) and every head"
-    widgets.chart(figures.heads_strip_figure(beside, STATS, title),
-                  "corpus-head-strip", key=STRIP_KEY, on_select=lambda: _clicked(move))  # fmt: skip
+    widgets.chart(
+        figures.heads_strip_figure(beside, STATS, title),
+        "corpus-head-strip",
+        key=STRIP_KEY,
+        on_select=lambda: _clicked(move),
+    )
     if (beside["kind"] == "cross").any():
-        st.caption(f"{' and '.join(figures.SELF_ONLY)} compare positions of one sentence: "
-                   "cross-attention heads are not in those strips.")  # fmt: skip
+        st.caption(
+            f"{' and '.join(figures.SELF_ONLY)} compare positions of one sentence: "
+            "cross-attention heads are not in those strips."
+        )
     ids = head_page.sample_ids(len(sentences))
     sample = tuple(sentences[i] for i in ids)
     traces = jobs.stoppable(
@@ -68,13 +81,17 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
         return
     result = head_page.head_pass(traces, kind, layer, head)
     where = f"{label}, {result.sentences} sentences sampled evenly ({result.rows:,} query rows)"
-    widgets.chart(figures.pairs_figure(result.pairs, f"Most attended token pairs: {where}"),
-                  "corpus-head-pairs")  # fmt: skip
+    widgets.chart(
+        figures.pairs_figure(result.pairs, f"Most attended token pairs: {where}"),
+        "corpus-head-pairs",
+    )
     if kind == "cross":  # query and key positions of two different sentences
         st.info(NO_DISTANCE)
         return
-    widgets.chart(figures.distance_figure(result.offsets, result.mass, f"Distances: {where}"),
-                  "corpus-head-distances")  # fmt: skip
+    widgets.chart(
+        figures.distance_figure(result.offsets, result.mass, f"Distances: {where}"),
+        "corpus-head-distances",
+    )
 
 
 # the levels in words: "strongest entropy" read as the most focused rows, but the highest entropy
@@ -82,8 +99,9 @@ def draw(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead
 HEADINGS = {"strongest": "Highest", "middle": "Around the median", "weakest": "Lowest"}
 
 
-def _levels(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead,
-            stat: str) -> None:  # fmt: skip
+def _levels(
+    name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindHead, stat: str
+) -> None:
     """Sentences at the head's highest, median and lowest ``stat``, each a link to its map."""
     kind, layer, head = picked
     examples = head_page.examples_by_level(df, kind, layer, head, stat)
@@ -93,8 +111,10 @@ def _levels(name: str, df: pd.DataFrame, sentences: Sequence[str], picked: KindH
     cols = st.columns(len(head_page.LEVELS))
     for col, level in zip(cols, head_page.LEVELS, strict=True):
         part = examples[examples["level"] == level]
-        lines = [f"1. `{v:.3f}` {_link(name, sentences[int(s)], kind, layer, head)}"
-                 for s, v in zip(part["sentence_id"], part["value"], strict=True)]  # fmt: skip
+        lines = [
+            f"1. `{v:.3f}` {_link(name, sentences[int(s)], kind, layer, head)}"
+            for s, v in zip(part["sentence_id"], part["value"], strict=True)
+        ]
         col.markdown(f"**{HEADINGS[level]} {stat}**\n\n" + "\n".join(lines))
 
 

@@ -42,8 +42,11 @@ def first_charts(name: str, text: str) -> None:
         # labels one cell apart; square cells whatever the width (the map shrinks to fit)
         fig.update_xaxes(title=None, automargin=True, tickangle=-90, constrain="domain")
         fig.update_yaxes(title=None, automargin=True, scaleanchor="x", constrain="domain")
-        fig.update_layout(title=f"{KIND_TITLES[kind]}, layer {layer}, head 0", height=330,
-                          margin={"t": 40, "b": 10, "l": 10, "r": 10})  # fmt: skip
+        fig.update_layout(
+            title=f"{KIND_TITLES[kind]}, layer {layer}, head 0",
+            height=330,
+            margin={"t": 40, "b": 10, "l": 10, "r": 10},
+        )
         with column:
             widgets.chart(fig, f"home-{kind}", share=1.0 if stacked else 1 / len(kinds))
     if kinds:

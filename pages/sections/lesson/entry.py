@@ -89,8 +89,13 @@ def join_form(code: str) -> None:
         return
     st.markdown(f"Class **{widgets.literal(code)}**. Your teacher sees the name you type here.")
     with st.form("join-name", border=False):
-        st.text_input("Your name", max_chars=40, placeholder="a name or a nickname", key="name",
-                      autocomplete="name")  # fmt: skip
+        st.text_input(
+            "Your name",
+            max_chars=40,
+            placeholder="a name or a nickname",
+            key="name",
+            autocomplete="name",
+        )
         st.form_submit_button("Join", type="primary", on_click=_join, args=(code,))
     if JOIN_ERROR in st.session_state:
         widgets.show_error(st.session_state.pop(JOIN_ERROR))

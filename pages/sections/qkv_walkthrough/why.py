@@ -73,13 +73,24 @@ def _split(cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: s
     query_side, key_side = why.marginals(parts)
     left, right = st.columns(2)
     with left:
-        widgets.chart(figures.series_bars(query_side, "Query side: what makes it ask"),
-                      f"{stem}-query", key=f"{stem}-query", share=0.5)  # fmt: skip
+        widgets.chart(
+            figures.series_bars(query_side, "Query side: what makes it ask"),
+            f"{stem}-query",
+            key=f"{stem}-query",
+            share=0.5,
+        )
     with right:
-        widgets.chart(figures.series_bars(key_side, "Key side: what makes it answer"),
-                      f"{stem}-key", key=f"{stem}-key", share=0.5)  # fmt: skip
-    widgets.chart(figures.parts_bars(parts, "Top pairs (query part . key part)", top=20),
-                  f"{stem}-pairs", key=f"{stem}-pairs")  # fmt: skip
+        widgets.chart(
+            figures.series_bars(key_side, "Key side: what makes it answer"),
+            f"{stem}-key",
+            key=f"{stem}-key",
+            share=0.5,
+        )
+    widgets.chart(
+        figures.parts_bars(parts, "Top pairs (query part . key part)", top=20),
+        f"{stem}-pairs",
+        key=f"{stem}-pairs",
+    )
     st.caption(
         "Each token's norm scale is held at its value in this run, so the pairs add up to the "
         "score exactly; the MLP parts are each block's change of the stream less its attention."
@@ -110,6 +121,12 @@ def section(cap: KindCapture, layer: int, head: int, position: int) -> None:
 
 
 def _meta(cap: KindCapture, layer: int, head: int) -> dict[str, object]:
-    return {"model": cap.model_name, "kind": cap.kind, "layer": layer, "head": head,
-            "query_tokens": list(cap.query_tokens), "key_tokens": list(cap.key_tokens),
-            "masked": "NaN"}  # fmt: skip
+    return {
+        "model": cap.model_name,
+        "kind": cap.kind,
+        "layer": layer,
+        "head": head,
+        "query_tokens": list(cap.query_tokens),
+        "key_tokens": list(cap.key_tokens),
+        "masked": "NaN",
+    }

@@ -45,8 +45,10 @@ def real_head(name: str, text: str) -> None:
     scaled, unscaled = sm.with_and_without_scale(trace.get(kind)[layer, head], scale)
     rows, cols = (t[:SHOWN] for t in trace.tokens_for(kind))
     if max(scaled.shape) > SHOWN:
-        st.info(f"{max(scaled.shape):,} tokens: the maps show the first {SHOWN} queries and keys; "
-                "the table below reads every row.")  # fmt: skip
+        st.info(
+            f"{max(scaled.shape):,} tokens: the maps show the first {SHOWN} queries and keys; "
+            "the table below reads every row."
+        )
     pair = figs.pattern_pair(scaled[:SHOWN, :SHOWN], unscaled[:SHOWN, :SHOWN], rows, cols)
     widgets.chart(pair, f"{kind}-scale")
     st.table(_stats_table(scaled, unscaled))

@@ -53,12 +53,22 @@ def controls(trainer: LiveTrainer) -> None:
     task = left.selectbox("Task", list(TASKS), key=TASK_KEY)
     right.slider("Time limit (seconds)", 10, MAX_SECONDS, DEFAULT_SECONDS, 10, key=SECONDS_KEY)
     # its own row: in a third of a 1024 px screen the label was cut to "Also train without ..."
-    st.toggle("Also train without 1/√d_k", True, key=COMPARE_KEY,
-              help="A twin with the same seed and data whose scores skip the scale.")  # fmt: skip
+    st.toggle(
+        "Also train without 1/√d_k",
+        True,
+        key=COMPARE_KEY,
+        help="A twin with the same seed and data whose scores skip the scale.",
+    )
     st.caption(TASKS[task].description)
-    st.button("Start training", type="primary", on_click=_start, args=(trainer,), key="live_start",
-              help="One run at a time per server, shared by everyone on it; it trains in one "
-              "CPU thread and stops by itself at its time limit.")  # fmt: skip
+    st.button(
+        "Start training",
+        type="primary",
+        on_click=_start,
+        args=(trainer,),
+        key="live_start",
+        help="One run at a time per server, shared by everyone on it; it trains in one "
+        "CPU thread and stops by itself at its time limit.",
+    )
     notice = st.session_state.pop(NOTICE_KEY, None)
     if notice:
         st.warning(widgets.literal(notice))
@@ -128,8 +138,12 @@ def _runs(snap: LiveSnapshot) -> None:
 def _results(snap: LiveSnapshot) -> None:
     example = TASKS[snap.task].example
     for name in snap.models:
-        st.button(f"Open {name} in the other pages", key=f"open-{name}", on_click=_open,
-                  args=(name, example))  # fmt: skip
+        st.button(
+            f"Open {name} in the other pages",
+            key=f"open-{name}",
+            on_click=_open,
+            args=(name, example),
+        )
     if snap.models:
         st.page_link("pages/attention_maps.py", label="Attention maps", icon=":material/grid_on:")
 

@@ -36,17 +36,21 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
         "writes_position", range(len(tokens)), writes.content_position(tokens, predicted)
     )
     position = st.selectbox(
-        "At position", range(len(tokens)), format_func=named.__getitem__,
-        key="writes_position", help="The head's output z_h W^O_h at this position, read through "
+        "At position",
+        range(len(tokens)),
+        format_func=named.__getitem__,
+        key="writes_position",
+        help="The head's output z_h W^O_h at this position, read through "
         "the output layer: which next tokens it makes more (blue) or less (red) likely. The "
         "arrow names the token the model predicts there, as the maps label their rows.",
-    )  # fmt: skip
+    )
     layer, head = st.session_state["heads_layer"], st.session_state["heads_head"]
     found = widgets.or_none(writes.writes_of, caches.model(name), cap, layer, head, position, TOP)
     if found is None:
         return
-    fig = figures.writes_bars(found.promoted, found.suppressed, head_label((layer, head)),
-                              named[position])  # fmt: skip
+    fig = figures.writes_bars(
+        found.promoted, found.suppressed, head_label((layer, head)), named[position]
+    )
     widgets.chart(fig, f"writes-{kind}-L{layer}-H{head}-t{position}", key="writes_chart")
     st.caption(found.note)
 

@@ -119,8 +119,16 @@ def corpus_stats(
         ValueError: no sentences, an unknown model or engine, a folder holding another model's
             or corpus's shards, a sentence the model cannot read.
     """
-    compute(model, sentences, out, batch_size=batch_size, engine=engine, progress=progress,
-            shard_size=shard_size, stop=stop)  # fmt: skip
+    compute(
+        model,
+        sentences,
+        out,
+        batch_size=batch_size,
+        engine=engine,
+        progress=progress,
+        shard_size=shard_size,
+        stop=stop,
+    )
     return read_corpus_stats(out)
 
 
@@ -139,8 +147,9 @@ def compute(
     the shards are written and the folder's manifest returned. Same arguments and errors."""
     texts = _check(sentences, batch_size, engine)
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
-    wanted = Manifest(loaded.name, model_hash(loaded), corpus_hash(texts), len(texts),
-                      shard_size, _versions())  # fmt: skip
+    wanted = Manifest(
+        loaded.name, model_hash(loaded), corpus_hash(texts), len(texts), shard_size, _versions()
+    )
     store = ShardStore(out)
     with store.lock():
         manifest = store.open(wanted)

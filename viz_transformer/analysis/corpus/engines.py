@@ -45,8 +45,9 @@ class LocalEngine:
                     work.stop.check()  # the shard in progress is dropped; the written ones stay
 
             try:
-                rows = shard_rows(work.model, texts, work.plan.ids(shard), work.batch_size,
-                                  on_batch)  # fmt: skip
+                rows = shard_rows(
+                    work.model, texts, work.plan.ids(shard), work.batch_size, on_batch
+                )
             except Cancelled:
                 return
             work.store.write(shard, rows)

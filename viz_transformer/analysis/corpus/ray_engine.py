@@ -90,8 +90,9 @@ def _start_ray(model: LoadedModel) -> Any:
             f"{', '.join(available_models())}."
         ) from None
     if not ray.is_initialized():
-        ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False,
-                 log_to_driver=False)  # fmt: skip
+        ray.init(
+            address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False
+        )
     return ray
 
 

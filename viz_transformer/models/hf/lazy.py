@@ -115,10 +115,13 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
         ):
             module(**batch)
         return {
-            i: (calls[point_name(b, "hook_q")][0], calls[point_name(b, "hook_k")][0],
-                scaling(module, b))
+            i: (
+                calls[point_name(b, "hook_q")][0],
+                calls[point_name(b, "hook_k")][0],
+                scaling(module, b),
+            )
             for i, b in enumerate(bases[: layer + 1])
-        }  # fmt: skip
+        }
 
     shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))
     return LazyPatterns.deferred(shape, False, fetch)

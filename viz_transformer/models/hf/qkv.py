@@ -90,28 +90,52 @@ def _gpt2_projections(block: nn.Module, attn: nn.Module) -> dict[str, Pair]:
 
 FAMILIES = (
     Family(  # Llama, SmolLM2, Mistral, Qwen2 (no q/k norm: Qwen3, OLMo2 have one)
-        "decoder", "rotary", 1, "input_layernorm", "rms",
-        lambda block, attn, config: all(hasattr(attn, p) for p in LLAMA_PROJECTIONS)
-        and hasattr(block, "input_layernorm") and not hasattr(attn, "q_norm"),
+        "decoder",
+        "rotary",
+        1,
+        "input_layernorm",
+        "rms",
+        lambda block, attn, config: (
+            all(hasattr(attn, p) for p in LLAMA_PROJECTIONS)
+            and hasattr(block, "input_layernorm")
+            and not hasattr(attn, "q_norm")
+        ),
         lambda block, attn: {p: _linear(getattr(attn, f"{p}_proj")) for p in "qkvo"},
     ),
     Family(  # GPT-2 (a layer-dependent score scale is not Eq. 1's: refused)
-        "decoder", "learned", 1, "ln_1", "layer",
-        lambda block, attn, config: hasattr(attn, "c_attn") and hasattr(attn, "c_proj")
-        and isinstance(getattr(block, "ln_1", None), nn.LayerNorm)
-        and not getattr(attn, "is_cross_attention", False)
-        and not getattr(config, "scale_attn_by_inverse_layer_idx", False),
+        "decoder",
+        "learned",
+        1,
+        "ln_1",
+        "layer",
+        lambda block, attn, config: (
+            hasattr(attn, "c_attn")
+            and hasattr(attn, "c_proj")
+            and isinstance(getattr(block, "ln_1", None), nn.LayerNorm)
+            and not getattr(attn, "is_cross_attention", False)
+            and not getattr(config, "scale_attn_by_inverse_layer_idx", False)
+        ),
         _gpt2_projections,
     ),
     Family(  # BERT, MiniLM: the pattern hook sits on attention.self, the block two levels up
-        "encoder", "learned", 2, None, "none",
-        lambda block, attn, config: all(hasattr(attn, p) for p in ("query", "key", "value"))
-        and hasattr(getattr(block.attention, "output", None), "dense")
-        and not getattr(config, "is_decoder", False),
-        lambda block, attn: {"q": _linear(attn.query), "k": _linear(attn.key),
-                             "v": _linear(attn.value), "o": _linear(block.attention.output.dense)},
+        "encoder",
+        "learned",
+        2,
+        None,
+        "none",
+        lambda block, attn, config: (
+            all(hasattr(attn, p) for p in ("query", "key", "value"))
+            and hasattr(getattr(block.attention, "output", None), "dense")
+            and not getattr(config, "is_decoder", False)
+        ),
+        lambda block, attn: {
+            "q": _linear(attn.query),
+            "k": _linear(attn.key),
+            "v": _linear(attn.value),
+            "o": _linear(block.attention.output.dense),
+        },
     ),
-)  # fmt: skip
+)
 
 
 def _blocks(model: HFParts, family: Family) -> list[tuple[nn.Module, nn.Module]]:
@@ -230,9 +254,11 @@ def _run(
     keep |= {"use_cache": False} if accepts(model.module, "use_cache") else {}
     with torch.no_grad(), collect_calls(model.module, names) as calls:
         out = model.module(
-            input_ids=batch, attention_mask=torch.ones_like(batch), output_hidden_states=True,
+            input_ids=batch,
+            attention_mask=torch.ones_like(batch),
+            output_hidden_states=True,
             **keep,
-        )  # fmt: skip
+        )
         resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
         norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
         normed = {i: norms[i](resid[i][None])[0] for i in layers}
@@ -291,12 +317,23 @@ def qkv_run(
     eps = _epsilon(getattr(blocks[0][0], family.norm)) if pre else 0.0
     captured = _captured(calls, points, len(blocks))  # "pattern": (L, H, T, T)
     return KindCapture(
-        model.name, kind, tokens, tokens, n_heads, scale.scaled, x, x, None, None,
-        _weights(family, blocks), captured,
-        resid=_host({i: resid[i] for i in kept}, len(blocks), d) if pre else None, norm_eps=eps,
+        model.name,
+        kind,
+        tokens,
+        tokens,
+        n_heads,
+        scale.scaled,
+        x,
+        x,
+        None,
+        None,
+        _weights(family, blocks),
+        captured,
+        resid=_host({i: resid[i] for i in kept}, len(blocks), d) if pre else None,
+        norm_eps=eps,
         rotary=model.rotary_tables(len(ids)),
         kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
         norm=family.norm_kind,
         final=calls[points["final"][len(blocks)]][0] if "final" in points and pre else None,
         inputs=_inputs(model, ids, resid[0]) if pre else None,
-    )  # fmt: skip
+    )

@@ -130,15 +130,19 @@ def template_sentences(seed: int = 0) -> list[str]:
             rng.randint(1, 28),
             rng.randint(1950, 2030),
         )
-        out.append(rng.choice([
-            f"{n} has {k} {t}s.",
-            f"{n} was born on {m} {d}, {y}.",
-            f"I saw a {a} {t} yesterday.",
-            f"{n} likes the {a} {t}.",
-            f"The meeting is on {m} {d}.",
-            f"Do you have a {t}?",
-            f"We will visit {n} in {m}.",
-        ]))  # fmt: skip
+        out.append(
+            rng.choice(
+                [
+                    f"{n} has {k} {t}s.",
+                    f"{n} was born on {m} {d}, {y}.",
+                    f"I saw a {a} {t} yesterday.",
+                    f"{n} likes the {a} {t}.",
+                    f"The meeting is on {m} {d}.",
+                    f"Do you have a {t}?",
+                    f"We will visit {n} in {m}.",
+                ]
+            )
+        )
     return out
 
 

@@ -127,8 +127,10 @@ def train_and_ship(
         model.eval()
         best.update(scores(translate(model, vocab, [s for s, _ in dev]), [t for _, t in dev]))
         model.train()
-        log(f"resuming {resume_from} after {resume[0]} steps, {resume[1]} epochs, dev {best} "
-            f"(recorded {old['dev']})")  # fmt: skip
+        log(
+            f"resuming {resume_from} after {resume[0]} steps, {resume[1]} epochs, dev {best} "
+            f"(recorded {old['dev']})"
+        )
     start = time.perf_counter()
 
     def on_epoch(epoch: int, curves: dict[str, list[float]]) -> None:
@@ -155,8 +157,10 @@ def train_and_ship(
         teacher.fuse()
         soft = lambda src, tgt: teacher_log_probs(teacher, src, tgt, ADDED)  # noqa: E731
     n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    log(f"training {n_params} parameters on {len(train)} pairs, on {device}, "
-        f"{torch.get_num_threads()} threads, kd_weight {settings.kd_weight}")  # fmt: skip
+    log(
+        f"training {n_params} parameters on {len(train)} pairs, on {device}, "
+        f"{torch.get_num_threads()} threads, kd_weight {settings.kd_weight}"
+    )
     saver, on_step, saved = None, None, {}
     if checkpoints is not None:  # float16, as shipped: each checkpoint of paper-en-pt is 34 MB
         saver = checkpoints.saver(checkpoints.new_run(out_dir.name), dtype=torch.float16)
@@ -173,8 +177,9 @@ def train_and_ship(
     return meta
 
 
-def _meta(cfg: TransformerConfig, settings: DistillSettings, minutes: float,
-          counts: dict[str, int]) -> dict[str, Any]:  # fmt: skip
+def _meta(
+    cfg: TransformerConfig, settings: DistillSettings, minutes: float, counts: dict[str, int]
+) -> dict[str, Any]:
     return {
         "name": "paper-en-pt",
         "task": "distill-en-pt",
@@ -220,23 +225,45 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--shard", type=int, default=0)
     parser.add_argument("--shards", type=int, default=1)
-    parser.add_argument("--minutes", type=float, help=f"wall-clock training budget (train: "
-                        f"{TRAIN_MINUTES:g}, unscaled: {UNSCALED_MINUTES:g})")  # fmt: skip
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        help=f"wall-clock training budget (train: "
+        f"{TRAIN_MINUTES:g}, unscaled: {UNSCALED_MINUTES:g})",
+    )
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--d-model", type=int, default=MODEL_CONFIG["d_model"])
     parser.add_argument("--heads", type=int, default=MODEL_CONFIG["n_heads"])
-    parser.add_argument("--layers", type=int, default=MODEL_CONFIG["n_encoder_layers"],
-                        help="encoder layers, and as many decoder layers")  # fmt: skip
+    parser.add_argument(
+        "--layers",
+        type=int,
+        default=MODEL_CONFIG["n_encoder_layers"],
+        help="encoder layers, and as many decoder layers",
+    )
     parser.add_argument("--d-ff", type=int, default=MODEL_CONFIG["d_ff"])
-    parser.add_argument("--decoder-layers", type=int, help="decoder layers (default: as many "
-                        "as --layers; with --init teacher, the teacher's 2)")  # fmt: skip
-    parser.add_argument("--init", choices=["teacher", "scratch"], default="teacher",
-                        help="start from the teacher's weights (default) or random")  # fmt: skip
-    parser.add_argument("--train-encoder", action="store_true",
-                        help="with --init teacher: train encoder and embeddings too")  # fmt: skip
+    parser.add_argument(
+        "--decoder-layers",
+        type=int,
+        help="decoder layers (default: as many as --layers; with --init teacher, the teacher's 2)",
+    )
+    parser.add_argument(
+        "--init",
+        choices=["teacher", "scratch"],
+        default="teacher",
+        help="start from the teacher's weights (default) or random",
+    )
+    parser.add_argument(
+        "--train-encoder",
+        action="store_true",
+        help="with --init teacher: train encoder and embeddings too",
+    )
     parser.add_argument("--resume", type=Path, help="continue the run shipped in this folder")
-    parser.add_argument("--kd", type=float, default=0.0, help="word-level distillation: the "
-                        "share of the loss matching the teacher's distribution")  # fmt: skip
+    parser.add_argument(
+        "--kd",
+        type=float,
+        default=0.0,
+        help="word-level distillation: the share of the loss matching the teacher's distribution",
+    )
     parser.add_argument(
         "--device",
         type=device_arg,
@@ -261,12 +288,23 @@ def main(argv: list[str] | None = None) -> None:
         print(train_vocab(args.data, args.vocab_size))
     if args.step in ("train", "all"):
         decoder = args.decoder_layers or (2 if args.init == "teacher" else args.layers)
-        size = {"d_model": args.d_model, "n_heads": args.heads, "n_encoder_layers": args.layers,
-                "n_decoder_layers": decoder, "d_ff": args.d_ff}  # fmt: skip
+        size = {
+            "d_model": args.d_model,
+            "n_heads": args.heads,
+            "n_encoder_layers": args.layers,
+            "n_decoder_layers": decoder,
+            "d_ff": args.d_ff,
+        }
         meta = train_and_ship(
-            args.data, args.out, {**MODEL_CONFIG, **size}, args.minutes or TRAIN_MINUTES, settings,
-            args.resume, device, plan,
-        )  # fmt: skip
+            args.data,
+            args.out,
+            {**MODEL_CONFIG, **size},
+            args.minutes or TRAIN_MINUTES,
+            settings,
+            args.resume,
+            device,
+            plan,
+        )
         _report(meta)
     if args.step == "all" and args.init == "teacher":  # then the teacher's distributions
         kd = replace(settings, kd_weight=KD_WEIGHT)

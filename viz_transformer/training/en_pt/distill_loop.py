@@ -120,9 +120,17 @@ def train_model(
             if soft_targets is not None and settings.kd_weight > 0:
                 lp = soft_targets([ids[i][0] for i in batch], [ids[i][1] for i in batch])
                 loss, grad_norm = kd_train_step(
-                    model, opt, sched, src, tgt, lp, vocab.pad_id, settings.label_smoothing,
-                    settings.kd_weight, clip=5.0,
-                )  # fmt: skip
+                    model,
+                    opt,
+                    sched,
+                    src,
+                    tgt,
+                    lp,
+                    vocab.pad_id,
+                    settings.label_smoothing,
+                    settings.kd_weight,
+                    clip=5.0,
+                )
             else:
                 loss, grad_norm = train_step(
                     model, opt, sched, src, tgt, vocab.pad_id, settings.label_smoothing, clip=5.0
@@ -134,8 +142,10 @@ def train_model(
                 curves["step"].append(step)
                 curves["loss"].append(round(loss.item(), 5))
                 curves["grad_norm"].append(round(float(grad_norm), 5))
-                log(f"epoch {epoch} step {step} loss {loss.item():.3f} "
-                    f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+                log(
+                    f"epoch {epoch} step {step} loss {loss.item():.3f} "
+                    f"{time.perf_counter() - start:.0f} s"
+                )
             if step >= settings.steps or time.perf_counter() - start > minutes * 60:
                 break
         model.eval()

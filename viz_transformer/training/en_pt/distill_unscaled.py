@@ -54,7 +54,6 @@ def record_unscaled(
     meta["curves_note"] = UNSCALED_NOTES[settings.init].format(
         steps=curves["step"][-1], minutes=round(minutes)
     )
-    meta["unscaled_run"] = {"minutes": minutes, "steps": curves["step"][-1],
-                            "init": settings.init}  # fmt: skip
+    meta["unscaled_run"] = {"minutes": minutes, "steps": curves["step"][-1], "init": settings.init}
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False))
     return meta

@@ -146,5 +146,9 @@ class EverydayRow:
 def score_everyday(students: list[str], teachers: list[str]) -> list[EverydayRow]:
     """Rows for ``EVERYDAY`` given the student's and the teacher's translations, in order."""
     rows = zip(EVERYDAY, students, teachers, strict=True)
-    return [EverydayRow(en, ours, theirs, tuple(missing(en, ours, theirs)),
-                        tuple(dropped(ours, theirs))) for en, ours, theirs in rows]  # fmt: skip
+    return [
+        EverydayRow(
+            en, ours, theirs, tuple(missing(en, ours, theirs)), tuple(dropped(ours, theirs))
+        )
+        for en, ours, theirs in rows
+    ]

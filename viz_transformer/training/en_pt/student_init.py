@@ -82,9 +82,18 @@ def teacher_vocab(out_dir: Path, folder: Path | None = None) -> Path:
 
 def teacher_config(**overrides: object) -> TransformerConfig:
     """The paper's Transformer with the teacher's sizes (and an output bias, as it has)."""
-    sizes = {"vocab_size": 32000 + ADDED, "d_model": 256, "n_heads": 8, "n_encoder_layers": 6,
-             "n_decoder_layers": 2, "d_ff": 1536, "dropout": 0.05, "max_len": 256,
-             "pe_layout": "split", "output_bias": True}  # fmt: skip
+    sizes = {
+        "vocab_size": 32000 + ADDED,
+        "d_model": 256,
+        "n_heads": 8,
+        "n_encoder_layers": 6,
+        "n_decoder_layers": 2,
+        "d_ff": 1536,
+        "dropout": 0.05,
+        "max_len": 256,
+        "pe_layout": "split",
+        "output_bias": True,
+    }
     return TransformerConfig(**{**sizes, **overrides})
 
 
@@ -110,8 +119,15 @@ def student_from_teacher(cfg: TransformerConfig, folder: Path | None = None) -> 
     teacher = load_teacher(folder=folder)
     t = teacher.cfg
     want = (t.vocab_size + ADDED, t.d_model, t.n_heads, t.d_ff, t.n_encoder_layers, True, True)
-    have = (cfg.vocab_size, cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_encoder_layers,
-            cfg.tie_embeddings, cfg.output_bias)  # fmt: skip
+    have = (
+        cfg.vocab_size,
+        cfg.d_model,
+        cfg.n_heads,
+        cfg.d_ff,
+        cfg.n_encoder_layers,
+        cfg.tie_embeddings,
+        cfg.output_bias,
+    )
     if want != have:
         raise ValueError(
             f"(vocab, d_model, heads, d_ff, encoder layers, tied, output bias) = {have}; the "

@@ -13,9 +13,13 @@ def _greedy(model: PaperModel, sources: list[str], max_new: int) -> list[str]:
     """Greedy outputs of a batch of sources, at most ``max_new`` tokens each."""
     vocab = model.vocab
     outs = greedy_batch(
-        model.module, [vocab.encode(s) for s in sources], max_new,
-        pad_id=vocab.pad_id, bos_id=vocab.bos_id, eos_id=vocab.eos_id,
-    )  # fmt: skip
+        model.module,
+        [vocab.encode(s) for s in sources],
+        max_new,
+        pad_id=vocab.pad_id,
+        bos_id=vocab.bos_id,
+        eos_id=vocab.eos_id,
+    )
     return [vocab.decode([i for i in out if i != vocab.eos_id]) for out in outs]
 
 

@@ -254,9 +254,11 @@ def check_arguments(task: str, seconds: float, threads: int, size: str) -> float
     if threads < 1:
         raise ValueError(f"threads={threads}: use at least 1 training thread.")
     if not 0 < seconds <= MAX_SECONDS:
-        raise ValueError(f"seconds={seconds}: a live run lasts more than 0 and at most "
-                         f"{MAX_SECONDS} s; train longer with `python -m "
-                         "viz_transformer.training.tasks.train`.")  # fmt: skip
+        raise ValueError(
+            f"seconds={seconds}: a live run lasts more than 0 and at most "
+            f"{MAX_SECONDS} s; train longer with `python -m "
+            "viz_transformer.training.tasks.train`."
+        )
     return float(seconds)
 
 
