@@ -48,6 +48,21 @@ class Lab:
     def notebook_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}?token={self.token}"
 
+    def end_sessions(self) -> int:
+        """Shut every notebook session and its kernel down (the REST API), as when the kernel
+        is gone: a notebook opened afterwards has no widget models to draw live. Returns how
+        many sessions were ended."""
+        auth = {"Authorization": f"token {self.token}"}
+        listing = urllib.request.Request(f"{self.url}/api/sessions", headers=auth)
+        with urllib.request.urlopen(listing, timeout=10) as answer:
+            sessions = json.load(answer)
+        for session in sessions:
+            end = f"{self.url}/api/sessions/{session['id']}"
+            urllib.request.urlopen(
+                urllib.request.Request(end, headers=auth, method="DELETE"), timeout=30
+            ).close()
+        return len(sessions)
+
 
 @dataclass
 class LoopbackGuard:
