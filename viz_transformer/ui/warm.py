@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import time
 
-KINDS = ("encoder", "decoder", "cross")
-
 
 def warm_home(model: str | None = None) -> float:
     """Load ``model`` (default: the app's), trace its example sentence (the sidebar's sentence
