@@ -1,10 +1,15 @@
 """A class store database made by an earlier release, opened by this one, on SQLite and on a
 real PostgreSQL server: the teacher's settings table renamed (``vt_class_controls`` ->
 ``vt_class_settings``) or created, the answers' ``readable`` column added, every row kept; and
-opened again, nothing done twice."""
+opened again, nothing done twice; two replicas migrating one PostgreSQL database at once."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -13,7 +18,7 @@ import sqlalchemy as sa
 import viz_transformer as vt
 from viz_transformer.classroom import Controls, Student
 from viz_transformer.classroom.access import key_hash
-from viz_transformer.classroom.database import make_engine
+from viz_transformer.classroom.database import make_engine, normalise_url
 from viz_transformer.classroom.schema import migrate
 from viz_transformer.course import Grade, read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON
@@ -90,3 +95,72 @@ def test_an_earlier_releases_database_is_brought_up_to_date_with_its_rows_kept(
         with store.engine.begin() as conn:
             assert migrate(conn) == []  # nothing left to do
         store.engine.dispose()
+
+
+@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+def test_a_second_replica_migrating_while_the_first_has_not_committed_waits_and_finds_it_done(
+    empty_database_url, old_class_tables
+):
+    """PostgreSQL's DDL is transactional: without the migration's lock the second replica sees
+    the old tables while the first has not committed, and its ALTER TABLE fails afterwards."""
+    url = normalise_url(empty_database_url)
+    old_class_tables(url, settings=True)
+    first, second = sa.create_engine(url), sa.create_engine(url)
+    migrated, said = threading.Event(), {}
+
+    def later() -> None:
+        migrated.wait()
+        with second.begin() as conn:
+            said["second"] = migrate(conn)
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    with first.begin() as conn:
+        said["first"] = migrate(conn)
+        migrated.set()
+        time.sleep(0.5)  # the second replica starts meanwhile: it waits for this commit
+    thread.join(30)
+    assert said == {
+        "first": ["renamed vt_class_controls to vt_class_settings", "added vt_answers.readable"],
+        "second": [],
+    }
+    first.dispose()
+    second.dispose()
+
+
+REPLICA = """import sys, time
+from viz_transformer.classroom import ClassStore
+from viz_transformer.classroom.database import make_engine, normalise_url
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # both start together
+store = ClassStore(make_engine(sys.argv[1]))
+print(store.check_key("OLDONE", "k"))
+"""
+
+
+@pytest.mark.parametrize("empty_database_url", ["postgresql"], indirect=True)
+def test_two_replicas_starting_at_once_on_an_old_postgresql_database_both_come_up(
+    empty_database_url, old_class_tables, lesson_model
+):
+    url = normalise_url(empty_database_url)
+    old_class_tables(url, settings=True)
+    code = fill_old(url, settings=True)
+    start = str(time.time() + 3)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    replicas = [
+        subprocess.Popen(
+            [sys.executable, "-c", REPLICA, url, start],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in replicas]
+    assert [p.returncode for p in replicas] == [0, 0], outs
+    assert [out.strip() for out, _ in outs] == ["teacher", "teacher"]
+    store = vt.ClassStore(make_engine(url))
+    assert store.check_key(code, "k") == "teacher" and store.check_key(code, "v") == "viewer"
+    with store.engine.begin() as conn:
+        assert migrate(conn) == []
+    store.engine.dispose()

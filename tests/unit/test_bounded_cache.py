@@ -65,6 +65,45 @@ def test_a_value_is_made_once_while_many_threads_ask_for_it():
     assert cache.get_or_make("k", lambda: 0) == 42  # kept: not made again
 
 
+def test_a_value_is_made_once_at_a_time_even_while_a_tiny_cache_evicts_it():
+    """A cache of one entry, 12 threads asking for 3 keys in turn: each key is evicted as soon
+    as another is kept. A thread that waited on a make gets that make's value even when it was
+    evicted before it woke, and never starts a second make of a key already being made."""
+    cache: BoundedCache[int, tuple[int, int]] = BoundedCache(1)
+    guard, making, most = threading.Lock(), {k: 0 for k in range(3)}, {k: 0 for k in range(3)}
+    serial = iter(range(1_000_000))
+    start = threading.Barrier(12)
+
+    def make(key: int) -> tuple[int, int]:
+        with guard:
+            making[key] += 1
+            most[key] = max(most[key], making[key])
+            number = next(serial)
+        time.sleep(0.002)  # others ask meanwhile, and other keys evict this one
+        with guard:
+            making[key] -= 1
+        return key, number
+
+    def ask(got: list[tuple[int, tuple[int, int]]], offset: int) -> None:
+        start.wait()
+        for i in range(60):
+            key = (i + offset) % 3
+            got.append((key, cache.get_or_make(key, lambda key=key: make(key))))
+
+    got: list[tuple[int, tuple[int, int]]] = []
+    threads = [threading.Thread(target=ask, args=(got, n)) for n in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    made = next(serial)  # how many makes ran
+    assert most == {0: 1, 1: 1, 2: 1}, most  # never two makes of one key at once
+    assert all(key == value[0] for key, value in got) and len(got) == 12 * 60
+    shared = len(got) - made  # asks answered by a make another thread ran, or a kept value
+    assert made < len(got) and shared > 0, (made, shared)
+    assert cache._making == {}
+
+
 def test_a_failed_make_keeps_nothing_and_the_next_asker_tries_again():
     cache: BoundedCache[str, int] = BoundedCache(2)
 

@@ -105,6 +105,9 @@ retired_keys = Table(  # read-only keys a newer one replaced: their link says so
 
 
 OLD_SETTINGS = "vt_class_controls"  # vt_class_settings' name in databases made before it
+# the PostgreSQL advisory lock that makes replicas starting at once migrate one after another
+# (any fixed 64-bit number; this one spells "vt-class" in ASCII)
+MIGRATION_LOCK = 0x76742D636C617373
 
 
 def migrate(conn: Connection) -> list[str]:
@@ -112,9 +115,18 @@ def migrate(conn: Connection) -> list[str]:
     the caller's transaction; run before ``create_all``): the teacher's settings table renamed
     from ``vt_class_controls``, the answers' ``readable`` column added (NULL in older rows).
 
+    Safe when several replicas start at once on one database: on PostgreSQL the transaction
+    first takes an advisory lock held until it ends (``pg_advisory_xact_lock``), so a second
+    replica looks at the tables only once the first has committed, and finds nothing to do
+    (PostgreSQL's DDL is transactional: without the lock both would see the old tables, and
+    the second's ``ALTER TABLE`` would fail once the first committed). On SQLite the caller's
+    write transaction (``BEGIN IMMEDIATE``) already holds the database's one write lock.
+
     Returns:
         What was done, one line per step (nothing for a current or a new database).
     """
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
     found = inspect(conn)
     tables, done = set(found.get_table_names()), []
     if OLD_SETTINGS in tables and class_settings.name not in tables:

@@ -40,7 +40,7 @@ class BoundedCache(Generic[K, V]):
         self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()  # key -> (value, weight)
         self._weight = 0
         self._lock = threading.Lock()
-        self._making: dict[K, threading.Lock] = {}  # key -> the lock of the thread making it
+        self._making: dict[K, _Making] = {}  # key -> the value being made now
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -72,15 +72,18 @@ class BoundedCache(Generic[K, V]):
         """Keep ``value`` as the most recently used, then forget the oldest beyond the bounds."""
         weight = self._weigh(value) if self._weigh is not None else 0
         with self._lock:
-            if key in self._entries:
-                self._weight -= self._entries.pop(key)[1]
-            self._entries[key] = (value, weight)
-            self._weight += weight
-            while len(self._entries) > 1 and (
-                len(self._entries) > self.size
-                or (self._budget is not None and self._weight > self._budget)
-            ):
-                self._weight -= self._entries.popitem(last=False)[1][1]
+            self._put(key, value, weight)
+
+    def _put(self, key: K, value: V, weight: int) -> None:  # under self._lock
+        if key in self._entries:
+            self._weight -= self._entries.pop(key)[1]
+        self._entries[key] = (value, weight)
+        self._weight += weight
+        while len(self._entries) > 1 and (
+            len(self._entries) > self.size
+            or (self._budget is not None and self._weight > self._budget)
+        ):
+            self._weight -= self._entries.popitem(last=False)[1][1]
 
     def clear(self) -> None:
         """Forget every entry."""
@@ -90,21 +93,47 @@ class BoundedCache(Generic[K, V]):
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The value of ``key``, made by ``make()`` and kept when absent: once, even when many
-        threads ask at once (the others wait for it). A ``make`` that raises keeps nothing and
-        leaves no lock behind: the next asker tries again."""
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key][0]
-            lock = self._making.setdefault(key, threading.Lock())
-        with lock:
+        threads ask at once (the others wait for it and get that value, even if it was
+        evicted before they woke). A ``make`` that raises keeps nothing and leaves no record
+        behind: the next asker, or one that was waiting, tries again."""
+        while True:
             with self._lock:
                 if key in self._entries:
+                    self._entries.move_to_end(key)
                     return self._entries[key][0]
-            try:
-                value = make()
-                self.put(key, value)  # kept before the lock goes: a new asker finds the value
-            finally:
-                with self._lock:
-                    self._making.pop(key, None)
+                making = self._making.get(key)
+                mine = making is None
+                if mine:
+                    making = self._making[key] = _Making()
+            if mine:
+                return self._make(key, make, making)
+            making.done.wait()
+            if making.made:  # the maker's value, whether or not the cache still holds it
+                return making.value  # type: ignore[return-value]
+
+    def _make(self, key: K, make: Callable[[], V], making: _Making) -> V:
+        try:
+            value = make()
+            weight = self._weigh(value) if self._weigh is not None else 0
+        except BaseException:
+            with self._lock:
+                del self._making[key]
+            making.done.set()
+            raise
+        # kept and the record dropped in one step: a new asker finds either the value or the
+        # record of its making, never neither (which would start a second make)
+        with self._lock:
+            self._put(key, value, weight)
+            del self._making[key]
+        making.value, making.made = value, True
+        making.done.set()
         return value
+
+
+class _Making:
+    """One value being made: its waiters wake on ``done`` and read ``value`` when ``made``."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.made = False
+        self.value: object = None
