@@ -79,12 +79,13 @@ LAZY = {
     "score_parts": "viz_transformer.analysis.why",
     "head_writes": "viz_transformer.analysis.writes",  # pandas tables
     "retrieval_heads": "viz_transformer.analysis.retrieval.api",  # pandas tables
+    "compare_retrieval": "viz_transformer.analysis.retrieval.api",
     # the notebook widgets (anywidget): a peer of ui/, above this API, never loaded by an import
     "head_view": "viz_transformer.notebook",
     "model_view": "viz_transformer.notebook",
 }
 
-ALIASES = {"prepare_model": "prepare"}
+ALIASES = {"prepare_model": "prepare", "compare_retrieval": "compare_forms"}
 
 if TYPE_CHECKING:  # what a type checker and an editor see: the names as if imported
     from viz_transformer.analysis.capture import trace
@@ -96,6 +97,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see: the names as if impo
     from viz_transformer.analysis.heads import head_importance, value_weighted
     from viz_transformer.analysis.lens import Lens, logit_lens
     from viz_transformer.analysis.patching import patch_heads, patch_set
+    from viz_transformer.analysis.retrieval.api import compare_forms as compare_retrieval
     from viz_transformer.analysis.retrieval.api import retrieval_heads
     from viz_transformer.analysis.roles import head_roles
     from viz_transformer.analysis.why import attention_scores, score_parts
@@ -151,6 +153,7 @@ __all__ = [
     "available_models",
     "classroom",
     "compare",
+    "compare_retrieval",
     "corpus_stats",
     "default_device",
     "default_model",

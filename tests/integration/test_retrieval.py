@@ -4,6 +4,7 @@ the token alignment checked, bad input named, sweeps resumed and stopped."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -78,7 +79,7 @@ def test_a_tokenizer_that_reads_the_output_otherwise_is_named(planted, monkeypat
     def joined(ids: list[int]) -> str:
         return " " + planted.tokenizer.decode(ids).replace(" ", "")
 
-    monkeypatch.setattr(planted, "_decode", joined)
+    monkeypatch.setattr(planted, "decode", joined)
     r = vt.retrieval_heads(planted, haystack(), NEEDLE, 0.5)
     assert not r.aligned
     assert "does not read prompt + output back" in r.messages[0]
@@ -133,6 +134,71 @@ def test_sweep_means_resumes_and_stops(planted, tmp_path: Path, monkeypatch) -> 
     assert len(list(tmp_path.glob("*.npz"))) == 1
     again = vt.retrieval_heads(planted, texts[:1], NEEDLE, depths=[0.5], out=str(tmp_path))
     np.testing.assert_array_equal(again.runs[0].retrieval, folder.runs[0].retrieval)
+
+
+def test_a_grid_of_depths_and_lengths_holds_each_cell(planted, tmp_path: Path) -> None:
+    texts, depths, lengths = [haystack(60, seed=3)], [0.1, 0.5, 0.9], [60, 150]
+    seen: list[float] = []
+    sweep = vt.retrieval_heads(
+        planted, texts, NEEDLE, depths=depths, lengths=lengths, out=tmp_path, progress=seen.append
+    )
+    assert (sweep.depths, sweep.lengths) == (tuple(depths), tuple(lengths))
+    assert len(sweep.runs) == 6 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    scores = sweep.scores()
+    assert scores.shape == (3, 2, 2, 4) and (scores[:, :, PLANTED[0], PLANTED[1]] == 1.0).all()
+    assert (np.delete(scores.reshape(6, 8), PLANTED[0] * 4 + PLANTED[1], axis=1) < 1.0).all()
+    tokens = sweep.prompt_lengths()
+    assert (tokens[:, 0] <= 60).all() and (tokens[:, 1] <= 150).all() and (tokens[:, 1] > 120).all()
+    (run,) = sweep.cell(0.9, 150)
+    r = run.result
+    assert (run.length, run.haystack, r.depth, r.trace) == (150, 0, 0.9, None)
+    row, key = r.copy_step(*PLANTED)  # what a map zoomed on the needle needs
+    assert key == r.answer_positions[0] and row == r.rows[0]
+    assert vt.trace(planted, r.text).tgt_tokens[key] == r.prompt_tokens[key] == "iota"
+    assert r.copy_distance == row - key > 0 and r.prompt_length == len(r.prompt_tokens)
+    assert f"of {r.prompt_length:,} tokens" in r.summary() and "0.1" in r.summary()
+    assert sweep.found_share().tolist() == [[1.0, 1.0]] * 3
+    with pytest.raises(ValueError, match="too short for a prompt of 900"):
+        vt.retrieval_heads(planted, texts, NEEDLE, lengths=[900])
+
+
+def test_a_resumed_sweep_names_each_text_by_its_own_index(planted, tmp_path: Path) -> None:
+    texts = [haystack(10, seed=1), haystack(14, seed=2)]
+    first = vt.retrieval_heads(planted, texts, NEEDLE, depths=[0.5], out=tmp_path)
+    assert [r.haystack for r in first.runs] == [0, 1]
+    again = vt.retrieval_heads(planted, texts[::-1], NEEDLE, depths=[0.5], out=tmp_path)
+    assert [r.haystack for r in again.runs] == [0, 1]  # read back, each under its new index
+    assert again.runs[0].result.prompt == first.runs[1].result.prompt
+    kept: dict = {}
+    vt.retrieval_heads(planted, texts, NEEDLE, depths=[0.5], out=kept)
+    swapped = vt.retrieval_heads(planted, texts[::-1], NEEDLE, depths=[0.5], out=kept)
+    assert [r.result.prompt for r in swapped.runs] == [r.result.prompt for r in again.runs]
+    assert [r.haystack for r in swapped.runs] == [0, 1]
+
+
+def test_out_and_only_found_are_refused_for_a_single_run(planted) -> None:
+    for kwargs in ({"out": {}}, {"only_found": True}):
+        with pytest.raises(ValueError, match=r"belongs to a sweep.*depths=\[0.5\]"):
+            vt.retrieval_heads(planted, haystack(), NEEDLE, **kwargs)
+
+
+def test_only_found_counts_the_runs_that_found_the_needle(planted, monkeypatch) -> None:
+    texts = [haystack(10, seed=1), haystack(14, seed=2)]
+    real = rr.retrieval_heads
+
+    def failing_second(model, hay, *a, **k):  # the second text's runs "miss" the needle
+        r = real(model, hay, *a, **k)
+        return r if hay.startswith(texts[0][:20]) else replace(r, found=False, recall=0.2)
+
+    monkeypatch.setattr("viz_transformer.analysis.retrieval.sweep.retrieval_heads", failing_second)
+    every = vt.retrieval_heads(planted, texts, NEEDLE, depths=[0.3])
+    found = vt.retrieval_heads(planted, texts, NEEDLE, depths=[0.3], only_found=True)
+    assert every.found == found.found == 0.5
+    assert [r.haystack for r in found.counted] == [0] and len(every.counted) == 2
+    np.testing.assert_allclose(found.mean_retrieval, found.runs[0].retrieval)
+    both = (every.runs[0].retrieval + every.runs[1].retrieval) / 2
+    np.testing.assert_allclose(every.mean_retrieval, both)
+    assert (found.table.runs == 1).all() and "the runs that found the needle (1)" in found.summary()
 
 
 @pytest.mark.needs("notebook")

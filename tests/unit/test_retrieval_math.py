@@ -63,9 +63,25 @@ def test_token_span_overlaps_and_skips_specials() -> None:
     assert nd.token_span(offsets, (0, 3)) == [1]
 
 
-def test_found_ignores_spacing_and_case() -> None:
-    assert nd.found("under the  mat", " Under the mat, said she")
-    assert not nd.found("under the mat", " under a mat")
+@pytest.mark.parametrize(
+    ("answer", "output", "recall"),
+    [
+        ("under the  mat", " Under the mat, said she", 1.0),  # case, spacing, punctuation
+        ("under the mat", " under a mat", 2 / 3),
+        ("a sandwich and a park", " a sandwich", 2 / 5),  # " a" twice in the answer, once here
+        ("a sandwich and a park", " a a a park", 3 / 5),  # clipped at the answer's count
+        ("on a sunny day.", " the rain", 0.0),
+        ("...", " anything", 0.0),  # no word: nothing to recall
+    ],
+)
+def test_rouge1_recall_counts_clipped_words(answer: str, output: str, recall: float) -> None:
+    assert nd.rouge1_recall(answer, output) == pytest.approx(recall)
+
+
+def test_found_is_recall_above_one_half() -> None:
+    assert nd.found("under the mat", " under a mat")  # 2/3
+    assert not nd.found("under the mat now", " under the")  # 2/4 is not above 0.5
+    assert nd.FOUND_AT == 0.5
 
 
 def test_step_rows_are_the_predicting_positions() -> None:

@@ -245,6 +245,25 @@ class LoadedModel(ABC):
         config; runs one short forward pass (the example) to see where its norms sit."""
         raise ValueError(f"{self.name} does not describe its architecture; pick another model.")
 
+    def greedy_ids(self, src_ids: list[int], max_new: int = 64) -> list[int]:
+        """Greedy output ids of one encoded input (a decoder-only model: the continuation of
+        ``src_ids``), cut before the end id, at most ``max_new``; each step reports through
+        ``stepping``."""
+        raise ValueError(f"{self.name} gives no greedy ids of encoded input; pick another model.")
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text of output ids, special tokens skipped."""
+        raise ValueError(f"{self.name} does not decode ids to text; pick another model.")
+
+    def token_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """The ids of ``text`` (special tokens included) and each one's ``(start, end)``
+        characters in it (``(0, 0)`` for a special token).
+
+        Raises:
+            ValueError: a model whose tokenizer gives no offsets.
+        """
+        raise ValueError(f"{self.name}'s tokenizer gives no character offsets.")
+
     def greedy_outputs(self, texts: Sequence[str]) -> list[str]:
         """The greedy output text of each input (what ``trace(text).output_text`` records).
 

@@ -1,19 +1,34 @@
 """The needle-in-a-haystack prompt of the retrieval score, as text and character spans.
 
-The needle goes in at the sentence boundary of the haystack nearest ``depth`` (0 = start, 1 = end);
-after the haystack come a blank line and the needle's first half (its words up to half, rounded
-down, at least one), so that the model should go on by copying the second half from where the
-needle stands. Character spans of the needle and of its second half in the prompt let the caller
-find their token positions with any tokenizer (``token_span``). Pure text: no model here.
+The needle goes in at the sentence boundary of the haystack nearest ``depth`` (0 = start, 1 = end).
+What follows the haystack is the prompt's form (``FORMS``):
+
+- ``"copy"`` (the default): a blank line and the needle's first half (its words up to half,
+  rounded down, at least one), so that the model should go on by copying the second half (the
+  *answer*) from where the needle stands: long-range copying (induction).
+- ``"question"`` (Wu et al. 2024's form): a blank line and ``QUESTION`` asking ``question``; the
+  answer is the needle's tail (``answer_of``), which the model must first look up by meaning.
+
+Character spans of the needle and of the answer in the prompt let the caller find their token
+positions with any tokenizer (``token_span``); ``rouge1_recall`` says whether an output holds the
+answer, as Wu et al.'s code counts it. Pure text: no model here.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+")
+_WORD = re.compile(r"\w+")
+Form = Literal["copy", "question"]
+FORMS: tuple[Form, ...] = ("copy", "question")
+# Wu et al.'s template ("Based on the content of the book, Question: ...\nAnswer:"), for any text
+QUESTION = "\n\nBased on the content of the text, Question: {question}\nAnswer:"
+FOUND_AT = 0.5  # ROUGE-1 recall of the answer above this: the needle was retrieved (Wu et al.)
 
 
 @dataclass(frozen=True)
@@ -24,9 +39,11 @@ class NeedlePrompt:
         text: the exact text fed to the model.
         needle: the needle as given (stripped); first, second: its two halves as words.
         needle_span: ``(start, end)`` characters of the inserted needle in ``text``.
-        answer_span: ``(start, end)`` characters of its second half there (what the model
-            should copy).
+        answer_span: ``(start, end)`` characters of the answer there (what the model should
+            repeat: the second half in the copy form, the tail the question asks for else).
         depth: the depth asked; at: the relative depth of the boundary used (0..1).
+        form: ``"copy"`` or ``"question"``; question: the question asked ("" in the copy form);
+        answer: the answer's text (a tail of the needle).
     """
 
     text: str
@@ -37,6 +54,9 @@ class NeedlePrompt:
     answer_span: tuple[int, int]
     depth: float
     at: float
+    form: Form = "copy"
+    question: str = ""
+    answer: str = ""
 
 
 def check_needle(haystack: str, needle: str) -> tuple[str, str]:
@@ -71,34 +91,83 @@ def boundaries(text: str) -> list[int]:
     return sorted({0, *(m.end() for m in _SENTENCE_END.finditer(text)), len(text)})
 
 
-def build_prompt(haystack: str, needle: str, depth: float = 0.5) -> NeedlePrompt:
-    """The prompt of ``needle`` hidden in ``haystack`` at ``depth``.
+def words(text: str) -> list[str]:
+    """The words ROUGE-1 counts: runs of letters, digits or ``_``, case folded."""
+    return _WORD.findall(text.casefold())
+
+
+def answer_of(needle: str, question: str, answer: str | None = None) -> str:
+    """The needle's tail that answers ``question``: ``answer`` if given (it must end the needle),
+    else the needle from its first word the question does not hold (all of it if none)."""
+    parts = needle.split()
+    if answer is not None:
+        answer = " ".join(answer.split())
+        if not answer or not needle.endswith(answer):
+            raise ValueError(
+                f"The answer {answer!r} is not a tail of the needle: the question form scores "
+                "the needle's tokens the answer repeats, so give the end of the needle."
+            )
+        return answer
+    asked = set(words(question))
+    start = next((i for i, w in enumerate(parts) if not set(words(w)) <= asked), 0)
+    return " ".join(parts[start:])
+
+
+def build_prompt(
+    haystack: str,
+    needle: str,
+    depth: float = 0.5,
+    form: Form = "copy",
+    question: str | None = None,
+    answer: str | None = None,
+) -> NeedlePrompt:
+    """The prompt of ``needle`` hidden in ``haystack`` at ``depth``, in ``form``.
+
+    Args:
+        form: ``"copy"`` (end with the needle's first half) or ``"question"`` (end by asking
+            ``question``, whose answer is ``answer_of(needle, question, answer)``).
 
     Raises:
-        ValueError: bad input (``check_needle``), a depth outside 0..1.
+        ValueError: bad input (``check_needle``), a depth outside 0..1, an unknown form, the
+            question form without a question or with an answer that does not end the needle.
     """
     if not 0.0 <= float(depth) <= 1.0:
         raise ValueError(f"depth={depth} must lie between 0 (start) and 1 (end).")
+    if form not in FORMS:
+        raise ValueError(f"prompt={form!r}: pick one of {', '.join(map(repr, FORMS))}.")
     haystack, needle = check_needle(haystack, needle)
+    question = " ".join((question or "").split())
+    if form == "question" and not question:
+        raise ValueError(
+            "The question form asks a question whose answer is the needle's tail: give one "
+            "(for Wu et al.'s needle, 'What is the best thing to do in San Francisco?')."
+        )
     cut = min(boundaries(haystack), key=lambda b: (abs(b - depth * len(haystack)), b))
     before, after = haystack[:cut], haystack[cut:]
     if cut == len(haystack):
         before, after = before + " ", ""
     start = len(before)
     with_needle = f"{before}{needle}{' ' if after else ''}{after}"
-    words = needle.split()
-    k = max(1, len(words) // 2)
-    first, second = " ".join(words[:k]), " ".join(words[k:])
-    second_at = start + len(first) + 1
+    parts = needle.split()
+    k = max(1, len(parts) // 2)
+    first, second = " ".join(parts[:k]), " ".join(parts[k:])
+    if form == "copy":
+        said, tail = second, f"\n\n{first}"
+    else:
+        said, tail = answer_of(needle, question, answer), QUESTION.format(question=question)
+    end = start + len(needle)
     return NeedlePrompt(
-        text=f"{with_needle}\n\n{first}",
+        text=f"{with_needle}{tail}",
         needle=needle,
         first=first,
         second=second,
-        needle_span=(start, start + len(needle)),
-        answer_span=(second_at, start + len(needle)),
+        needle_span=(start, end),
+        answer_span=(end - len(said), end),
         depth=float(depth),
         at=cut / len(haystack),
+        form=form,
+        question=question if form == "question" else "",
+        answer=said,
     )
 
 
@@ -109,7 +178,16 @@ def token_span(offsets: Sequence[tuple[int, int]], span: tuple[int, int]) -> lis
     return [i for i, (a, b) in enumerate(offsets) if b > a and a < hi and b > lo]
 
 
-def found(second: str, output: str) -> bool:
-    """Whether the output holds the needle's second half (white space and case ignored)."""
-    want = " ".join(second.split()).casefold()
-    return bool(want) and want in " ".join(output.split()).casefold()
+def rouge1_recall(answer: str, output: str) -> float:
+    """ROUGE-1 recall of ``answer`` in ``output``: the answer's words the output holds (each
+    counted at most as often as the output has it) over the answer's words; 0 for an empty
+    answer. Words as ``words`` reads them (rouge_score keeps only ``[a-z0-9]``, no stemming)."""
+    want, got = Counter(words(answer)), Counter(words(output))
+    total = sum(want.values())
+    return sum(min(n, got[w]) for w, n in want.items()) / total if total else 0.0
+
+
+def found(answer: str, output: str) -> bool:
+    """Whether the output retrieved the answer: ROUGE-1 recall above ``FOUND_AT`` (Wu et al.
+    count a run only then)."""
+    return rouge1_recall(answer, output) > FOUND_AT

@@ -1,93 +1,87 @@
-"""Retrieval heads over several depths and haystacks: one needle run per (haystack, depth), each
-head's mean and spread over the runs; resumable and stoppable like the corpus statistics.
+"""Retrieval heads over depths x lengths (x haystacks): one needle run per (haystack, length,
+depth), each head's mean and spread over the runs and its score in each (depth, length) cell
+(``sweep_result``); resumable and stoppable like the corpus statistics.
 
-Each finished run is kept in ``out`` as soon as it ends: a folder (one ``.npz`` file per run, named
-by a hash of the model's weights, the haystack, the needle and the depth) or a mapping (the app
-keeps one per job). A run found there is not run again, so a stopped or killed sweep started again
-computes only what is missing. Stop: between two runs and at every progress point of a run
-(``Cancelled``); the runs kept stay.
+A length cuts each haystack at the sentence boundary that keeps the prompt (needle and question
+or first half included) at or under that many tokens (``fit``). Each finished run is kept in
+``out`` as soon as it ends: a folder (one ``.npz`` file per run, no pickle, named by ``run_key``:
+a cheap identity of the model's weights, the text, the needle, the depth and the prompt) or a
+mapping (the app keeps one per job). A run found there is not run again, so a stopped or killed
+sweep started again computes only what is missing; a kept run's haystack index is that of the
+text its key was made from, so the texts may come in another order. Stop: between two runs and
+at every progress point of a run (``Cancelled``); the runs kept stay.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from viz_transformer.analysis.retrieval.run import retrieval_heads
+from viz_transformer.analysis.retrieval import needle as nd
+from viz_transformer.analysis.retrieval.identity import model_identity
+from viz_transformer.analysis.retrieval.result import from_arrays, to_arrays
+from viz_transformer.analysis.retrieval.run import prepare, retrieval_heads
+from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep, RunSummary
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 
-if TYPE_CHECKING:
-    import pandas as pd
+__all__ = ["RetrievalSweep", "RunSummary", "fit", "retrieval_sweep", "run_key"]
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """What a sweep keeps of one run: where the needle was, whether it was copied, the scores."""
-
-    haystack: int  # index into the haystacks
-    depth: float
-    found: bool
-    aligned: bool
-    output: str
-    retrieval: np.ndarray  # [layers, heads]
-    sink: np.ndarray
+def text_hash(text: str) -> str:
+    """SHA-256 (hex) of a haystack as given."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class RetrievalSweep:
-    """Runs of one needle at several depths and haystacks, and their mean and spread per head."""
-
-    needle: str
-    runs: tuple[RunSummary, ...]
-
-    @property
-    def found(self) -> float:
-        """The fraction of runs whose output holds the needle's second half."""
-        return float(np.mean([r.found for r in self.runs])) if self.runs else 0.0
-
-    @property
-    def table(self) -> pd.DataFrame:
-        """Per query head: ``layer, head, retrieval, retrieval_std, sink, sink_std, runs``
-        (means and population standard deviations over the runs), retrieval descending."""
-        import pandas as pd
-
-        r = np.stack([run.retrieval for run in self.runs])  # (runs, layers, heads)
-        s = np.stack([run.sink for run in self.runs])
-        layers, heads = np.indices(r.shape[1:])
-        df = pd.DataFrame(
-            {
-                "layer": layers.ravel(),
-                "head": heads.ravel(),
-                "retrieval": r.mean(0).ravel(),
-                "retrieval_std": r.std(0).ravel(),
-                "sink": s.mean(0).ravel(),
-                "sink_std": s.std(0).ravel(),
-                "runs": len(self.runs),
-            }
-        )
-        return df.sort_values(
-            ["retrieval", "layer", "head"],
-            ascending=[False, True, True],
-            kind="stable",
-            ignore_index=True,
-        )
-
-
-def run_key(model: LoadedModel, haystack: str, needle: str, depth: float) -> str:
-    """A name for one run: the same weights, texts and depth always give the same key."""
-    from viz_transformer.analysis.corpus.api import model_hash
-
+def run_key(model: LoadedModel, haystack: str, needle: str, depth: float, *prompt: str) -> str:
+    """A name for one run: the same weights (``model_identity``), text, needle, depth and prompt
+    (form, question, answer) always give the same key."""
     h = hashlib.sha256()
-    for part in (model.name, model_hash(model), haystack, needle, f"{float(depth):.6f}"):
+    for part in (model.name, model_identity(model), haystack, needle, f"{float(depth):.6f}"):
         h.update(part.encode())
         h.update(b"\0")
+    for part in prompt:
+        h.update(f"{part}\0".encode())
     return h.hexdigest()[:24]
+
+
+def fit(
+    model: LoadedModel,
+    haystack: str,
+    needle: str,
+    length: int | None,
+    form: nd.Form = "copy",
+    question: str | None = None,
+) -> str:
+    """The start of ``haystack`` that keeps the prompt at or under ``length`` tokens, cut at a
+    sentence boundary (None: the whole text).
+
+    Raises:
+        ValueError: a text too short for ``length`` (its length in tokens named), a length too
+            small for the needle and the prompt's end.
+    """
+    if length is None:
+        return haystack
+    haystack, needle = nd.check_needle(haystack, needle)
+    ids, offsets = model.token_offsets(haystack)
+    first = " ".join(needle.split()[: max(1, len(needle.split()) // 2)])
+    tail = f"\n\n{first}" if form == "copy" else nd.QUESTION.format(question=question or "")
+    extra = len(model.token_offsets(" " + needle)[0]) + len(model.token_offsets(tail)[0])
+    keep = int(length) - extra
+    if keep < 1:
+        raise ValueError(f"A prompt of {length} tokens leaves no room for the text: ask more.")
+    if keep >= len(ids):
+        raise ValueError(
+            f"The text is {len(ids):,} tokens, too short for a prompt of {length:,}: ask for "
+            f"lengths up to about {len(ids) + extra:,} or give a longer text."
+        )
+    end = offsets[keep][0]
+    at = max((b for b in nd.boundaries(haystack) if 0 < b <= end), default=end)
+    return haystack[:at].rstrip()
 
 
 def _load(out: Path | MutableMapping | None, key: str) -> RunSummary | None:
@@ -96,14 +90,12 @@ def _load(out: Path | MutableMapping | None, key: str) -> RunSummary | None:
         if not path.exists():
             return None
         with np.load(path) as z:
+            length = int(z["sweep_length"])
             return RunSummary(
-                int(z["haystack"]),
-                float(z["depth"]),
-                bool(z["found"]),
-                bool(z["aligned"]),
-                str(z["output"]),
-                z["retrieval"],
-                z["sink"],
+                int(z["sweep_haystack"]),
+                None if length < 0 else length,
+                from_arrays(z),
+                str(z["sweep_source"]),
             )
     return None if out is None else out.get(key)
 
@@ -111,7 +103,11 @@ def _load(out: Path | MutableMapping | None, key: str) -> RunSummary | None:
 def _save(out: Path | MutableMapping | None, key: str, run: RunSummary) -> None:
     if isinstance(out, Path):
         tmp = out / f"{key}.tmp.npz"  # written whole, then renamed: a killed run leaves no half
-        np.savez(tmp, **{k: np.asarray(v) for k, v in vars(run).items()})
+        arrays = to_arrays(run.result)
+        arrays["sweep_haystack"] = np.asarray(run.haystack)
+        arrays["sweep_length"] = np.asarray(-1 if run.length is None else run.length)
+        arrays["sweep_source"] = np.asarray(run.source)
+        np.savez(tmp, **arrays)
         tmp.replace(out / f"{key}.npz")
     elif out is not None:
         out[key] = run
@@ -125,43 +121,74 @@ def retrieval_sweep(
     out: Path | str | MutableMapping | None = None,
     progress: OnFraction | None = None,
     stop: StopToken | None = None,
+    *,
+    lengths: Sequence[int | None] | None = None,
+    prompt: nd.Form = "copy",
+    question: str | None = None,
+    answer: str | None = None,
+    only_found: bool = False,
 ) -> RetrievalSweep:
-    """One ``retrieval_heads`` run per (haystack, depth), kept in ``out`` as each ends.
+    """One ``retrieval_heads`` run per (haystack, length, depth), kept in ``out`` as each ends.
 
     Args:
         haystacks: texts to hide the needle in; depths: where (0 = start, 1 = end).
         out: a folder or a mapping that keeps finished runs (None: nothing kept).
-        progress: called with the fraction of runs done; stop: once set, the sweep ends
-            (``Cancelled``) and the runs finished stay in ``out``.
+        progress: called with the fraction done (runs weighted by their text's length);
+            stop: once set, the sweep ends (``Cancelled``) and the runs finished stay in ``out``.
+        lengths: prompt lengths in tokens, each text cut to fit (``fit``); None: whole texts.
+        prompt, question, answer: the prompt's form (``retrieval_heads``).
+        only_found: the means count only the runs that found the needle (Wu et al.'s choice).
+
+    Returns:
+        A ``RetrievalSweep``: ``.table`` (each head's mean), ``.scores()`` (per cell),
+        ``.cell(depth, length)`` (the runs, each with what its map needs).
 
     Raises:
-        ValueError: no haystack or depth, or what one run raises (checked for every
-            haystack and depth before the first run, so a bad one fails at once).
+        ValueError: no haystack, depth or length, or what one run raises (checked for every
+            text, length and depth before the first run, so a bad one fails at once).
     """
     texts, where = list(haystacks), [float(d) for d in depths]
-    if not texts or not where:
-        raise ValueError("Give at least one haystack and one depth.")
+    sizes = [None] if lengths is None else [None if n is None else int(n) for n in lengths]
+    if not texts or not where or not sizes:
+        raise ValueError("Give at least one haystack, one depth and one length.")
     if isinstance(out, str):
         out = Path(out)
     if isinstance(out, Path):
         out.mkdir(parents=True, exist_ok=True)
-    from viz_transformer.analysis.retrieval.run import prepare
-
-    for text in texts:  # bad input fails before any long run
-        for d in where:
-            prepare(model, text, needle, d)
+    sources = [text_hash(t) for t in texts]
+    how = (prompt, question or "", answer or "")
+    jobs = []  # bad input fails before any long run
+    for n in sizes:
+        for i, text in enumerate(texts):
+            cut = fit(model, text, needle, n, prompt, question)
+            for d in where:
+                prepare(model, cut, needle, d, prompt, question, answer)
+                jobs.append((n, i, cut, d))
     report = with_stop(progress, stop)
-    jobs = [(i, d) for i in range(len(texts)) for d in where]
+    weights = np.cumsum([0, *(len(cut) for _, _, cut, _ in jobs)]) / sum(len(j[2]) for j in jobs)
     runs = []
-    for n, (i, d) in enumerate(jobs):
-        key = run_key(model, texts[i], needle, d)
+    for k, (n, i, cut, d) in enumerate(jobs):
+        key = run_key(model, cut, needle, d, *how)
         run = _load(out, key)
         if run is None:
-            inner = None if report is None else (lambda f, n=n: report((n + f) / len(jobs)))
-            r = retrieval_heads(model, texts[i], needle, d, inner)
-            run = RunSummary(i, d, r.found, r.aligned, r.output, r.retrieval, r.sink)
+            lo, hi = weights[k], weights[k + 1]
+            inner = None if report is None else (lambda f, lo=lo, hi=hi: report(lo + (hi - lo) * f))
+            r = retrieval_heads(
+                model, cut, needle, d, inner, stop, prompt=prompt, question=question, answer=answer
+            )
+            run = RunSummary(i, n, r.without_trace(), sources[i])
             _save(out, key, run)
+        elif (run.haystack, run.source) != (i, sources[i]):
+            # kept under another order of the texts: its key is that of this text, cut
+            run = replace(run, haystack=i, source=sources[i])
         runs.append(run)
         if report is not None:
-            report((n + 1) / len(jobs))
-    return RetrievalSweep(" ".join(needle.split()), tuple(runs))
+            report(float(weights[k + 1]))
+    return RetrievalSweep(
+        " ".join(needle.split()),
+        tuple(runs),
+        depths=tuple(where),
+        lengths=tuple(sizes),
+        form=prompt,
+        only_found=only_found,
+    )

@@ -1,4 +1,6 @@
-"""Greedy generation of Hugging Face encoder-decoder models through ``networks.greedy``.
+"""Greedy generation of Hugging Face models through ``networks.greedy``: ``greedy_ids``, the one
+greedy decoder of this family (encoder-decoder sources batched; a decoder-only model's
+continuation with its key/value cache, ``HFModel.greedy_ids``).
 
 The generation config's token rules (``constrain``) apply at every step, as ``generate`` applies
 them, so the step-by-step decoder (``hf.steps``) and the trace's greedy output agree by
@@ -65,22 +67,29 @@ class _Rows:
 
 @torch.no_grad()
 def greedy_ids(
-    module: PreTrainedModel, sources: list[list[int]], eos_ids: Collection[int]
+    module: PreTrainedModel,
+    sources: list[list[int]],
+    eos_ids: Collection[int],
+    max_new: int = MAX_NEW_TOKENS,
 ) -> list[list[int]]:
-    """Greedy outputs of an encoder-decoder model for source id lists of any lengths.
+    """Greedy outputs for source id lists of any lengths.
 
-    The sources are right-padded and masked, encoded once, and decoded together; a row leaves
-    the batch when it ends (``greedy_loop``), so each output is that source's alone.
+    An encoder-decoder's sources are right-padded and masked, encoded once, and decoded
+    together; a row leaves the batch when it ends (``greedy_loop``), so each output is that
+    source's alone. A decoder-only model continues each source in turn (``_continue``).
 
     Args:
         module: the model in eval mode.
         sources: token ids per source, special tokens included (``HFModel.encode_text``).
         eos_ids: the ids that end an output.
+        max_new: the most ids per output.
 
     Returns:
-        Per source, the output ids after the decoder start, cut before the first end id, at
-        most ``MAX_NEW_TOKENS``.
+        Per source, the output ids (an encoder-decoder's after the decoder start), cut before
+        the first end id, at most ``max_new``.
     """
+    if not module.config.is_encoder_decoder:
+        return [_continue(module, ids, eos_ids, max_new) for ids in sources]
     device = module.device
     src = pad_batch(sources, 0, device)  # (B, S); the padding id is masked out
     lengths = torch.tensor([len(s) for s in sources], device=device)
@@ -106,5 +115,24 @@ def greedy_ids(
         return logits, replace(rows, cache=out.past_key_values, n_out=rows.n_out + 1)
 
     rows = _Rows(memory, mask, None, 0)
-    outs = greedy_loop(step, _Rows.select, rows, len(sources), eos_ids, MAX_NEW_TOKENS, device)
+    outs = greedy_loop(step, _Rows.select, rows, len(sources), eos_ids, max_new, device)
     return [out[:-1] if out and out[-1] in eos_ids else out for out in outs]
+
+
+def _continue(
+    module: PreTrainedModel, ids: list[int], eos_ids: Collection[int], max_new: int
+) -> list[int]:
+    """A decoder-only model's greedy continuation of ``ids`` with its key/value cache (logits of
+    the last position only: a long prompt never makes a ``[T, vocab]`` array), the generation
+    config's token rules at every step, cut before an end id."""
+    device, config = module.device, module.generation_config
+
+    def step(prev: torch.Tensor | None, state: tuple) -> tuple[torch.Tensor, tuple]:
+        past, n_out = state
+        x = torch.tensor([ids], device=device) if prev is None else prev[:, None]
+        out = module(input_ids=x, past_key_values=past, use_cache=True, logits_to_keep=1)
+        logits = constrain(config, out.logits[:, -1].float(), n_out, first=False)  # (1, V)
+        return logits, (out.past_key_values, n_out + 1)
+
+    (out,) = greedy_loop(step, lambda state, _: state, (None, 0), 1, eos_ids, max_new, device)
+    return out[:-1] if out and out[-1] in eos_ids else out

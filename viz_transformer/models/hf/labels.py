@@ -73,3 +73,32 @@ def pretty_tokens(
         body = body.translate(_SHOWN) if byte_level else body
         shown.append(f"##{body}" if glued else body)
     return tuple(shown)
+
+
+def token_labels(tokenizer, ids: list[int], text_start: bool = True) -> tuple[str, ...]:
+    """``HFModel.token_labels`` (called with the tokenizer's lock held): display strings of
+    ``ids`` through ``pretty_tokens``, an id the tokenizer has no token for as ``<id N>``."""
+    marks = {t[:1] for t in tokenizer.tokenize(" the word")}
+    specials = frozenset(tokenizer.all_special_tokens) if text_start else None
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    # an embedding larger than the vocabulary (rows padded to a multiple of 64, say) can
+    # predict an id the tokenizer has no token for: name the id
+    tokens = [f"<id {i}>" if t is None else t for i, t in zip(ids, tokens, strict=True)]
+    return pretty_tokens(tokens, bool(marks & {"Ġ", "▁"}), specials, "Ġ" in marks)
+
+
+def token_offsets(tokenizer, name: str, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """``HFModel.token_offsets`` (the lock held): ids and character spans, special tokens
+    ``(0, 0)``.
+
+    Raises:
+        ValueError: a slow tokenizer, which gives no offsets.
+    """
+    try:
+        enc = tokenizer(text, return_offsets_mapping=True)
+    except NotImplementedError as exc:
+        raise ValueError(
+            f"{name}'s tokenizer gives no character offsets (a slow tokenizer); use a model "
+            "with a fast tokenizer."
+        ) from exc
+    return list(enc["input_ids"]), [(int(a), int(b)) for a, b in enc["offset_mapping"]]

@@ -22,11 +22,11 @@ from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import generation as hf_generation
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
+from viz_transformer.models.hf import labels as hf_labels
 from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import partial as hf_partial
 from viz_transformer.models.hf import qkv as hf_qkv
 from viz_transformer.models.hf import smollm2
-from viz_transformer.models.hf.labels import pretty_tokens
 from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
     T5_TYPES,
@@ -35,7 +35,7 @@ from viz_transformer.models.hf.names import (
     offline_first,
     read_config,
 )
-from viz_transformer.models.hf.spec import NOTES
+from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.models.results import (
     DecoderSession,
@@ -147,7 +147,7 @@ class HFModel(LoadedModel):
         labels, output = (), ""
         if not spec.encoder_only:
             labels = labels_after(self._outputs, ids, preds or [])
-            output = target if target is not None else self._decode(preds[-1:])
+            output = target if target is not None else self.decode(preds[-1:])
         return Trace(
             model_name=self.name,
             src_tokens=tokens if spec.encoder_only else (),
@@ -186,7 +186,7 @@ class HFModel(LoadedModel):
             encoder=arrays["encoder"],
             decoder=arrays["decoder"],
             cross=arrays["cross"],
-            output_text=target if target is not None else self._decode(out_ids),
+            output_text=target if target is not None else self.decode(out_ids),
             forced=target is not None,
             scaled=self.module.config.model_type not in T5_TYPES,
             messages=tuple(messages),
@@ -199,7 +199,7 @@ class HFModel(LoadedModel):
             return super().greedy_outputs(texts)
         sources = [self.encode_text(text) for text in texts]
         return [
-            self._decode(ids)
+            self.decode(ids)
             for ids in hf_generation.greedy_ids(self.module, sources, self.eos_ids())
         ]
 
@@ -211,10 +211,12 @@ class HFModel(LoadedModel):
                 return self.tokenizer(text_target=target)["input_ids"]
             return self.tokenizer(target, add_special_tokens=False)["input_ids"]
 
-    def greedy_ids(self, src_ids: list[int]) -> list[int]:
+    def greedy_ids(self, src_ids: list[int], max_new: int = MAX_NEW_TOKENS) -> list[int]:
         """Greedy output ids of one encoded source with the model's own generation rules
-        (``hf.generation``): after the decoder start token, cut before the first ``</s>``."""
-        return hf_generation.greedy_ids(self.module, [src_ids], self.eos_ids())[0]
+        (``hf.generation.greedy_ids``, the one greedy decoder of this family): an encoder-decoder's
+        after the decoder start token, a decoder-only model's continuation of ``src_ids``; cut
+        before the first end id, at most ``max_new``."""
+        return hf_generation.greedy_ids(self.module, [src_ids], self.eos_ids(), max_new)[0]
 
     def decoder_session(self, text: str) -> DecoderSession:
         """Encode ``text`` once and score output prefixes step by step (see ``hf.steps``)."""
@@ -337,14 +339,12 @@ class HFModel(LoadedModel):
         word, special tokens kept); ``text_start``: ``ids`` begin a text (its first word has no
         mark before it), not outputs or predictions."""
         with self._lock:
-            marks = {t[:1] for t in self.tokenizer.tokenize(" the word")}
-            specials = frozenset(self.tokenizer.all_special_tokens) if text_start else None
-            tokens = self.tokenizer.convert_ids_to_tokens(ids)
-        # an embedding larger than the vocabulary (rows padded to a multiple of 64, say) can
-        # predict an id the tokenizer has no token for: name the id
-        tokens = [f"<id {i}>" if t is None else t for i, t in zip(ids, tokens, strict=True)]
-        return pretty_tokens(tokens, bool(marks & {"Ġ", "▁"}), specials, "Ġ" in marks)
+            return hf_labels.token_labels(self.tokenizer, ids, text_start)
 
-    def _decode(self, ids: list[int]) -> str:
+    def decode(self, ids: Sequence[int]) -> str:
         with self._lock:
-            return self.tokenizer.decode(ids, skip_special_tokens=True)
+            return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def token_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        with self._lock:
+            return hf_labels.token_offsets(self.tokenizer, self.name, text)
