@@ -236,7 +236,7 @@ def test_the_query_key_panel_splits_the_selected_querys_strongest_keys():
     view = vt.head_view(tr, "encoder", 1, 2, model=model, text=text)
     assert view.qk == {}  # no query selected: no panel
     click(view, query=1)
-    qk = view.qk
+    qk = view.explained()
     row = np.asarray(tr.encoder[1, 2][1])
     assert qk["keys"] == list(np.argsort(-row, kind="stable")[: len(qk["keys"])])
     values = np.frombuffer(qk["values"], np.float32).reshape(len(qk["keys"]), -1)
@@ -248,3 +248,32 @@ def test_the_query_key_panel_splits_the_selected_querys_strongest_keys():
     assert view.qk == {}
     with pytest.raises(ValueError, match="model and text go together"):
         vt.head_view(tr, model=model)
+
+
+def test_the_query_key_panel_is_computed_off_the_kernels_thread(monkeypatch):
+    """A click returns at once with the panel marked pending; the numbers follow from the
+    widget's own thread, and a selection the reader left is never drawn."""
+    import threading
+
+    from viz_transformer.notebook import query_key
+
+    model = tiny_paper_model(n_heads=4, max_len=12)
+    text = "alpha beta gamma"
+    tr = vt.trace(model, text)
+    view = vt.head_view(tr, "encoder", 1, 2, model=model, text=text)
+    gate, threads = threading.Event(), []
+    real = query_key.parts
+
+    def slow(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        assert gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(query_key, "parts", slow)
+    click(view, query=1)  # returns while the panel is still being computed
+    assert view.qk == {"kind": "encoder", "layer": 1, "head": 2, "query": 1, "pending": True}
+    click(view, query=2)  # the reader moves on: query 1's panel must not land
+    gate.set()
+    qk = view.explained()
+    assert qk["query"] == 2 and "pending" not in qk and len(qk["keys"]) > 0
+    assert threads and all(name.startswith("vt-query-key") for name in threads)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,8 @@ class AttentionView(anywidget.AnyWidget):
         self._shown: list = []  # display handles of the static snapshot, updated on a change
         self._last_svg = ""
         self._model, self._text, self._captures = model, text, {}
+        self._panel: ThreadPoolExecutor | None = None  # computes the query-key panel
+        self._panel_done: Future | None = None
         uid = f"vt-snap-{uuid.uuid4().hex[:12]}"
         super().__init__(
             header=payload.header(trace),
@@ -194,14 +197,39 @@ class AttentionView(anywidget.AnyWidget):
         self._explain()
 
     def _explain(self) -> None:
-        """The query-key panel of the selected query (the head view, given the model)."""
+        """The query-key panel of the selected query (the head view, given the model), computed
+        in a thread of the widget's own: the kernel keeps answering clicks meanwhile, and the
+        browser shows that the panel is on its way (``qk["pending"]``)."""
         if self._model is None or self.view != "head" or self.query < 0:
             if self.qk:
                 self.qk = {}
             return
         where = (self.kind, self.layer, self.head, self.query)
-        if tuple(self.qk.get(k) for k in ("kind", "layer", "head", "query")) != where:
-            self.qk = query_key.parts(self._model, self._text, self._trace, *where, self._captures)
+        if tuple(self.qk.get(k) for k in ("kind", "layer", "head", "query")) == where:
+            return
+        self.qk = dict(zip(("kind", "layer", "head", "query"), where, strict=True)) | {
+            "pending": True
+        }
+        if self._panel is None:
+            self._panel = ThreadPoolExecutor(1, thread_name_prefix="vt-query-key")
+        self._panel_done = self._panel.submit(self._explain_in_thread, where)
+
+    def _explain_in_thread(self, where: tuple[str, int, int, int]) -> None:
+        if (self.kind, self.layer, self.head, self.query) != where:
+            return  # the reader moved on before this one started: the newer request follows
+        done = query_key.parts(self._model, self._text, self._trace, *where, self._captures)
+        if (self.kind, self.layer, self.head, self.query) == where:
+            self.qk = done
+
+    def explained(self, timeout: float | None = 60) -> dict[str, Any]:
+        """Wait for the query-key panel of the selection and return its numbers (``qk``).
+
+        Raises:
+            TimeoutError: the panel took longer than ``timeout`` seconds.
+        """
+        if self._panel_done is not None:
+            self._panel_done.result(timeout)
+        return self.qk
 
     def _refresh(self) -> None:
         """Recompute what the view draws and whose inputs changed (nothing else is sent)."""
