@@ -13,7 +13,8 @@ Public API::
     vt.head_view(tr), vt.model_view(tr, "cross")  # notebook widgets (requirements-notebook.txt)
     vt.retrieval_heads(vt.load_model("smollm2"), long_text, "a needle sentence").table
 
-Every public name loads its module when first read (``LAZY``, PEP 562): ``import
+Every public name loads its module when first read (PEP 562): the ``if TYPE_CHECKING:``
+imports below are the one list of them (``exports.lazy`` derives ``__all__`` and ``LAZY``). ``import
 viz_transformer`` imports no PyTorch, so the class commands (``python -m viz_transformer class``)
 start in well under 2 s (bench/bench_class_commands.py). Those of heavy libraries stay unloaded
 until used: the class store (SQLAlchemy), comparison and attention flow (SciPy), corpus
@@ -23,71 +24,13 @@ notebook widgets (anywidget). A user who only traces imports none of those libra
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-# public name -> the module that defines it (under the name ``ALIASES`` gives, else its own),
-# imported on first use (``__getattr__``): ``import viz_transformer`` loads none of them, so a
-# command that needs only the class store (``python -m viz_transformer class``) starts without
-# PyTorch
-LAZY = {
-    "trace": "viz_transformer.analysis.capture",
-    "head_importance": "viz_transformer.analysis.heads",
-    "value_weighted": "viz_transformer.analysis.heads",
-    "Lens": "viz_transformer.analysis.lens",
-    "logit_lens": "viz_transformer.analysis.lens",
-    "patch_heads": "viz_transformer.analysis.patching",
-    "patch_set": "viz_transformer.analysis.patching",
-    "head_roles": "viz_transformer.analysis.roles",
-    "Grade": "viz_transformer.course",
-    "Lesson": "viz_transformer.course",
-    "Question": "viz_transformer.course",
-    "Step": "viz_transformer.course",
-    "grade": "viz_transformer.course",
-    "lessons": "viz_transformer.course",
-    "load_lesson": "viz_transformer.course",
-    "validate_lesson": "viz_transformer.course",
-    "LoadedModel": "viz_transformer.models.base",
-    "default_device": "viz_transformer.models.devices",
-    "prepare_model": "viz_transformer.models.hf.smollm2",
-    "DEFAULT_MODEL": "viz_transformer.models.registry",
-    "available_models": "viz_transformer.models.registry",
-    "default_model": "viz_transformer.models.registry",
-    "load_model": "viz_transformer.models.registry",
-    "model_info": "viz_transformer.models.registry",
-    "ModelFacts": "viz_transformer.models.spec",
-    "ModelSpec": "viz_transformer.models.spec",
-    "hooks": "viz_transformer.networks.hooks",
-    "KIND_TITLES": "viz_transformer.records.kinds",
-    "KINDS": "viz_transformer.records.kinds",
-    "AttentionKind": "viz_transformer.records.kinds",
-    "StopToken": "viz_transformer.records.progress",
-    "Trace": "viz_transformer.records.trace",
-    "train_live": "viz_transformer.training.live.train",
-    "ClassStore": "viz_transformer.classroom",
-    "classroom": "viz_transformer.classroom",
-    "Comparison": "viz_transformer.analysis.comparison.model_pair",
-    "compare": "viz_transformer.analysis.comparison.model_pair",
-    "drift": "viz_transformer.analysis.comparison.drift",
-    "corpus_stats": "viz_transformer.analysis.corpus.api",
-    "read_corpus_stats": "viz_transformer.analysis.corpus.api",
-    "head_summary": "viz_transformer.analysis.corpus.stats",
-    "attention_flow": "viz_transformer.analysis.flow",  # SciPy's maximum flow
-    "attention_scores": "viz_transformer.analysis.why",  # pandas tables
-    "score_parts": "viz_transformer.analysis.why",
-    "head_writes": "viz_transformer.analysis.writes",  # pandas tables
-    "retrieval_heads": "viz_transformer.analysis.retrieval.api",  # pandas tables
-    "compare_retrieval": "viz_transformer.analysis.retrieval.api",
-    # the notebook widgets (anywidget): a peer of ui/, above this API, never loaded by an import
-    "head_view": "viz_transformer.notebook",
-    "model_view": "viz_transformer.notebook",
-}
+from viz_transformer import exports
 
-ALIASES = {"prepare_model": "prepare", "compare_retrieval": "compare_forms"}
-
-if TYPE_CHECKING:  # what a type checker and an editor see: the names as if imported
+if TYPE_CHECKING:  # the public API, the one list: what an editor sees, what is loaded lazily
     from viz_transformer.analysis.capture import trace
     from viz_transformer.analysis.comparison.drift import drift
     from viz_transformer.analysis.comparison.model_pair import Comparison, compare
@@ -131,70 +74,7 @@ if TYPE_CHECKING:  # what a type checker and an editor see: the names as if impo
     from viz_transformer.records.trace import Trace
     from viz_transformer.training.live.train import train_live
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "KINDS",
-    "KIND_TITLES",
-    "AttentionKind",
-    "ClassStore",
-    "Comparison",
-    "Grade",
-    "Lens",
-    "Lesson",
-    "LoadedModel",
-    "ModelFacts",
-    "ModelSpec",
-    "Question",
-    "Step",
-    "StopToken",
-    "Trace",
-    "attention_flow",
-    "attention_scores",
-    "available_models",
-    "classroom",
-    "compare",
-    "compare_retrieval",
-    "corpus_stats",
-    "default_device",
-    "default_model",
-    "drift",
-    "grade",
-    "head_importance",
-    "head_roles",
-    "head_summary",
-    "head_view",
-    "head_writes",
-    "hooks",
-    "lessons",
-    "load_lesson",
-    "load_model",
-    "logit_lens",
-    "model_info",
-    "model_view",
-    "patch_heads",
-    "patch_set",
-    "prepare_model",
-    "read_corpus_stats",
-    "retrieval_heads",
-    "score_parts",
-    "trace",
-    "train_live",
-    "validate_lesson",
-    "value_weighted",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """A name of ``LAZY``, imported from its module on first use and kept in this module."""
-    if name not in LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(LAZY[name]), ALIASES.get(name, name))
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__, __all__, LAZY = exports.lazy(__name__, __file__)
 
 
 class _Package(types.ModuleType):

@@ -11,31 +11,13 @@ trace at answer time (``graders``: each kind's grader; ``quantities``: the cours
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# public name -> its module, imported on first use (PEP 562): the records (Grade, Lesson) load
-# without the grading and the model registry (PyTorch), so the class store's commands that
-# read no lesson start without them (``python -m viz_transformer class pause``)
-LAZY = {
-    "lessons": "files",
-    "load_lesson": "files",
-    "Sources": "grading",
-    "TraceOf": "grading",
-    "grade": "grading",
-    "traced": "grading",
-    "warm_traces": "grading",
-    "QUESTION_KINDS": "kinds",
-    "KindRule": "kinds",
-    "Grade": "records",
-    "Lesson": "records",
-    "Question": "records",
-    "Step": "records",
-    "LessonError": "shape",
-    "read_lesson": "shape",
-    "validate_lesson": "validation",
-}
+from viz_transformer import exports
 
+# the public names, the one list (``exports.lazy``): imported on first use (PEP 562), so the
+# records (Grade, Lesson) load without the grading and the model registry (PyTorch), and the
+# class store's commands that read no lesson start without them (``class pause``)
 if TYPE_CHECKING:
     from viz_transformer.course.files import lessons, load_lesson
     from viz_transformer.course.grading import Sources, TraceOf, grade, traced, warm_traces
@@ -44,30 +26,4 @@ if TYPE_CHECKING:
     from viz_transformer.course.shape import LessonError, read_lesson
     from viz_transformer.course.validation import validate_lesson
 
-__all__ = [
-    "QUESTION_KINDS",
-    "Grade",
-    "KindRule",
-    "Lesson",
-    "LessonError",
-    "Question",
-    "Sources",
-    "Step",
-    "TraceOf",
-    "grade",
-    "lessons",
-    "load_lesson",
-    "read_lesson",
-    "traced",
-    "validate_lesson",
-    "warm_traces",
-]
-
-
-def __getattr__(name: str) -> Any:
-    """A name of ``LAZY``, imported from its module on first use and kept in this package."""
-    if name not in LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{LAZY[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__, __all__, LAZY = exports.lazy(__name__, __file__)
