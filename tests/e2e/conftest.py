@@ -45,12 +45,13 @@ def serve(
     log_name: str,
     env: dict[str, str] | None = None,
     command: tuple[str, ...] = ("streamlit", "run", "app.py"),
+    errors: Path | None = None,
 ) -> Iterator[str]:
     """``streamlit run app.py`` (or ``python -m`` another ``command`` given Streamlit's flags,
     such as ``("viz_transformer", "app")``) on a free loopback port, with ``env`` added to the
     environment; yields its URL. Its output goes to ``artifacts/<log_name>-server.log`` (a pipe
-    nobody reads could fill up and stall it); it is stopped afterwards, killed if it does not
-    stop."""
+    nobody reads could fill up and stall it), its stderr to ``errors`` when given; it is stopped
+    afterwards, killed if it does not stop."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -63,7 +64,9 @@ def serve(
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **(env or {})}
     with log.open("wb") as out:
         cmd = [sys.executable, "-m", *command, *args]
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        err = errors.open("wb") if errors else None
+        stderr = err or subprocess.STDOUT
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=stderr)
         try:
             deadline = time.monotonic() + 60
             while not _answers(url):
@@ -76,6 +79,8 @@ def serve(
                 proc.wait(timeout=15)
             proc.kill()  # does nothing when it has stopped
             proc.wait(timeout=15)
+            if err:
+                err.close()
 
 
 @pytest.fixture(scope="session")

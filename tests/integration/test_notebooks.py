@@ -19,7 +19,7 @@ PRINTS = {
         r"'cross': \(2, 4, 11, 9\)\}",
         r"selected: \('cross', 0, 0\)",
         r"model view: \('encoder', 1, 3\) focus: \(1, 3\)",
-        r"renderer: plotly_mimetype",
+        r"renderer: plotly_mimetype\+vt_offline",
     ],
     "hf_heads.ipynb": [
         r"encoder-decoder \('encoder', 'decoder', 'cross'\)\nsource: \('<s>', .*'</s>'\)",

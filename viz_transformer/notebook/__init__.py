@@ -10,6 +10,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from viz_transformer.notebook.payload import checked, cuts
+from viz_transformer.notebook.plotly_offline import HTML_TEMPLATE, offline_figures
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.trace import Trace
 
@@ -102,4 +103,4 @@ def model_view(
     return _widgets().ModelView(trace, kind, int(layer), int(head))
 
 
-__all__ = ["TruncatedInputWarning", "head_view", "model_view"]
+__all__ = ["HTML_TEMPLATE", "TruncatedInputWarning", "head_view", "model_view", "offline_figures"]

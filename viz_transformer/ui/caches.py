@@ -21,6 +21,9 @@ from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.settings import TRACE_CACHE_ENTRIES
 from viz_transformer.training.live import runs as live_runs
+from viz_transformer.ui.background import quiet_own_threads
+
+quiet_own_threads()  # the warm-up threads fill these caches outside any session, on purpose
 
 D_KS = np.unique(np.geomspace(1, 1024, 21).round()).astype(int)  # d_k of the saturation curves
 
