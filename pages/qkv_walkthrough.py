@@ -14,6 +14,7 @@ from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
 from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
+from viz_transformer.ui.qkv_caches import capture
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (
@@ -59,7 +60,7 @@ def qkv_walkthrough_page() -> None:
     notes = st.container()  # filled once the model is known to have a walkthrough
     kind = choice.kind_picker(trace)
     try:
-        cap = caches.capture(name, text, kind)
+        cap = capture(name, text, kind)
     except ValueError as exc:  # a model without our hook points says why
         st.info(str(exc))
         st.stop()

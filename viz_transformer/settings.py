@@ -29,6 +29,14 @@ MAX_CHARS = _int("MAX_CHARS", 40_000)  # longer text is refused before tokenisin
 MAX_UPLOAD_BYTES = _int("MAX_UPLOAD_BYTES", 200_000)  # read from an uploaded file (rest cut)
 MAX_UPLOAD_LINES = _int("MAX_UPLOAD_LINES", 500)  # sentences offered from one file
 TRACE_CACHE_ENTRIES = _int("TRACE_CACHE_ENTRIES", 128)  # traces kept per server (st.cache_resource)
+# most megabytes the kept traces may hold together (a long trace keeps every layer's queries and
+# keys on the model's device: smollm2 at 8,000 tokens about 0.5 GB); the newest always stays
+TRACE_CACHE_MB = _int("TRACE_CACHE_MB", 2048)
+# most megabytes one page's long job (the Q, K, V walkthrough's capture, a score split, a head's
+# writes, the decoder's steps) may take above the loaded model; a job estimated above it, or above
+# what the device (or, on the CPU, the machine) has free, is refused with a message before it
+# starts (ui/budget.py)
+JOB_MEMORY_MB = _int("JOB_MEMORY_MB", 2048)
 # figure exports (SVG/PDF/PNG, a browser each) that may wait while one renders; one more is told
 # to try again: the waits hold Streamlit's worker threads (six on two cores)
 EXPORT_QUEUE = _int("EXPORT_QUEUE", 3)

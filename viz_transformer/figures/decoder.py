@@ -7,6 +7,8 @@ view; labels are HTML-escaped and axes numeric with ``ticktext`` (repeated token
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -17,6 +19,7 @@ from viz_transformer.records.kinds import head_label
 
 FUTURE = "·"  # label of a decoder position not generated yet
 CHOSEN, OTHER = "#d62728", "#9ecae1"  # bar colours: the appended token, the other candidates
+KEYS_MAX = 512  # keys a row draws one by one; a longer row is drawn as block maxima
 
 
 def _rows_figure(
@@ -35,10 +38,13 @@ def _rows_figure(
     n_layers, n_heads, k = rows.shape
     z = rows.reshape(n_layers * n_heads, k)
     names = [head_label((i, head)) for i in layers for head in range(n_heads)]
-    text = [[f"{name} → {c}" for c in cols] for name in names]
-    hover = "%{text}<br>weight %{z:.3f}<extra></extra>"
-    fig = go.Figure(weight_trace(z, hover, text=text, hoverongaps=False))
-    label_axes(fig, names, cols)
+    if k > KEYS_MAX:  # a long prompt: each cell the max of a block of keys
+        fig, xtitle = _long_rows(z, names, xtitle)
+    else:
+        text = [[f"{name} → {c}" for c in cols] for name in names]
+        hover = "%{text}<br>weight %{z:.3f}<extra></extra>"
+        fig = go.Figure(weight_trace(z, hover, text=text, hoverongaps=False))
+        label_axes(fig, names, cols)
     fig.update_layout(
         title=title,
         xaxis_title=xtitle,
@@ -48,6 +54,28 @@ def _rows_figure(
         plot_bgcolor="#d9d9d9" if masked else "white",  # NaN cells: the future, greyed
     )
     return fig
+
+
+def _long_rows(z: np.ndarray, names: list[str], xtitle: str) -> tuple[go.Figure, str]:
+    """Rows ``[n, K]`` over more than ``KEYS_MAX`` keys as the max of each block of keys (NaN,
+    the future, only where a whole block is), on an axis counted in positions; and its x title.
+    The browser gets at most ``KEYS_MAX`` cells a row, not a label per key."""
+    n, k = z.shape
+    size = -(-k // KEYS_MAX)
+    padded = np.full((n, -(-k // size) * size), np.nan, np.float32)
+    padded[:, :k] = z
+    with warnings.catch_warnings():  # an all-future block stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        small = np.nanmax(padded.reshape(n, -1, size), axis=2)
+    hover = (
+        f"%{{y}}<br>keys near %{{x:.0f}} (block of {size})<br>max weight %{{z:.3f}}<extra></extra>"
+    )
+    fig = go.Figure(
+        weight_trace(small, hover, x0=(size - 1) / 2, dx=size, y=names, hoverongaps=False)
+    )
+    fig.update_xaxes(range=[-0.5, k - 0.5])
+    fig.update_yaxes(autorange="reversed")
+    return fig, f"{xtitle}: position (each cell the max of {size} keys)"
 
 
 def self_rows_figure(step: Step, width: int | None = None, layer: int | None = None) -> go.Figure:

@@ -18,6 +18,7 @@ DIVERGING = "RdBu_r"  # red positive, blue negative, white 0
 # wider strips show values in the hover only: 32 one-decimal numbers overlapped at 1024 px in
 # presenter mode (numbers in cells grow 1.6 times there); 16 two-decimal ones fit
 MAX_TEXT_COLUMNS = 16
+KEYS_MAX = 64  # keys steps 2 to 6 draw (``shown_keys``): a screen of strips
 ROW_PX = 24
 GAP_PX = 44  # between stacked subplots: room for the lower one's title
 MARGIN = {"l": 10, "r": 10, "t": 80, "b": 40}  # the top holds the title and a subplot title
@@ -102,10 +103,28 @@ def input_figure(w: Walkthrough) -> go.Figure:
     return _layout(fig, f"Step 1, the input: {_where(w)}", len(rows), "dimension of d_model")
 
 
+def shown_keys(w: Walkthrough) -> np.ndarray:
+    """The keys steps 2 to 6 draw, in position order: every key up to ``KEYS_MAX``, else the
+    ``KEYS_MAX`` the query weighs most (a long input's thousands of strips would be a page
+    tens of thousands of pixels tall and megabytes to send; the downloads hold every key)."""
+    n = len(w.key_tokens)
+    if n <= KEYS_MAX:
+        return np.arange(n)
+    return np.sort(np.argsort(-w.weights, kind="stable")[:KEYS_MAX])
+
+
+def _keys_note(w: Walkthrough, shown: np.ndarray) -> str:
+    """What a figure's title adds when it draws some of the keys only."""
+    n = len(w.key_tokens)
+    return "" if len(shown) == n else f" ({len(shown)} of {n:,} keys: those it weighs most)"
+
+
 def vectors_figure(w: Walkthrough) -> go.Figure:
-    """Step 2: this head's q of the query and k_j, v_j of every key j, ``d_k`` numbers each."""
+    """Step 2: this head's q of the query and k_j, v_j of each key j drawn (``shown_keys``),
+    ``d_k`` numbers each."""
+    kept = shown_keys(w)
     keys = labels(w.key_tokens)
-    keys = [f"{t} (masked)" if not kept else t for t, kept in zip(keys, w.keep, strict=True)]
+    keys = [f"{keys[j]} (masked)" if not w.keep[j] else keys[j] for j in kept]
     n = len(keys)
     fig = make_subplots(
         rows=3,
@@ -115,11 +134,12 @@ def vectors_figure(w: Walkthrough) -> go.Figure:
         vertical_spacing=_spacing(2 * n + 4),
         subplot_titles=("query q", "keys k_j", "values v_j"),
     )
-    zmax = _limit(w.q, w.k, w.v)
+    k, v = w.k[kept], w.v[kept]
+    zmax = _limit(w.q, k, v)
     query = labels([w.query_tokens[w.position]])
-    for row, (z, rows) in enumerate(((w.q[None], query), (w.k, keys), (w.v, keys)), start=1):
+    for row, (z, rows) in enumerate(((w.q[None], query), (k, keys), (v, keys)), start=1):
         _strips(fig, z, rows, row, zmax, "dimension")
-    title = f"Step 2, head {w.head}: {_where(w)}"
+    title = f"Step 2, head {w.head}: {_where(w)}{_keys_note(w, kept)}"
     return _layout(fig, title, 2 * n + 4, "dimension of d_k", last=3)
 
 
@@ -128,15 +148,18 @@ def _number(value: float) -> str:
 
 
 def scores_table(w: Walkthrough) -> go.Figure:
-    """Steps 3 to 5 as a table, one row per key j: q·k_j, divided by sqrt(d_k), softmax."""
+    """Steps 3 to 5 as a table, one row per key j drawn (``shown_keys``): q·k_j, divided by
+    sqrt(d_k), softmax (over every key)."""
+    kept = shown_keys(w)
     scaled_title = "q·k_j / √d_k" if w.divided else "q·k_j (this model does not divide)"
     header = ["j", "key token", "q·k_j", scaled_title, "softmax a_j"]
+    names = labels(w.key_tokens)
     cells = [
-        list(range(len(w.key_tokens))),
-        labels(w.key_tokens),
-        [_number(s) for s in w.raw],
-        [_number(s) for s in w.scaled],
-        [f"{a:.4f}" for a in w.weights],
+        [int(j) for j in kept],
+        [names[j] for j in kept],
+        [_number(s) for s in w.raw[kept]],
+        [_number(s) for s in w.scaled[kept]],
+        [f"{a:.4f}" for a in w.weights[kept]],
     ]
     fig = go.Figure(
         go.Table(
@@ -145,19 +168,22 @@ def scores_table(w: Walkthrough) -> go.Figure:
             columnwidth=[0.5, 2, 1.3, 1.8, 1.3],
         )
     )
-    title = f"Steps 3 to 5, head {w.head}: {_where(w)}"
+    title = f"Steps 3 to 5, head {w.head}: {_where(w)}{_keys_note(w, kept)}"
     fig.update_layout(
         title=title,
-        height=75 + 25 * (len(w.key_tokens) + 1),
+        height=75 + 25 * (len(kept) + 1),
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
 
 
 def weighted_sum_figure(w: Walkthrough) -> go.Figure:
-    """Step 6: the rows a_j v_j and their sum z, this head's output for the query."""
-    terms = w.weights[:, None] * w.v  # (Tk, d_k)
-    rows = [f"{a:.3f} × v({t})" for a, t in zip(w.weights, labels(w.key_tokens), strict=True)]
+    """Step 6: the rows a_j v_j of the keys drawn (``shown_keys``) and the sum z over every key,
+    this head's output for the query."""
+    kept = shown_keys(w)
+    terms = w.weights[kept, None] * w.v[kept]  # (keys drawn, d_k)
+    names = labels(w.key_tokens)
+    rows = [f"{w.weights[j]:.3f} × v({names[j]})" for j in kept]
     n = len(rows)
     fig = make_subplots(
         rows=2,
@@ -170,7 +196,7 @@ def weighted_sum_figure(w: Walkthrough) -> go.Figure:
     zmax = _limit(terms, w.z)
     _strips(fig, terms, rows, 1, zmax, "dimension")
     _strips(fig, w.z[None], ["z"], 2, zmax, "dimension")
-    title = f"Step 6, head {w.head}: {_where(w)}"
+    title = f"Step 6, head {w.head}: {_where(w)}{_keys_note(w, kept)}"
     return _layout(fig, title, n + 3, "dimension of d_k", last=2)
 
 

@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from viz_transformer.figures.attention import HEAD_MAX
 from viz_transformer.figures.common import labels
-from viz_transformer.figures.heatmap import MASKED_GREY, label_axes, with_subtitle
+from viz_transformer.figures.heatmap import MASKED_GREY, label_axes, reduced_note, with_subtitle
+from viz_transformer.records.tiles import block_reduce
 
 CLICKABLE = 4096  # cells up to which the map carries a clickable point per cell
 EXACT = 1e-4  # a rest within this share of the score is rounding (the splits are exact to 1e-4)
@@ -24,7 +26,11 @@ def score_map(
 ) -> go.Figure:
     """One head's scores ``[q, k]`` on a scale centred at 0, masked cells grey; every cell a
     clickable point (``x`` = key, ``y`` = query) when there are at most ``CLICKABLE``, and the
-    ``picked`` (query, key) cell outlined."""
+    ``picked`` (query, key) cell outlined. A map larger than ``HEAD_MAX`` per side is drawn as
+    block maxima on axes counted in positions (the browser gets what the screen shows, not
+    every score: 1,546 tokens were a 5.9 MB update that froze the tab)."""
+    if max(scores.shape) > HEAD_MAX:
+        return _reduced_scores(scores, title, picked)
     z = np.where(np.isfinite(scores), scores, np.nan)
     top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
     rows_l, cols_l = labels(rows), labels(cols)
@@ -70,6 +76,50 @@ def score_map(
         plot_bgcolor=MASKED_GREY,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         clickmode="event+select",
+    )
+    return fig
+
+
+def _reduced_scores(scores: np.ndarray, title: str, picked: tuple[int, int] | None) -> go.Figure:
+    """``score_map`` of a long head: the largest score of each block (masked cells count as
+    -inf, so a block is grey only when all of it is masked), the picked cell's block outlined."""
+    finite = np.where(np.isnan(scores), -np.inf, scores).astype(np.float32)
+    small, bq, bk = block_reduce(finite, HEAD_MAX, "max")
+    z = np.where(np.isfinite(small), small, np.nan)
+    top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x0=(bk - 1) / 2,
+            dx=bk,
+            y0=(bq - 1) / 2,
+            dy=bq,
+            zmin=-top,
+            zmax=top,
+            colorscale="RdBu_r",
+            hovertemplate=f"queries near %{{y:.0f}} (block of {bq}), keys near %{{x:.0f}} "
+            f"(block of {bk})<br>largest score %{{z:.3f}}<extra></extra>",
+            colorbar={"title": {"text": "block max"}},
+        )
+    )
+    if picked is not None:
+        q0, k0 = picked[0] // bq * bq, picked[1] // bk * bk
+        fig.add_shape(
+            type="rect",
+            x0=k0 - 0.5,
+            x1=k0 + bk - 0.5,
+            y0=q0 - 0.5,
+            y1=q0 + bq - 0.5,
+            line={"color": "black", "width": 2},
+        )
+    note = reduced_note(*scores.shape, HEAD_MAX) + "; pick the query and key below"
+    fig.update_xaxes(title="key position (attended to)", range=[-0.5, scores.shape[1] - 0.5])
+    fig.update_yaxes(title="query position (attending)", range=[scores.shape[0] - 0.5, -0.5])
+    fig.update_layout(
+        title=with_subtitle(title, note),
+        height=760,
+        plot_bgcolor=MASKED_GREY,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
     )
     return fig
 

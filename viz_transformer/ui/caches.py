@@ -12,15 +12,17 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis import aggregate, sinks, walkthrough
+from viz_transformer.analysis import aggregate, sinks
 from viz_transformer.analysis import positional as pa
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import attention
 from viz_transformer.figures import live as live_figs
 from viz_transformer.records.architecture import ArchitectureSummary
+from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.settings import TRACE_CACHE_ENTRIES
+from viz_transformer.settings import TRACE_CACHE_ENTRIES, TRACE_CACHE_MB
 from viz_transformer.training.live import runs as live_runs
+from viz_transformer.ui import budget
 from viz_transformer.ui.background import quiet_own_threads
 
 quiet_own_threads()  # the warm-up threads fill these caches outside any session, on purpose
@@ -40,11 +42,23 @@ def model(name: str) -> vt.LoadedModel:
     return vt.load_model(name)
 
 
-@st.cache_resource(max_entries=TRACE_CACHE_ENTRIES, show_spinner="Tracing attention…")
+@st.cache_resource(show_spinner=False)
+def _traces() -> BoundedCache:
+    """The server's traces, at most ``TRACE_CACHE_ENTRIES`` and ``TRACE_CACHE_MB`` together (a
+    long trace's queries and keys, on the model's device, weighed as they are fetched)."""
+    return BoundedCache(TRACE_CACHE_ENTRIES, budget.held_bytes, TRACE_CACHE_MB * budget.MB)
+
+
 def trace(name: str, text: str, target: str | None = None) -> vt.Trace:
     """One shared, read-only record per input: no copy per rerun, and a long input's lazy heads
     are computed once for every session that looks at them."""
-    return vt.trace(model(name), text, target)
+    store, key = _traces(), (name, text, target)
+    if key not in store:
+        with st.spinner("Tracing attention…"):
+            return store.get_or_make(key, lambda: vt.trace(model(name), text, target))
+    record = store[key]
+    store.put(key, record)  # weighed again: a lazy trace holds the layers fetched since
+    return record
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -93,14 +107,6 @@ def architecture(name: str) -> ArchitectureSummary:
 def rotary_tables(name: str, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
     """cos, sin ``[positions, d_head]`` of ``name``'s rotary module, None without one."""
     return model(name).rotary_tables(positions)
-
-
-@st.cache_resource(max_entries=8, show_spinner="Capturing q, k and v…")
-def capture(name: str, text: str, kind: AttentionKind) -> walkthrough.KindCapture:
-    """Inputs, q, k, v and weights of every layer of ``kind``, for the Q, K, V walkthrough and
-    its why section: shared and read-only (smollm2 at 256 tokens holds 255 MB, which
-    ``st.cache_data`` pickled in 1 s and unpickled on every rerun in 0.2 s)."""
-    return walkthrough.capture(model(name), text, kind)
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the embeddings…")

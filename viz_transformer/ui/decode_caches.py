@@ -6,12 +6,30 @@ from __future__ import annotations
 import streamlit as st
 
 from viz_transformer.analysis import decoding, sampling
-from viz_transformer.ui.caches import model
+from viz_transformer.ui import budget, estimates
+from viz_transformer.ui.caches import architecture, model
+
+
+def _fits(name: str, text: str, max_steps: int, beam: int) -> None:
+    """Refuse a decoding that would not fit (``budget.TooLarge``, a ValueError), before it runs."""
+    loaded = model(name)
+    n = len(loaded.source_ids(text)[0])
+    budget.require(
+        f"Decoding {n:,} prompt tokens step by step",
+        estimates.decode_bytes(architecture(name), n, max_steps, beam),
+        loaded.device,
+        "Shorten the sentence; the Attention maps page reads long inputs one head at a time.",
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner="Decoding step by step…")
 def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) -> decoding.Decoding:
-    """Every step of the decoding (section 3.1), with its top-k next tokens and beams."""
+    """Every step of the decoding (section 3.1), with its top-k next tokens and beams.
+
+    Raises:
+        budget.TooLarge: the decoding would not fit; nothing was computed.
+    """
+    _fits(name, text, max_steps, beam)
     return decoding.decode_steps(model(name), text, max_steps, beam, top_k)
 
 
@@ -28,6 +46,7 @@ def sampled_steps(
     seed: int,
 ) -> decoding.Decoding:
     """Greedy or seeded sampled steps, over the chat prompt when ``chat`` (``sampling``)."""
+    _fits(name, text, max_steps, 1)
     options = sampling.Sampling(temperature, sample_k, top_p, seed)
     return sampling.sample_steps(model(name), text, max_steps, options, top_k, chat)
 

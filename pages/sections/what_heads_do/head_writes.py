@@ -9,7 +9,7 @@ import streamlit as st
 from viz_transformer.analysis import writes
 from viz_transformer.figures import why as figures
 from viz_transformer.records.kinds import AttentionKind, head_label
-from viz_transformer.ui import caches, state, widgets
+from viz_transformer.ui import caches, qkv_caches, state, widgets
 
 TOP = 10  # tokens shown each way
 
@@ -25,7 +25,7 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
         )
         return
     try:
-        cap = caches.capture(name, text, kind)
+        cap = qkv_caches.capture(name, text, kind)
     except ValueError as exc:  # a model whose heads' outputs are not read: say why
         st.info(str(exc))
         return
