@@ -10,14 +10,16 @@ from pages.nav import table
 import streamlit as st
 
 from pages.sections.attention_maps import tabs
-from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
+from viz_transformer.ui import caches, choice, focus, input_notes, sidebar, state, switch, widgets
+from viz_transformer.ui.retrieval_view import run_text
 
 
-def inputs(name: str, text: str) -> None:
-    """Sentences from a file, and what the page says about the input (paragraph, language)."""
+def inputs(name: str, text: str, run: bool) -> None:
+    """Sentences from a file, and what the page says about the input (paragraph, language);
+    ``run``: a retrieval run's prompt is shown instead of the sidebar's sentence."""
     with st.expander("Sentences from a file"):
         choice.upload_picker()
-    input_notes.input_notes(name, text)
+    input_notes.input_notes(name, text, run)
 
 
 def attention_maps_page() -> None:
@@ -30,16 +32,18 @@ def attention_maps_page() -> None:
         "(section 3.2.1). A row of a map is one token looking at all the tokens it may see.",
         r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
     )
+    shown = run_text(name, text, tabs.HEAD_ANCHOR)  # a retrieval head's link
+    run, text = shown is not text, shown
     above = st.container()  # input notes; in presenter mode below the view, so a map shows first
     if not widgets.presenting():
         with above:
-            inputs(name, text)
+            inputs(name, text, run)
     try:
         trace = caches.trace(name, text)
     except widgets.LOAD_ERRORS as exc:
         widgets.show_error(exc)
         if widgets.presenting():
-            inputs(name, text)
+            inputs(name, text, run)
         st.stop()
     input_notes.output_line(trace, text)
     kind = choice.kind_picker(trace)
@@ -61,10 +65,11 @@ def attention_maps_page() -> None:
     tabs.DRAW[tabs.TABS.index(tab or tabs.TABS[0])](view)
     with st.container() if widgets.presenting() else above:
         if widgets.presenting():
-            inputs(name, text)
+            inputs(name, text, run)
         for message in trace.messages:
             st.warning(widgets.literal(message))
         switch.show_missing(trace, "map")
+    focus.apply()  # a link's zoomed head, scrolled into view
 
 
 attention_maps_page()

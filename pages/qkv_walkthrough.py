@@ -13,8 +13,9 @@ from pages.sections.qkv_walkthrough import why as why_section
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
+from viz_transformer.ui import caches, choice, focus, input_notes, sidebar, state, switch, widgets
 from viz_transformer.ui.qkv_caches import capture
+from viz_transformer.ui.retrieval_view import run_text
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
 STEPS = (
@@ -55,6 +56,7 @@ def qkv_walkthrough_page() -> None:
         r"\mathrm{head}_h)W^O\\ \mathrm{head}_i=\mathrm{Attention}(QW_i^Q,KW_i^K,VW_i^V)"
         r"\end{gathered}",
     )
+    text = run_text(name, text, why_section.ANCHOR)  # a retrieval head's link: its run, at the copy
     trace = widgets.or_stop(caches.trace, name, text)
     input_notes.output_line(trace, text)
     notes = st.container()  # filled once the model is known to have a walkthrough
@@ -83,6 +85,7 @@ def qkv_walkthrough_page() -> None:
     why_section.section(cap, layer, head, position)
     if widgets.presenting():
         switch.show_missing(trace, "walkthrough")
+    focus.apply()
 
 
 qkv_walkthrough_page()

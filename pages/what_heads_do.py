@@ -18,7 +18,6 @@ from viz_transformer.ui import ablation_view, caches, sidebar, state, widgets
 def what_heads_do_page() -> None:
     """Importance of every head, one head up close, a set ablated, roles, patching, lens,
     retrieval heads."""
-    retrieval.follow()  # a retrieval head's link: open its page before the sidebar reads
     name, text = sidebar.draw()
     widgets.page_header(
         table.title("what_heads_do"),

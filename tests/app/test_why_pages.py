@@ -121,3 +121,19 @@ def test_attention_flow_is_a_job_with_a_token_limit(
     long = " ".join([text] * 40)
     at.text_area(key="sentence").set_value(long).run()
     assert any("attention flow is offered up to" in i.value for i in at.info)
+
+
+def test_what_a_head_writes_starts_at_the_new_texts_own_position(
+    open_page: Callable[..., AppTest],
+) -> None:
+    """A position picked for one sentence is not kept for the next (it names another token, or
+    none): a new text opens on its own content position."""
+    params = {"heads_kind": "cross", "heads_layer": "1", "heads_head": "3"}
+    at = open_page("pages/what_heads_do.py", params=params)
+    at.selectbox(key="writes_position").set_value(5).run()
+    at.text_area(key="sentence").set_value("The cat sat on the mat.").run()
+    assert not at.exception, at.exception
+    model = vt.load_model("paper-en-pt")
+    trace = vt.trace(model, "The cat sat on the mat.")
+    expected = writes.content_position(trace.tgt_tokens, trace.pred_tokens)
+    assert at.selectbox(key="writes_position").value == expected != 5

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from viz_transformer.records.retrieval_ref import run_key
+
 MODEL_KEY, TEXT_KEY, PRESENTER_KEY = "model", "sentence", "presenter"
 
 
@@ -61,4 +63,9 @@ URL_KEYS: dict[str, Callable[[str], Any]] = {
     "corpus_source": str,
     "corpus_stat": str,
     "corpus_head": str,
+    "zoom": flag,  # Attention maps' full-resolution window on a long map
+    "zoom_q": int,
+    "zoom_k": int,
+    "zoom_size": int,
+    "ret_run": run_key,  # a retrieval run shown instead of the sentence (records.retrieval_ref)
 }

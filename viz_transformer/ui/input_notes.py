@@ -128,7 +128,7 @@ def token_notes(name: str, text: str) -> None:
             f"{', '.join(widgets.literal(u) for u in unknown[:12])}). It sees each group as "
             "one `<unk>` token, labelled `<unk:…>` on the maps with the characters it stands for."
         )
-    if unknown or any(t.startswith(CONTINUES) for t in tokens):
+    if unknown or any(continues(t, text) for t in tokens):
         st.caption(
             "Token labels: `##s` is a piece that continues the word before it (`read` + `##s` = "
             "reads); a piece that starts a word, and punctuation, are shown bare; `<unk:😀>` is "
@@ -136,8 +136,16 @@ def token_notes(name: str, text: str) -> None:
         )
 
 
-def input_notes(name: str, text: str) -> None:
-    """Everything a page says about the input before tracing it."""
+def continues(token: str, text: str) -> bool:
+    """Whether a token label carries the ``##`` mark of a word's continuation (WordPiece, and our
+    SentencePiece labels), not ``##`` the text itself holds (a BPE model shows it as written)."""
+    return token.startswith(CONTINUES) and token[2:3].isalnum() and token not in text
+
+
+def input_notes(name: str, text: str, run: bool = False) -> None:
+    """Everything a page says about the input before tracing it; ``run``: the text is a
+    retrieval run's prompt (a document by design: no sentence picker)."""
     language_check(name, text)
-    sentence_picker(text)
+    if not run and not caches.spec(name).decoder_only:  # an LLM is trained on documents
+        sentence_picker(text)
     token_notes(name, text)

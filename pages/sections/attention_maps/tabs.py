@@ -22,8 +22,9 @@ from viz_transformer.records.export import trace_meta
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import fits_in_memory, is_lazy
 from viz_transformer.records.trace import Patterns, Trace
-from viz_transformer.ui import caches, head_caches, jobs, state, widgets
+from viz_transformer.ui import caches, focus, head_caches, jobs, state, widgets
 
+HEAD_ANCHOR = "head-map"  # where a retrieval head's link scrolls to
 WEIGHTINGS = ["weights", "weighted by value norm"]  # the maps' radio (in the URL)
 
 TABS = ("Maps", "Head view", "Mean / max / rollout", "Statistics")  # the URL's values
@@ -92,25 +93,48 @@ class MapView:
 
 
 def zoom_window(n_rows: int, n_cols: int) -> tuple[int, int, int] | None:
-    """Controls for a full-resolution window into a long map; None shows the whole map."""
+    """Controls for a full-resolution window into a long map; None shows the whole map.
+
+    The window lives in the URL (``zoom``, ``zoom_q``, ``zoom_k``, ``zoom_size``): each value
+    is set in the session state, clamped to this map, before its widget is drawn without a
+    default of its own (a default and a value from the state made Streamlit log a warning)."""
+    top = attention.WINDOW_MAX
+    upper = {"zoom_size": top, "zoom_q": max(0, n_rows - 1), "zoom_k": max(0, n_cols - 1)}
+    starts = {"zoom_size": min(64, top), "zoom_q": 0, "zoom_k": 0, "zoom": False}
+    for key, start in starts.items():
+        value = st.session_state.get(key, start)
+        if key == "zoom":
+            fixed = value is True
+        else:
+            low = 1 if key == "zoom_size" else 0
+            fixed = min(max(value, low), upper[key]) if isinstance(value, int) else start
+        if key not in st.session_state or fixed != value:
+            st.session_state[key] = fixed
     if not st.toggle("Zoom to full resolution", key="zoom"):
         return None
     c1, c2, c3 = st.columns(3)
-    top = attention.WINDOW_MAX
-    size = c3.number_input("Window size", 1, top, min(64, top), step=8, key="zoom_size")
-    q0 = c1.number_input("First query", 0, max(0, n_rows - 1), 0, step=size, key="zoom_q")
-    k0 = c2.number_input("First key", 0, max(0, n_cols - 1), 0, step=size, key="zoom_k")
+    size = c3.number_input("Window size", 1, top, step=8, key="zoom_size")
+    q0 = c1.number_input("First query", 0, upper["zoom_q"], step=size, key="zoom_q")
+    k0 = c2.number_input("First key", 0, upper["zoom_k"], step=size, key="zoom_k")
     return int(q0), int(k0), int(size)
 
 
 def maps(view: MapView) -> None:
     """Every head of the layer at a glance (on request for long inputs), then one head."""
-    kind, layer, arr = view.kind, view.layer, view.arr
+    kind, arr = view.kind, view.arr
     ask = "Overview of every head (downsampled; computes each head once)"
     if not is_lazy(arr) or st.toggle(ask, key="ov"):
         fig = caches.overview_figure(view.name, view.text, kind, view.hide)
         widgets.chart(fig, f"{kind}-overview")
         sinks.gqa_line(view.name, kind)
+    with focus.anchor(HEAD_ANCHOR):
+        one_head(view)
+
+
+def one_head(view: MapView) -> None:
+    """One head: its picker, a long map's zoom, the map (weights or value-weighted), downloads
+    and its sink note."""
+    kind, layer, arr = view.kind, view.layer, view.arr
     head = st.selectbox("Head", range(arr.shape[1]), key="head")
     window = zoom_window(*arr.shape[2:]) if attention.is_large(view.trace, kind) else None
     weighting = "weights"

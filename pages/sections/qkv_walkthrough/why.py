@@ -10,9 +10,10 @@ import streamlit as st
 from viz_transformer.analysis import why
 from viz_transformer.figures import why as figures
 from viz_transformer.records.qkv import KindCapture
-from viz_transformer.ui import widgets
+from viz_transformer.ui import focus, widgets
 
 MAP_KEY = "why_map"
+ANCHOR = "why"  # where a retrieval head's link ("Score split at the copy") scrolls to
 INTRO = (
     "A weight is the softmax of a score, and the score is a sum: take it apart to see which "
     "dimensions, which inputs and which earlier heads and MLPs make the head look at a key. "
@@ -99,6 +100,11 @@ def _split(cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: s
 
 def section(cap: KindCapture, layer: int, head: int, position: int) -> None:
     """The score map of the chosen head, the query and key pickers, and the three splits."""
+    with focus.anchor(ANCHOR):
+        _section(cap, layer, head, position)
+
+
+def _section(cap: KindCapture, layer: int, head: int, position: int) -> None:
     st.subheader("Why this head looks there")
     st.markdown(INTRO)
     scores = widgets.or_none(why.head_scores, cap, layer, head)

@@ -12,6 +12,7 @@ from viz_transformer.records.kinds import AttentionKind, head_label
 from viz_transformer.ui import caches, qkv_caches, state, widgets
 
 TOP = 10  # tokens shown each way
+INPUT_KEY = "_writes_input"  # the (model, text) the position was picked in
 
 
 def section(name: str, text: str, kind: AttentionKind) -> None:
@@ -29,6 +30,10 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
     except ValueError as exc:  # a model whose heads' outputs are not read: say why
         st.info(str(exc))
         return
+    # a position belongs to its input: a new text (or model) starts at its own content position
+    if st.session_state.get(INPUT_KEY, (name, text)) != (name, text):
+        st.session_state.pop("writes_position", None)
+    st.session_state[INPUT_KEY] = (name, text)
     tokens = cap.query_tokens
     predicted = caches.trace(name, text).pred_tokens
     named = _named_positions(tokens, predicted)

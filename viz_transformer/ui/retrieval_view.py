@@ -1,0 +1,142 @@
+"""A retrieval-heads run as a view of its own: the links of What heads do's Retrieval heads section
+(real links, openable in a new tab) carry the run's parameters in the URL key ``ret_run``
+(``records.retrieval_ref``), and Attention maps and the Q, K, V walkthrough show that run's prompt +
+output instead of the sidebar's sentence, which stays as the user left it.
+
+The run's text is found in a store shared by every session (filled as the section's runs end), or
+recomputed from its parameters (a built-in haystack anywhere; a pasted one on the server that
+received it) as a stoppable job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+import viz_transformer as vt
+from viz_transformer.analysis.retrieval.needle import boundaries
+from viz_transformer.records.bounded import BoundedCache
+from viz_transformer.records.retrieval_ref import RunRef, parse
+from viz_transformer.text.checks import check_text
+from viz_transformer.text.corpora import builtin_haystack
+from viz_transformer.ui import caches, focus, jobs, state
+
+RUN_KEY = "ret_run"
+BESIDE_KEY = "_ret_beside"  # the sidebar's sentence when the run view opened: a new one ends it
+SCROLLED_KEY = "_ret_scrolled"  # the run whose view was already scrolled to
+JOB = jobs.JobText(
+    "Running the model on the link's prompt (the run was not kept on this server)…",
+    "Stopped. Start the run again?",
+    "Run it",
+    "ret_view",
+)
+
+
+@st.cache_resource
+def _haystacks() -> BoundedCache:
+    return BoundedCache(32, len, 64 << 20)  # pasted or uploaded texts by digest
+
+
+@st.cache_resource
+def views() -> BoundedCache:
+    """(model, run key) -> the run's prompt + output, shared by every session."""
+    return BoundedCache(128, len, 256 << 20)
+
+
+def haystack_ref(text: str, builtin: str | None) -> str:
+    """``b:<name>`` for a built-in text, else ``h:<digest>`` with the text kept on this server."""
+    if builtin:
+        return f"b:{builtin}"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    _haystacks().put(digest, text)
+    return f"h:{digest}"
+
+
+def haystack_text(ref: RunRef) -> str | None:
+    """The haystack a run names, or None when it was pasted in a server that forgot it."""
+    return builtin_haystack(ref.builtin) if ref.builtin else _haystacks().get(ref.haystack[2:])
+
+
+def cut(model: Any, text: str, length: int) -> str:
+    """``text`` cut at the last sentence boundary that keeps it within ``length`` tokens (0, or
+    a text already that short: all of it)."""
+    if not length or len(model.encode_text(text)) <= length:
+        return text
+    ends = [b for b in boundaries(text) if b > 0]
+    lo, hi = 0, len(ends) - 1  # the longest prefix that fits, by bisection
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if len(model.encode_text(text[: ends[mid]])) <= length else (lo, mid - 1)
+    return text[: ends[lo]].strip()
+
+
+def link(page: str, name: str, ref: RunRef, view: Mapping[str, Any]) -> str:
+    """A relative URL opening ``pages/<page>.py`` on the run ``ref`` of ``name`` in ``view``
+    (URL keys: kind, layer, head, zoom...), the sidebar's sentence kept (when a URL holds it)."""
+    params = {state.MODEL_KEY: name, RUN_KEY: ref.key, **{k: str(v) for k, v in view.items()}}
+    sentence = st.session_state.get(state.TEXT_KEY)
+    if isinstance(sentence, str) and len(sentence) <= state.URL_TEXT_LIMIT:
+        params[state.TEXT_KEY] = sentence
+    return f"{page}?{urlencode(params)}"
+
+
+def leave() -> None:
+    """Back to the sidebar's sentence (a callback, or when the sentence changed)."""
+    st.session_state.pop(RUN_KEY, None)
+    st.session_state.pop(BESIDE_KEY, None)
+    st.query_params.pop(RUN_KEY, None)
+
+
+def _compute(name: str, ref: RunRef, haystack: str) -> Any:
+    model = caches.model(name)
+
+    def run(progress: Any, stop: Any) -> str:
+        hay = cut(model, haystack, ref.length)
+        r = vt.retrieval_heads(model, hay, ref.needle, ref.depth, progress=progress, stop=stop)
+        return check_text(r.prompt + r.output)
+
+    return jobs.stoppable(JOB, views(), (name, ref.key), run)
+
+
+def run_text(name: str, text: str, anchor: str) -> str:
+    """The text a page draws: the run of the URL's ``ret_run`` (with a note and a way back to the
+    sidebar's sentence) or else ``text``; the first time a run is shown, the view moves to
+    ``anchor`` (``focus``)."""
+    value = st.session_state.get(RUN_KEY)
+    if not value:
+        return text
+    beside = st.session_state.setdefault(BESIDE_KEY, text)
+    try:
+        ref = parse(value)
+    except ValueError:
+        ref = None
+    if ref is None or beside != text:  # a bad key, or the user typed a new sentence
+        leave()
+        return text
+    shown = views().get((name, ref.key))
+    if shown is None:
+        haystack = haystack_text(ref)
+        if haystack is None:
+            st.info(
+                "This link's run hid its needle in a pasted text this server no longer holds: "
+                "run it again in What heads do. Showing the sidebar's sentence."
+            )
+            leave()
+            return text
+        shown = _compute(name, ref, haystack)
+        if shown is None:
+            st.stop()
+    left, right = st.columns([4, 1], vertical_alignment="center")
+    left.info(
+        f"Showing a retrieval run's prompt + output ({ref.describe()}), not the sidebar's "
+        "sentence, which is kept."
+    )
+    right.button("Show the sidebar's sentence", key="ret_leave", on_click=leave)
+    if st.session_state.get(SCROLLED_KEY) != ref.key:
+        st.session_state[SCROLLED_KEY] = ref.key
+        focus.request(anchor, "center")
+    return shown
