@@ -59,8 +59,8 @@ def test_the_planted_head_is_found_counted_and_linked(open_page, figures, plante
     # 1 of 2 x 4 heads; the prompt's last position (370) copies "iota" (183): 187 tokens back
     assert "**1 of 8 heads** passed the threshold (retrieval ≥ 0.1)" in said
     assert "Prompt: 371 tokens, the needle at positions 180–185" in said
-    assert "reaches back **187 tokens** (query 370 to key 183)" in said
-    assert "iota kappa lambda" in said and "second half found" in said
+    assert "the copy reaches back **187 tokens**" in said  # from query 370 to "iota" at 183
+    assert "iota kappa lambda" in said and "needle found: ROUGE-1 recall 1.00" in said
     layer, head = PLANTED
     assert any(m.value.startswith(f"**L{layer} H{head}**: retrieval 1.00") for m in app.markdown)
     urls = [b.proto.url for b in app.get("link_button")]
@@ -142,7 +142,6 @@ def test_the_sweep_draws_each_heads_score_per_depth_and_length(
     open_page, figures, decode_array, planted
 ) -> None:
     import viz_transformer as vt
-    from viz_transformer.ui.retrieval_view import cut
 
     text = haystack(LONG, seed=4)
     app = _open(open_page, planted, text)
@@ -152,7 +151,8 @@ def test_the_sweep_draws_each_heads_score_per_depth_and_length(
     app.button(key="ret_start").click().run()
     assert not app.exception and not app.error
     said = " ".join(m.value for m in app.markdown)
-    assert "**4 runs** (2 depths × 2 lengths); needle copied in 100% of them." in said
+    assert "**4 runs** (2 depths × 2 lengths); needle found in 100% of them." in said
+    assert "**1 of 8 heads** reach the threshold (retrieval ≥ 0.1)" in said
     fig = next(f for f in figures(app) if "most often retrieving" in f["layout"]["title"]["text"])
     heads = [t.get("name") for t in fig["data"]]
     assert heads[0] == "L1 H2" and len(heads) == 4
@@ -161,15 +161,16 @@ def test_the_sweep_draws_each_heads_score_per_depth_and_length(
         layer, head = int(name[1]), int(name[4])
         z = decode_array(fig["data"][col]["z"])
         for i, depth in enumerate((0.1, 0.9)):  # each cell: that run's score of that head
-            for j, n in enumerate((256, 0)):
-                r = vt.retrieval_heads(model, cut(model, text, n), NEEDLE, depth)
-                assert z[i, j] == pytest.approx(r.retrieval[layer, head], abs=1e-6)
+            for j, n in enumerate((256, None)):
+                s = vt.retrieval_heads(model, [text], NEEDLE, depths=[depth], lengths=[n])
+                assert z[i, j] == pytest.approx(s.runs[0].retrieval[layer, head], abs=1e-6)
     assert np.all(decode_array(fig["data"][0]["z"]) == 1.0)
     links = [a["text"] for a in fig["layout"]["annotations"] if "href" in a.get("text", "")]
     assert len(links) == 16 and all("attention_maps?" in a for a in links)
     runs = app.dataframe[0].value
-    assert list(runs["haystack tokens"]) == [256, 0, 256, 0] and runs["copied"].all()
-    assert list(runs["best head"]) == ["L1 H2"] * 4
+    assert list(runs["prompt length"]) == ["256", "256", "whole text", "whole text"]
+    assert runs["found"].all() and list(runs["best head"]) == ["L1 H2"] * 4
+    assert (runs["prompt tokens"] <= 256).sum() == 2
     means = app.dataframe[1].value
     assert list(means.columns[:4]) == ["layer", "head", "retrieval", "retrieval_std"]
     assert (means.iloc[0]["layer"], means.iloc[0]["head"], means.iloc[0]["retrieval"]) == (
@@ -177,6 +178,12 @@ def test_the_sweep_draws_each_heads_score_per_depth_and_length(
         2,
         1.0,
     )
+    # a cell's link opens that run (256 tokens, depth 0.9) zoomed on its needle
+    url = links[2].split('href="')[1].split('"')[0]
+    assert "%7C0.9%7C256%7Ccopy%7C" in url
+    tab = _follow(url, "attention_maps")
+    assert any("layer 1, head 2" in t for t in _titles(figures, tab))
+    assert any("depth 0.9 of a pasted text, cut to 256 tokens" in i.value for i in tab.info)
 
 
 def test_bad_input_gets_a_message_never_a_traceback(open_page, planted: str) -> None:

@@ -1,4 +1,4 @@
-"""Figures of retrieval heads over a sweep of needle depths and haystack lengths (Wu et al. 2024's
+"""Figures of retrieval heads over a sweep of needle depths and prompt lengths (Wu et al. 2024's
 picture): the heads most often retrieving, each as a depth x length map of its score, every cell
 a link to that run's map of the head when the caller gives one. From arrays only; the notebook
 draws the same figure from a sweep (``sweep_figure``)."""
@@ -12,12 +12,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz_transformer.analysis.retrieval.run import FLAG
+from viz_transformer.analysis.retrieval.result import FLAG
 from viz_transformer.figures.heatmap import with_subtitle
 from viz_transformer.records.kinds import head_label
 
 if TYPE_CHECKING:
-    from viz_transformer.analysis.retrieval.sweep import RetrievalSweep
+    from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep
 
 TOP = 4  # heads drawn
 CellLink = Callable[[int, int, int, int], "str | None"]  # (depth i, length j, layer, head) -> URL
@@ -50,18 +50,19 @@ def depth_length_figure(
     threshold: float = FLAG,
 ) -> go.Figure:
     """The ``top`` heads most often retrieving, each a map of its score over depth (rows) x
-    haystack length in tokens (columns); a cell's number links to ``link(i, j, layer, head)``.
+    prompt length in tokens (columns, 0: the whole text); a cell's number links to
+    ``link(i, j, layer, head)``.
 
     Args:
         scores: ``[depths, lengths, layers, heads]``, NaN where no run was made (stopped).
         found: ``[depths, lengths]`` whether the run's output held the needle; a cell whose
-            run missed it is marked ``✗``.
+            run missed it is marked ``✗``; threshold: the score a head retrieves at.
     """
     ranked = ranked_heads(scores, threshold)[:top]
     runs = int((~np.isnan(scores).all(axis=(2, 3))).sum())
     titles = [f"{head_label((la, h))}: {n} of {runs} runs" for la, h, n in ranked]
     fig = make_subplots(rows=1, cols=max(len(ranked), 1), subplot_titles=titles or [""])
-    ticks = [f"{n:,}" for n in lengths]
+    ticks = [f"{n:,}" if n else "whole text" for n in lengths]
     for c, (layer, head, _) in enumerate(ranked, start=1):
         z = scores[:, :, layer, head]
         fig.add_trace(
@@ -71,9 +72,9 @@ def depth_length_figure(
                 y=list(range(len(depths))),
                 coloraxis="coloraxis",
                 name=head_label((layer, head)),
-                customdata=[[[d, n] for n in lengths] for d in depths],
+                customdata=[[[d, ticks[j]] for j in range(len(lengths))] for d in depths],
                 hovertemplate=f"{head_label((layer, head))}<br>depth %{{customdata[0]}}, "
-                "%{customdata[1]} tokens<br>retrieval %{z:.2f}<extra></extra>",
+                "prompt %{customdata[1]}<br>retrieval %{z:.2f}<extra></extra>",
             ),
             row=1,
             col=c,
@@ -99,7 +100,7 @@ def depth_length_figure(
             row=1,
             col=c,
         )
-    fig.update_xaxes(title="haystack tokens")
+    fig.update_xaxes(title="prompt tokens")
     fig.update_yaxes(title="needle depth", row=1, col=1)
     missed = found is not None and not bool(np.asarray(found).all())
     subtitle = f"score per run; a head retrieves at {threshold:g} or more" + (
@@ -119,30 +120,12 @@ def depth_length_figure(
     return fig
 
 
-def sweep_grid(
-    sweep: RetrievalSweep, depths: Sequence[float], lengths: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """A sweep's runs as ``[depths, lengths, layers, heads]`` scores and ``[depths, lengths]``
-    found flags; run ``haystack`` index ``j`` is the haystack cut to ``lengths[j]`` tokens
-    (NaN and False where no run was made)."""
-    shape = sweep.runs[0].retrieval.shape
-    scores = np.full((len(depths), len(lengths), *shape), np.nan, dtype=np.float32)
-    found = np.zeros((len(depths), len(lengths)), dtype=bool)
-    where = {float(d): i for i, d in enumerate(depths)}
-    for run in sweep.runs:
-        i = where[float(run.depth)]
-        scores[i, run.haystack], found[i, run.haystack] = run.retrieval, run.found
-    return scores, found
-
-
-def sweep_figure(
-    sweep: RetrievalSweep,
-    depths: Sequence[float],
-    lengths: Sequence[int],
-    link: CellLink | None = None,
-    top: int = TOP,
-) -> go.Figure:
-    """``depth_length_figure`` of a sweep made with one haystack per length (in a notebook:
-    ``sweep_figure(vt.retrieval_heads(llm, texts, needle, depths=depths), depths, lengths)``)."""
-    scores, found = sweep_grid(sweep, depths, lengths)
-    return depth_length_figure(scores, depths, lengths, found, link, top)
+def sweep_figure(sweep: RetrievalSweep, link: CellLink | None = None, top: int = TOP) -> go.Figure:
+    """``depth_length_figure`` of a sweep (``vt.retrieval_heads(..., depths=..., lengths=...)``):
+    each cell the mean over its counted runs; ✗ where a run of the cell missed the needle. In a
+    notebook: ``sweep_figure(sweep)`` shows inline."""
+    lengths = [n or 0 for n in sweep.lengths]
+    found = sweep.found_share() >= 1.0
+    return depth_length_figure(
+        sweep.scores(), sweep.depths, lengths, found, link, top, sweep.threshold
+    )

@@ -18,7 +18,6 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.analysis.retrieval.needle import boundaries
 from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.retrieval_ref import RunRef, parse
 from viz_transformer.text.checks import check_text
@@ -61,19 +60,6 @@ def haystack_text(ref: RunRef) -> str | None:
     return builtin_haystack(ref.builtin) if ref.builtin else _haystacks().get(ref.haystack[2:])
 
 
-def cut(model: Any, text: str, length: int) -> str:
-    """``text`` cut at the last sentence boundary that keeps it within ``length`` tokens (0, or
-    a text already that short: all of it)."""
-    if not length or len(model.encode_text(text)) <= length:
-        return text
-    ends = [b for b in boundaries(text) if b > 0]
-    lo, hi = 0, len(ends) - 1  # the longest prefix that fits, by bisection
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if len(model.encode_text(text[: ends[mid]])) <= length else (lo, mid - 1)
-    return text[: ends[lo]].strip()
-
-
 def link(page: str, name: str, ref: RunRef, view: Mapping[str, Any]) -> str:
     """A relative URL opening ``pages/<page>.py`` on the run ``ref`` of ``name`` in ``view``
     (URL keys: kind, layer, head, zoom...), the sidebar's sentence kept (when a URL holds it)."""
@@ -95,9 +81,17 @@ def _compute(name: str, ref: RunRef, haystack: str) -> Any:
     model = caches.model(name)
 
     def run(progress: Any, stop: Any) -> str:
-        hay = cut(model, haystack, ref.length)
-        r = vt.retrieval_heads(model, hay, ref.needle, ref.depth, progress=progress, stop=stop)
-        return check_text(r.prompt + r.output)
+        # a sweep of one: the same cut of the text (``lengths``) as the sweep that made the link
+        s = vt.retrieval_heads(
+            model,
+            [check_text(haystack, "long text")],
+            ref.needle,
+            depths=[ref.depth],
+            lengths=[ref.length or None],
+            progress=progress,
+            stop=stop,
+        )
+        return s.runs[0].result.text
 
     return jobs.stoppable(JOB, views(), (name, ref.key), run)
 

@@ -1,6 +1,6 @@
 """The "Retrieval heads" section of What heads do (issues 47 and 54): hide a needle in a long text,
 let the model continue it, and see which heads copied it (``vt.retrieval_heads``); one run, or a
-sweep over needle depths x haystack lengths drawn as the heads most often retrieving.
+sweep over needle depths x prompt lengths drawn as the heads most often retrieving.
 
 The run is a stoppable job (``ui.jobs``) started by a button; its text is its own (pasted,
 uploaded or built in), not the sidebar's sentence. What it shows, and its links, are in
@@ -17,7 +17,7 @@ import streamlit as st
 import viz_transformer as vt
 from pages.sections.what_heads_do import retrieval_results as results
 from viz_transformer.analysis.retrieval.run import RetrievalResult, check_model, prepare
-from viz_transformer.analysis.retrieval.sweep import RetrievalSweep
+from viz_transformer.analysis.retrieval.sweep import RetrievalSweep, fit
 from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.progress import OnFraction, StopToken
 from viz_transformer.records.retrieval_ref import RunRef
@@ -33,7 +33,7 @@ NEEDLE = (
 SOURCES = ("built-in", "paste", "upload")
 SWEEP = (0.1, 0.3, 0.5, 0.7, 0.9)
 DEPTHS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-LENGTHS = (256, 512, 1024, 2048, 4096, 8192)  # haystack lengths offered, in tokens
+LENGTHS = (256, 512, 1024, 2048, 4096, 8192)  # prompt lengths offered, in tokens
 ROOM = 64  # tokens kept free past a haystack for the needle and the answer
 JOB = jobs.JobText(
     "Generating, tracing and scoring every head…",
@@ -75,76 +75,81 @@ def _haystack() -> tuple[str | None, str | None]:
 
 
 def _lengths(model: vt.LoadedModel, text: str) -> tuple[int, ...]:
-    """The haystack lengths (tokens) a sweep may use: the offered ones shorter than the text,
-    and the whole text (0) when it fits the model's context with room for the needle."""
+    """The prompt lengths (tokens) a sweep may ask: the offered ones the text is long enough for
+    and the context holds with room for the answer, then the whole text (0) when it fits."""
     total, limit = len(model.encode_text(text)), model.max_positions() - ROOM
     offered = tuple(n for n in LENGTHS if n < min(total, limit + 1))
     return offered + ((0,) if total <= limit else ())
 
 
-def _where(model: vt.LoadedModel, haystack: str | None) -> tuple[tuple, tuple]:
-    """The sweep's or the run's depths and lengths, as the controls chose them."""
+def _where(model: vt.LoadedModel, haystack: str | None) -> tuple[tuple, tuple, bool]:
+    """The sweep's or the run's depths and prompt lengths (0: the whole text), and whether the
+    means count only the runs that found the needle."""
     left, right = st.columns(2)
-    if not st.toggle("Sweep needle depths × haystack lengths", key="ret_sweep"):
+    if not st.toggle("Sweep needle depths × prompt lengths", key="ret_sweep"):
         depth = left.slider("Depth (0 = start, 1 = end)", 0.0, 1.0, 0.5, 0.05, key="ret_depth")
-        return (depth,), (0,)
+        return (depth,), (0,), False
     depths = left.multiselect("Depths", DEPTHS, default=SWEEP, key="ret_depths")
     try:
         offered = _lengths(model, check_text(haystack or "", "long text"))
     except ValueError:
         offered = (0,)
     lengths = right.multiselect(
-        "Haystack lengths (tokens)",
+        "Prompt lengths (tokens)",
         offered,
         default=offered[-2:],
         key="ret_lengths",
         format_func=lambda n: f"{n:,}" if n else "the whole text",
     )
-    return tuple(sorted(depths)), tuple(sorted(lengths, key=lambda n: n or 10**9))
+    only = st.checkbox(
+        "Count only the runs whose output holds the needle (Wu et al.: ROUGE-1 recall > 0.5)",
+        key="ret_only_found",
+    )
+    return tuple(sorted(depths)), tuple(sorted(lengths, key=lambda n: n or 10**9)), only
 
 
 def _sweep(
     model: vt.LoadedModel,
     name: str,
     text: str,
-    builtin: str | None,
-    needle: str,
-    depths: tuple[float, ...],
-    lengths: tuple[int, ...],
+    job: tuple,
     out: dict,
     progress: OnFraction,
     stop: StopToken,
-) -> tuple[RetrievalSweep, dict[tuple[float, int], results.Cell]]:
-    """The sweep's runs, then each run's prompt + output kept for its links, and its cells."""
-    hays = [retrieval_view.cut(model, text, n) for n in lengths]
+) -> RetrievalSweep:
+    """The sweep, each run's prompt + output kept for its links (``retrieval_view``)."""
+    _, _, needle, depths, lengths, builtin, _, only = job
     s = vt.retrieval_heads(
-        model, hays, needle, depths=list(depths), out=out, progress=progress, stop=stop
+        model,
+        [text],
+        needle,
+        depths=list(depths),
+        lengths=[n or None for n in lengths],
+        only_found=only,
+        out=out,
+        progress=progress,
+        stop=stop,
     )
-    ref, cells = retrieval_view.haystack_ref(text, builtin), {}
+    haystack = retrieval_view.haystack_ref(text, builtin)
     for r in s.runs:
-        run_ref = RunRef(ref, float(r.depth), lengths[r.haystack], "copy", needle)
-        p, ids, needle_at, answer_at, _ = prepare(model, hays[r.haystack], needle, r.depth)
-        retrieval_view.views().put((name, run_ref.key), check_text(p.text + r.output))
-        at = needle_at[0] if needle_at else 0
-        cell = results.Cell(run_ref, len(ids), len(ids) - 1, at, answer_at[0] if answer_at else at)
-        cells[(float(r.depth), r.haystack)] = cell
-    return s, cells
+        ref = RunRef(haystack, r.depth, r.length or 0, "copy", needle)
+        retrieval_view.views().put((name, ref.key), r.result.text)
+    return s
 
 
 def _one(
     model: vt.LoadedModel,
     name: str,
     text: str,
-    builtin: str | None,
-    needle: str,
-    depth: float,
+    job: tuple,
     progress: OnFraction,
     stop: StopToken,
 ) -> tuple[RetrievalResult, RunRef]:
     """One run (its trace dropped), and its prompt + output kept for its links."""
-    r = vt.retrieval_heads(model, text, needle, depth, progress=progress, stop=stop)
-    ref = RunRef(retrieval_view.haystack_ref(text, builtin), float(depth), 0, "copy", needle)
-    retrieval_view.views().put((name, ref.key), check_text(r.prompt + r.output))
+    _, _, needle, depths, _, builtin, _, _ = job
+    r = vt.retrieval_heads(model, text, needle, depths[0], progress=progress, stop=stop)
+    ref = RunRef(retrieval_view.haystack_ref(text, builtin), depths[0], 0, "copy", needle)
+    retrieval_view.views().put((name, ref.key), r.text)
     return r.without_trace(), ref
 
 
@@ -164,46 +169,38 @@ def section(name: str) -> None:
         return
     haystack, builtin = _haystack()
     needle = st.text_input("Needle (a sentence to hide)", NEEDLE, key="ret_needle")
-    depths, lengths = _where(model, haystack)
+    depths, lengths, only = _where(model, haystack)
     if st.button("Find retrieval heads", key="ret_start", type="primary"):
         try:
             haystack = check_text(haystack or "", "long text")
             if not depths or not lengths:
-                raise ValueError("Pick at least one depth and one haystack length to sweep.")
+                raise ValueError("Pick at least one depth and one prompt length to sweep.")
             for n in lengths:  # bad input: a message, no job
-                prepare(model, retrieval_view.cut(model, haystack, n), needle, depths[0])
+                prepare(model, fit(model, haystack, needle, n or None), needle, depths[0])
         except ValueError as exc:
             st.error(str(exc))
             return
         digest = hashlib.sha256(haystack.encode()).hexdigest()
-        needle = " ".join(needle.split())
         several = bool(st.session_state.get("ret_sweep"))
-        st.session_state["ret_job"] = (name, digest, needle, depths, lengths, builtin, several)
+        needle = " ".join(needle.split())
+        job = (name, digest, needle, depths, lengths, builtin, several, only)
+        st.session_state["ret_job"] = job
         st.session_state["ret_haystack"] = haystack
     job = st.session_state.get("ret_job")
     if not job or job[0] != name:
         return
-    _, _, needle, depths, lengths, builtin, several = job
     text = st.session_state["ret_haystack"]
-    if several:
+    if job[6]:
         kept = _kept()
-        if job[1:] not in kept:
-            kept.put(job[1:], {})
-        out = kept[job[1:]]
+        if job[1:6] not in kept:  # a sweep's runs, whatever it counts
+            kept.put(job[1:6], {})
+        out = kept[job[1:6]]
         done = jobs.stoppable(
-            JOB,
-            _store(),
-            job,
-            lambda p, s: _sweep(model, name, text, builtin, needle, depths, lengths, out, p, s),
+            JOB, _store(), job, lambda p, s: _sweep(model, name, text, job, out, p, s)
         )
         if done is not None:
-            results.sweep(name, done[0], depths, lengths, done[1])
+            results.sweep(name, done, retrieval_view.haystack_ref(text, job[5]))
         return
-    done = jobs.stoppable(
-        JOB,
-        _store(),
-        job,
-        lambda p, s: _one(model, name, text, builtin, needle, depths[0], p, s),
-    )
+    done = jobs.stoppable(JOB, _store(), job, lambda p, s: _one(model, name, text, job, p, s))
     if done is not None:
         results.run(name, *done)

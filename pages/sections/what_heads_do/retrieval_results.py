@@ -7,13 +7,11 @@ sidebar's sentence is never replaced."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 import streamlit as st
 
-from viz_transformer.analysis.retrieval.run import FLAG, RetrievalResult
-from viz_transformer.analysis.retrieval.sweep import RetrievalSweep
+from viz_transformer.analysis.retrieval.result import RetrievalResult
+from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep
 from viz_transformer.figures import heads as head_figures
 from viz_transformer.figures import retrieval as figures
 from viz_transformer.records.kinds import head_label
@@ -26,18 +24,6 @@ LINKS = {
     "map": st.column_config.LinkColumn("Map at the needle", display_text="open map"),
     "why": st.column_config.LinkColumn("Score split at the copy", display_text="open split"),
 }
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run of a sweep as its links need it: the run, its prompt's length, the query row of
-    the first output step, where the needle starts and the first token to copy."""
-
-    ref: RunRef
-    tokens: int
-    row: int
-    needle: int
-    answer: int  # the first token the output should copy
 
 
 def map_link(name: str, ref: RunRef, layer: int, head: int, row: int, needle: int) -> str:
@@ -69,41 +55,55 @@ def why_link(name: str, ref: RunRef, layer: int, head: int, row: int, key: int) 
     return retrieval_view.link("qkv_walkthrough", name, ref, view)
 
 
+def _at(r: RetrievalResult, layer: int, head: int) -> tuple[int, int, int]:
+    """Where a head's links open: its first copy's query row and key (else the first output
+    step's row and the answer's first token), and the needle's first position."""
+    needle = r.needle_positions[0] if r.needle_positions else 0
+    first = int(r.rows[0]) if len(r.rows) else r.prompt_length - 1
+    row, key = r.copy_step(layer, head) or (first, (r.answer_positions or (needle,))[0])
+    return row, key, needle
+
+
+def _counts(r: RetrievalResult) -> str:
+    """Heads passed, the threshold, the prompt's length and how far back the copy reaches."""
+    back = r.copy_distance
+    reach = f"the copy reaches back **{back:,} tokens**" if back is not None else "no output"
+    where = f"{r.needle_positions[0]:,}–{r.needle_positions[-1]:,}" if r.needle_positions else "–"
+    return (
+        f"**{r.passed} of {r.retrieval.size} heads** passed the threshold (retrieval ≥ "
+        f"{r.threshold:g}). Prompt: {r.prompt_length:,} tokens, the needle at positions {where}; "
+        f"{reach} (from the first output step to the first token it should copy)."
+    )
+
+
 def run(name: str, r: RetrievalResult, ref: RunRef) -> None:
     """One run: counts, the heads grid, the output, the flagged heads with their links."""
-    flagged = r.flagged()
-    n_heads = r.retrieval.size
-    needle = r.needle_positions[0] if r.needle_positions else 0
-    first = int(r.rows[0]) if len(r.rows) else len(r.prompt_tokens) - 1
-    best = r.copy_step(*flagged[0][:2]) if flagged else None
-    row, key = best or (first, r.answer_positions[0] if r.answer_positions else needle)
-    st.markdown(
-        f"**{len(flagged)} of {n_heads} heads** passed the threshold (retrieval ≥ {FLAG:g}). "
-        f"Prompt: {len(r.prompt_tokens):,} tokens, the needle at positions "
-        f"{needle:,}–{r.needle_positions[-1] if r.needle_positions else needle:,}; the copy "
-        f"reaches back **{row - key:,} tokens** (query {row:,} to key {key:,})."
-    )
+    st.markdown(_counts(r))
     scores = r.table.pivot(index="layer", columns="head", values="retrieval").to_numpy()
-    sub = "share of the needle's second half the head copied"
+    sub = "share of the needle's answer tokens the head copied"
     fig = head_figures.head_grid(scores, "Retrieval score of each head", "retrieval", subtitle=sub)
     widgets.chart(fig, "retrieval-heads")
     found = "found" if r.found else "**not** found"
-    st.markdown(f"Output: {widgets.literal(r.output)!s} (the needle's second half {found})")
+    st.markdown(
+        f"Output: {widgets.literal(r.output)!s} (the needle {found}: ROUGE-1 recall "
+        f"{r.recall:.2f}, found above {r.found_at:g})"
+    )
     for message in r.messages:
         st.warning(widgets.literal(message))
+    flagged = r.flagged()
     if not flagged:
-        st.info(f"No head copied the needle (retrieval below {FLAG:g}).")
+        st.info(f"No head copied the needle (retrieval below {r.threshold:g}).")
         st.dataframe(r.table.head(10), hide_index=True)
         return
     rows = []
     for layer, head, score in flagged:
-        q, k = r.copy_step(layer, head) or (first, needle)
+        row, key, needle = _at(r, layer, head)
         rows.append(
             {
                 "head": head_label((layer, head)),
                 "retrieval": score,
-                "map": map_link(name, ref, layer, head, q, needle),
-                "why": why_link(name, ref, layer, head, q, k),
+                "map": map_link(name, ref, layer, head, row, needle),
+                "why": why_link(name, ref, layer, head, row, key),
             }
         )
     for entry in rows[:SHOWN]:
@@ -112,43 +112,48 @@ def run(name: str, r: RetrievalResult, ref: RunRef) -> None:
         mid.link_button("Map at the needle", entry["map"], icon=":material/open_in_new:")
         right.link_button("Score split at the copy", entry["why"], icon=":material/open_in_new:")
     st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=LINKS, key="ret_flagged")
+    st.caption(f"Counting: {r.counting}.")
 
 
-def sweep(
-    name: str, s: RetrievalSweep, depths: tuple, lengths: tuple, cells: dict[tuple, Cell]
-) -> None:
+def sweep(name: str, s: RetrievalSweep, haystack: str) -> None:
     """A sweep: counts, the heads most often retrieving over depth x length (each cell a link
     to that head's map in that run), a row per run with its links, each head's mean."""
-    scores, found = figures.sweep_grid(s, depths, lengths)
-    passed = {(la, h) for la, h, n in figures.ranked_heads(scores) if n}
-    sizes = [c.tokens for c in cells.values()]
+    sizes = s.prompt_lengths()
     st.markdown(
-        f"**{len(s.runs)} runs** ({len(depths)} depths × {len(lengths)} lengths); needle copied "
-        f"in {s.found:.0%} of them. **{len(passed)} heads** passed the threshold (retrieval ≥ "
-        f"{FLAG:g}) in at least one run. Prompts of {min(sizes):,}–{max(sizes):,} tokens."
+        f"**{len(s.runs)} runs** ({len(s.depths)} depths × {len(s.lengths)} lengths); needle "
+        f"found in {s.found:.0%} of them. Means over "
+        f"{'the runs that found it' if s.only_found else 'every run'}: **{s.passed} of "
+        f"{s.runs[0].retrieval.size} heads** reach the threshold (retrieval ≥ {s.threshold:g}). "
+        f"Prompts of {sizes.min():,}–{sizes.max():,} tokens."
     )
 
-    def link(i: int, j: int, layer: int, head: int) -> str | None:
-        c = cells.get((float(depths[i]), j))
-        return None if c is None else map_link(name, c.ref, layer, head, c.row, c.needle)
+    def ref(depth: float, length: int | None) -> RunRef:
+        return RunRef(haystack, depth, length or 0, s.form, s.needle)
 
-    fig = figures.depth_length_figure(scores, depths, lengths, found, link)
-    widgets.chart(fig, "retrieval-depth-length")
+    def link(i: int, j: int, layer: int, head: int) -> str | None:
+        cell = s.cell(s.depths[i], s.lengths[j])
+        if not cell:
+            return None
+        row, _, needle = _at(cell[0].result, layer, head)
+        return map_link(name, ref(s.depths[i], s.lengths[j]), layer, head, row, needle)
+
+    widgets.chart(figures.sweep_figure(s, link), "retrieval-depth-length")
     rows = []
-    for (depth, j), c in sorted(cells.items()):
-        i = list(map(float, depths)).index(depth)
-        layer, head = divmod(int(scores[i, j].argmax()), scores.shape[3])
+    for one in s.runs:
+        r, at = one.result, ref(one.depth, one.length)
+        layer, head, score = (r.flagged(0.0) or [(0, 0, 0.0)])[0]
+        row, key, needle = _at(r, layer, head)
         rows.append(
             {
-                "depth": depth,
-                "haystack tokens": lengths[j],
-                "prompt tokens": c.tokens,
-                "copied": bool(found[i, j]),
-                "heads passed": int((scores[i, j] >= FLAG).sum()),
+                "depth": one.depth,
+                "prompt length": f"{one.length:,}" if one.length else "whole text",
+                "prompt tokens": r.prompt_length,
+                "found": r.found,
+                "heads passed": r.passed,
                 "best head": head_label((layer, head)),
-                "retrieval": float(scores[i, j].max()),
-                "map": map_link(name, c.ref, layer, head, c.row, c.needle),
-                "why": why_link(name, c.ref, layer, head, c.row, c.answer),
+                "retrieval": score,
+                "map": map_link(name, at, layer, head, row, needle),
+                "why": why_link(name, at, layer, head, row, key),
             }
         )
     st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=LINKS, key="ret_runs")
