@@ -13,7 +13,7 @@ from pages.sections.qkv_walkthrough import why as why_section
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, choice, focus, input_notes, sidebar, state, switch, widgets
+from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
 from viz_transformer.ui.qkv_caches import capture
 from viz_transformer.ui.retrieval_view import run_text
 
@@ -85,7 +85,6 @@ def qkv_walkthrough_page() -> None:
     why_section.section(cap, layer, head, position)
     if widgets.presenting():
         switch.show_missing(trace, "walkthrough")
-    focus.apply()
 
 
 qkv_walkthrough_page()

@@ -102,6 +102,7 @@ def section(cap: KindCapture, layer: int, head: int, position: int) -> None:
     """The score map of the chosen head, the query and key pickers, and the three splits."""
     with focus.anchor(ANCHOR):
         _section(cap, layer, head, position)
+    focus.apply()  # a retrieval head's link scrolls here (the page's last anchor)
 
 
 def _section(cap: KindCapture, layer: int, head: int, position: int) -> None:
