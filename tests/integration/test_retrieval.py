@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import viz_transformer as vt
 from viz_transformer import settings
@@ -199,6 +200,25 @@ def test_only_found_counts_the_runs_that_found_the_needle(planted, monkeypatch) 
     both = (every.runs[0].retrieval + every.runs[1].retrieval) / 2
     np.testing.assert_allclose(every.mean_retrieval, both)
     assert (found.table.runs == 1).all() and "the runs that found the needle (1)" in found.summary()
+
+
+def test_the_model_identity_reads_a_sample_and_moves_with_the_weights(planted, tmp_path) -> None:
+    from viz_transformer.analysis.retrieval.identity import model_identity
+
+    again = vt.load_model(f"hf:{build_planted(tmp_path / 'again')}")
+    assert model_identity(again) == model_identity(planted)  # the same weights, another object
+    other = vt.load_model(f"hf:{build_planted(tmp_path / 'seed1', seed=1)}")
+    assert model_identity(other) != model_identity(planted)
+    key = rr.__name__  # any text: a run's key holds the identity
+    from viz_transformer.analysis.retrieval.sweep import run_key
+
+    assert run_key(again, key, NEEDLE, 0.5) != run_key(other, key, NEEDLE, 0.5)
+    with torch.no_grad():  # a retrained layer moves the samples
+        again.module.model.layers[1].self_attn.q_proj.weight.mul_(1.01)
+    from viz_transformer.analysis.retrieval import identity
+
+    identity._IDS.pop(again)
+    assert model_identity(again) != model_identity(planted)
 
 
 @pytest.mark.needs("notebook")

@@ -1,15 +1,16 @@
 """A cheap identity of a model's weights, for naming the runs a retrieval sweep keeps.
 
 Hashing every weight costs as much as reading the model (16 GB for an 8B model); this hashes the
-model's name, its config and, per tensor, its name, shape, dtype and 64 values spread evenly over
-it. Any retraining, fine-tuning or new checkpoint moves those samples; two models that differ
-only in weights the samples miss would share an identity, which for this use (a cache of runs)
-means a stale run at worst, never a wrong model loaded.
+model's config (not the folder it came from) and, per tensor, its name, shape, dtype and 64
+values spread evenly over it. Any retraining, fine-tuning or new checkpoint moves those samples;
+two models that differ only in weights the samples miss would share an identity, which for this
+use (a cache of runs) means a stale run at worst, never a wrong model loaded.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import weakref
 
 import torch
@@ -21,12 +22,14 @@ _IDS: weakref.WeakKeyDictionary[LoadedModel, str] = weakref.WeakKeyDictionary()
 
 
 def model_identity(model: LoadedModel) -> str:
-    """SHA-256 (hex) of the name, config and a sample of every tensor, once per model object:
+    """SHA-256 (hex) of the config and a sample of every tensor, once per model object:
     reads ``SAMPLES`` values per tensor, whatever the model's size."""
     if model not in _IDS:
-        h = hashlib.sha256(model.name.encode())
+        h = hashlib.sha256()
         config = getattr(model.module, "config", None)
-        h.update((config.to_json_string() if hasattr(config, "to_json_string") else "").encode())
+        facts = config.to_dict() if hasattr(config, "to_dict") else {}
+        facts.pop("_name_or_path", None)  # where it was read from is no part of the weights
+        h.update(json.dumps(facts, sort_keys=True, default=str).encode())
         with torch.no_grad():
             for name, t in sorted(model.module.state_dict().items()):
                 h.update(f"\0{name}{tuple(t.shape)}{t.dtype}".encode())

@@ -6,8 +6,9 @@ What follows the haystack is the prompt's form (``FORMS``):
 - ``"copy"`` (the default): a blank line and the needle's first half (its words up to half,
   rounded down, at least one), so that the model should go on by copying the second half (the
   *answer*) from where the needle stands: long-range copying (induction).
-- ``"question"`` (Wu et al. 2024's form): a blank line and ``QUESTION`` asking ``question``; the
-  answer is the needle's tail (``answer_of``), which the model must first look up by meaning.
+- ``"question"`` (Wu et al. 2024's form): a blank line and ``QUESTION`` asking ``question``
+  (``CHAT_QUESTION`` inside a chat template, ``chat``); the answer is the needle's tail
+  (``answer_of``), which the model must first look up by meaning.
 
 Character spans of the needle and of the answer in the prompt let the caller find their token
 positions with any tokenizer (``token_span``); ``rouge1_recall`` says whether an output holds the
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+")
@@ -28,6 +29,8 @@ Form = Literal["copy", "question"]
 FORMS: tuple[Form, ...] = ("copy", "question")
 # Wu et al.'s template ("Based on the content of the book, Question: ...\nAnswer:"), for any text
 QUESTION = "\n\nBased on the content of the text, Question: {question}\nAnswer:"
+# the same ask as a user message (an instruction-tuned model answers in its chat template)
+CHAT_QUESTION = "\n\nBased on the content of the text, answer the question: {question}"
 FOUND_AT = 0.5  # ROUGE-1 recall of the answer above this: the needle was retrieved (Wu et al.)
 
 
@@ -43,7 +46,8 @@ class NeedlePrompt:
             repeat: the second half in the copy form, the tail the question asks for else).
         depth: the depth asked; at: the relative depth of the boundary used (0..1).
         form: ``"copy"`` or ``"question"``; question: the question asked ("" in the copy form);
-        answer: the answer's text (a tail of the needle).
+        answer: the answer's text (a tail of the needle); chat: the text is a chat template's
+        user message (``within``).
     """
 
     text: str
@@ -57,6 +61,18 @@ class NeedlePrompt:
     form: Form = "copy"
     question: str = ""
     answer: str = ""
+    chat: bool = False
+
+    def within(self, before: str, after: str) -> NeedlePrompt:
+        """This prompt with ``before`` and ``after`` around its text (a chat template's parts),
+        its spans moved with it."""
+        n = len(before)
+        return replace(
+            self,
+            text=f"{before}{self.text}{after}",
+            needle_span=(self.needle_span[0] + n, self.needle_span[1] + n),
+            answer_span=(self.answer_span[0] + n, self.answer_span[1] + n),
+        )
 
 
 def check_needle(haystack: str, needle: str) -> tuple[str, str]:
@@ -120,12 +136,15 @@ def build_prompt(
     form: Form = "copy",
     question: str | None = None,
     answer: str | None = None,
+    chat: bool = False,
 ) -> NeedlePrompt:
     """The prompt of ``needle`` hidden in ``haystack`` at ``depth``, in ``form``.
 
     Args:
         form: ``"copy"`` (end with the needle's first half) or ``"question"`` (end by asking
             ``question``, whose answer is ``answer_of(needle, question, answer)``).
+        chat: the question form's ask as a user message (``CHAT_QUESTION``), to be wrapped in a
+            chat template (``within``); else ``QUESTION``, ending "Answer:".
 
     Raises:
         ValueError: bad input (``check_needle``), a depth outside 0..1, an unknown form, the
@@ -154,7 +173,8 @@ def build_prompt(
     if form == "copy":
         said, tail = second, f"\n\n{first}"
     else:
-        said, tail = answer_of(needle, question, answer), QUESTION.format(question=question)
+        ask = CHAT_QUESTION if chat else QUESTION
+        said, tail = answer_of(needle, question, answer), ask.format(question=question)
     end = start + len(needle)
     return NeedlePrompt(
         text=f"{with_needle}{tail}",
@@ -168,6 +188,7 @@ def build_prompt(
         form=form,
         question=question if form == "question" else "",
         answer=said,
+        chat=chat and form == "question",
     )
 
 

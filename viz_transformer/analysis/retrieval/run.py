@@ -35,6 +35,31 @@ def check_model(model: LoadedModel) -> None:
         )
 
 
+def needle_prompt(
+    model: LoadedModel,
+    haystack: str,
+    needle: str,
+    depth: float,
+    form: nd.Form = "copy",
+    question: str | None = None,
+    answer: str | None = None,
+) -> nd.NeedlePrompt:
+    """``needle.build_prompt``; the question form inside the model's chat template when it has
+    one (an instruction-tuned model answers a question there, and often not after "Answer:")."""
+    args = (haystack, needle, depth, form, question, answer)
+    if form != "question":
+        return nd.build_prompt(*args)
+    p = nd.build_prompt(*args, chat=True)
+    try:
+        wrapped = model.chat_prompt(p.text)
+    except ValueError:  # no chat template
+        return nd.build_prompt(*args)
+    at = wrapped.find(p.text)
+    if at < 0:
+        return nd.build_prompt(*args)
+    return p.within(wrapped[:at], wrapped[at + len(p.text) :])
+
+
 def prepare(
     model: LoadedModel,
     haystack: str,
@@ -52,7 +77,7 @@ def prepare(
     """
     check_model(model)
     haystack = check_text(nd.check_needle(haystack, needle)[0], "haystack")
-    p = nd.build_prompt(haystack, needle, depth, form, question, answer)
+    p = needle_prompt(model, haystack, needle, depth, form, question, answer)
     ids, offsets = model.token_offsets(p.text)
     wanted = p.answer if form == "copy" else p.needle
     n_new = len(model.token_offsets(" " + wanted)[0]) + EXTRA

@@ -24,7 +24,7 @@ import numpy as np
 from viz_transformer.analysis.retrieval import needle as nd
 from viz_transformer.analysis.retrieval.identity import model_identity
 from viz_transformer.analysis.retrieval.result import from_arrays, to_arrays
-from viz_transformer.analysis.retrieval.run import prepare, retrieval_heads
+from viz_transformer.analysis.retrieval.run import needle_prompt, prepare, retrieval_heads
 from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep, RunSummary
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.progress import OnFraction, StopToken, with_stop
@@ -56,6 +56,7 @@ def fit(
     length: int | None,
     form: nd.Form = "copy",
     question: str | None = None,
+    answer: str | None = None,
 ) -> str:
     """The start of ``haystack`` that keeps the prompt at or under ``length`` tokens, cut at a
     sentence boundary (None: the whole text).
@@ -68,9 +69,8 @@ def fit(
         return haystack
     haystack, needle = nd.check_needle(haystack, needle)
     ids, offsets = model.token_offsets(haystack)
-    first = " ".join(needle.split()[: max(1, len(needle.split()) // 2)])
-    tail = f"\n\n{first}" if form == "copy" else nd.QUESTION.format(question=question or "")
-    extra = len(model.token_offsets(" " + needle)[0]) + len(model.token_offsets(tail)[0])
+    whole = needle_prompt(model, haystack, needle, 0.5, form, question, answer)
+    extra = len(model.token_offsets(whole.text)[0]) - len(ids)  # needle and the prompt's end
     keep = int(length) - extra
     if keep < 1:
         raise ValueError(f"A prompt of {length} tokens leaves no room for the text: ask more.")
@@ -160,7 +160,7 @@ def retrieval_sweep(
     jobs = []  # bad input fails before any long run
     for n in sizes:
         for i, text in enumerate(texts):
-            cut = fit(model, text, needle, n, prompt, question)
+            cut = fit(model, text, needle, n, prompt, question, answer)
             for d in where:
                 prepare(model, cut, needle, d, prompt, question, answer)
                 jobs.append((n, i, cut, d))
