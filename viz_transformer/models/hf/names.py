@@ -29,6 +29,7 @@ from transformers.utils.output_capturing import OutputRecorder
 from viz_transformer import settings
 from viz_transformer.models.hf import smollm2
 from viz_transformer.models.hf.attention import name_modules
+from viz_transformer.models.hf.returned import returned_modules
 from viz_transformer.networks.hooks import dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 
@@ -295,7 +296,7 @@ def _weights_reader(name: str, index: int) -> Callable[[nn.Module, Any, Any], No
     ``dispatch``. It only reads: the module has already used the weights it returns."""
 
     def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        weights = output[index] if isinstance(output, tuple) else None
+        weights = output[index] if isinstance(output, (tuple, list)) else None
         if weights is not None:
             dispatch(name, weights)
 
@@ -311,18 +312,22 @@ def install_pattern_hooks(
     Returns:
         kind -> hook names in layer order (``model.decoder.layers.0.encoder_attn.hook_pattern``).
 
+    A family that does not declare its attention modules to transformers
+    (``_can_record_outputs``) is read from the modules that return its weights
+    (``returned.returned_modules``), with ``output_attentions`` on.
+
     Raises:
-        ValueError: the architecture does not say which modules return attention weights.
+        ValueError: the model returns no softmax attention map (``returned.NoMaps``).
     """
     names: dict[AttentionKind, list[str]] = {}
     modules = attention_modules(module, shows)
+    if not all(modules.values()):  # undeclared: the modules that return the weights
+        modules = returned_modules(module, shows)
+        for part in module.modules():  # each call returns its weights to the forward hook
+            if isinstance(getattr(part, "config", None), PretrainedConfig):
+                part.config.output_attentions = True
     qk_names = name_modules(modules)
     for kind, entries in modules.items():
-        if not entries:
-            raise ValueError(
-                f"{type(module).__name__} does not declare its {kind} attention modules to "
-                "transformers (_can_record_outputs); viz-transformer cannot read its attention."
-            )
         names[kind] = []
         for path, attn, index in entries:
             names[kind].append(point_name(path, "hook_pattern"))
