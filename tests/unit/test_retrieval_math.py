@@ -141,3 +141,12 @@ def test_the_built_in_haystack_is_long_and_has_sentence_boundaries() -> None:
         assert len(text.split()) > 1_000 and len(nd.boundaries(text)) > 50
     with pytest.raises(ValueError, match="unknown haystack"):
         builtin_haystack("nope")
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 28_311_552, 2**40 + 3])
+def test_identity_samples_spread_over_the_tensor_and_stay_inside(n: int) -> None:
+    from viz_transformer.analysis.retrieval.identity import sample_at
+
+    at = sample_at(n)
+    assert len(at) == min(64, n) and at[0] == 0 and at[-1] == n - 1
+    assert at == sorted(set(at)) and all(0 <= i < n for i in at)

@@ -21,6 +21,13 @@ SAMPLES = 64  # values read per tensor
 _IDS: weakref.WeakKeyDictionary[LoadedModel, str] = weakref.WeakKeyDictionary()
 
 
+def sample_at(n: int, k: int = SAMPLES) -> list[int]:
+    """``min(k, n)`` positions spread evenly over ``0..n - 1``, the first and the last included
+    (integers: a float32 ``linspace`` rounds past the end above 2**24 elements)."""
+    k = min(k, n)
+    return [i * (n - 1) // max(k - 1, 1) for i in range(k)]
+
+
 def model_identity(model: LoadedModel) -> str:
     """SHA-256 (hex) of the config and a sample of every tensor, once per model object:
     reads ``SAMPLES`` values per tensor, whatever the model's size."""
@@ -36,8 +43,8 @@ def model_identity(model: LoadedModel) -> str:
                 if t.device.type == "meta" or t.numel() == 0:
                     continue  # offloaded: its shape is all there is to read
                 flat = t.detach().reshape(-1)
-                at = torch.linspace(0, flat.numel() - 1, min(SAMPLES, flat.numel()))
-                sample = flat[at.long().to(flat.device)].float().cpu().numpy()
+                at = torch.as_tensor(sample_at(flat.numel()), device=flat.device)
+                sample = flat[at].float().cpu().numpy()
                 h.update(sample.tobytes())
         _IDS[model] = h.hexdigest()
     return _IDS[model]
