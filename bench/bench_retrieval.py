@@ -32,15 +32,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import add_device_arg, pick_device, table, verdict, write_section
+from bench.retrieval_sweeps import FORMS, NEEDLE, SWEEP, sweep_case, sweeps
 
-NEEDLE = (
-    "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a sunny "
-    "day."
-)
-QUESTION = "What is the best thing to do in San Francisco?"  # Wu et al.'s question for it
-SWEEP = {"depths": [0.1, 0.3, 0.5, 0.7, 0.9], "lengths": [2048, 4096]}
-FORMS = {"depths": [0.25, 0.5, 0.75], "lengths": [1500]}
-SWEEP_TARGET = (600.0, 2.0)  # s, peak GB
 TARGETS = {1500: (60.0, 1.5), 8192: (600.0, 3.0), 32768: (300.0, None)}  # s, peak GB
 COLUMNS = ["model", "tokens", "device", "load s", "retrieval_heads s", "its CPU s", "target s",
            "RSS after load GB", "peak RSS GB", "target GB", "needle found", "top heads (retrieval)",
@@ -121,154 +114,6 @@ def run_case(name: str, n_tokens: int, device: str, llama: str | None = None) ->
     }
 
 
-def sweep_case(form: str, depths: list[float], lengths: list[int]) -> dict:
-    """One sweep of ``form`` over ``depths`` x ``lengths`` in this process (called in a child)."""
-    import numpy as np
-    import torch
-
-    import viz_transformer as vt
-    from viz_transformer.text.corpora import builtin_sentences
-
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    start = time.perf_counter()
-    model = vt.load_model("smollm2")
-    text = " ".join(builtin_sentences())
-    loaded, loaded_gb = time.perf_counter() - start, _rss_gb()
-    start, cpu, gaps, last = time.perf_counter(), time.process_time(), [], [time.perf_counter()]
-
-    def progress(_: float) -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    ask = {"question": QUESTION} if form == "question" else {}
-    sw = vt.retrieval_heads(
-        model, [text], NEEDLE, depths=depths, lengths=lengths, prompt=form, progress=progress, **ask
-    )
-    took, cpu = time.perf_counter() - start, time.process_time() - cpu
-    mean = sw.mean_retrieval
-    cells = []
-    for run in sw.runs:
-        r = run.result
-        best = np.unravel_index(np.argmax(r.retrieval), r.retrieval.shape)
-        cells.append(
-            [
-                r.depth,
-                run.length,
-                r.prompt_length,
-                r.copy_distance,
-                r.recall,
-                r.found,
-                r.passed,
-                f"L{best[0]} H{best[1]} {r.retrieval[best]:.2f}",
-                r.output[:60],
-            ]
-        )
-    return {
-        "load": loaded,
-        "loaded_gb": loaded_gb,
-        "seconds": took,
-        "cpu": cpu,
-        "peak": _rss_gb(),
-        "gap": max(gaps),
-        "found": sw.found,
-        "passed": sw.passed,
-        "cells": cells,
-        "retrieval": mean.tolist(),
-        "summary": sw.summary(),
-    }
-
-
-def _child(*args: str) -> dict:
-    cmd = [sys.executable, __file__, *args]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
-def _top(retrieval, n: int = 6) -> str:
-    import numpy as np
-
-    r = np.asarray(retrieval)
-    order = np.argsort(-r, axis=None, kind="stable")[:n]
-    return ", ".join(f"L{i // r.shape[1]} H{i % r.shape[1]} {r.flat[i]:.2f}" for i in order)
-
-
-def sweeps(forms: list[str], grid: dict, name: str, title: str, write: bool) -> None:
-    """Each form's sweep in a fresh process, its cells and means; the heads the forms share."""
-    import numpy as np
-
-    from viz_transformer.analysis.retrieval.result import compare_forms
-
-    got = {f: _child("--sweep-case", f, json.dumps(grid)) for f in forms}
-    rows, cells = [], []
-    for form, g in got.items():
-        limit_s, limit_gb = SWEEP_TARGET
-        ok = g["seconds"] <= limit_s and g["peak"] <= limit_gb
-        rows.append(
-            [
-                form,
-                len(g["cells"]),
-                f"{g['load']:.1f}",
-                f"{g['seconds']:.1f}",
-                f"{g['cpu']:.1f}",
-                f"{g['gap']:.1f}",
-                f"{g['peak']:.2f}",
-                f"{g['found']:.0%}",
-                g["passed"],
-                _top(g["retrieval"]),
-                (verdict(0, 1) if ok else verdict(1, 0)) if name == "sweep" else "-",
-            ]
-        )
-        cells += [
-            [form, *(f"{c:.2f}" if isinstance(c, float) else c for c in cell)]
-            for cell in g["cells"]
-        ]
-    body = table(
-        [
-            "prompt",
-            "runs",
-            "load s",
-            "sweep s",
-            "its CPU s",
-            "longest gap s",
-            "peak RSS GB",
-            "needle found",
-            "heads >= 0.1 (mean)",
-            "top heads (mean)",
-            f"verdict ({SWEEP_TARGET[0]:.0f} s, {SWEEP_TARGET[1]:.0f} GB)",
-        ],
-        rows,
-    )
-    body += "\n\nEach run:\n\n" + table(
-        [
-            "prompt",
-            "depth",
-            "length asked",
-            "prompt tokens",
-            "copy distance",
-            "ROUGE-1 recall",
-            "found",
-            "heads >= 0.1",
-            "best head",
-            "output",
-        ],
-        cells,
-    )
-    if len(got) == 2:
-
-        class Mean:  # what compare_forms reads of a sweep
-            def __init__(self, form: str, r: list) -> None:
-                self.form, self.runs, self.mean_retrieval = form, (), np.asarray(r)
-
-        c = compare_forms(*(Mean(f, g["retrieval"]) for f, g in got.items()))
-        body += f"\n\n{c.summary()}\n"
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    body += f"\n\nLoad average at the end (1, 5, 15 min): {load}.\n"
-    print(body)
-    if write:
-        write_section(f"bench_retrieval_{name}", title, body, "cpu", "bench_retrieval")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tokens", type=int, nargs="+", default=[1500])
@@ -295,13 +140,8 @@ def main() -> None:
                 not args.no_write,
             )
         if args.forms:
-            sweeps(
-                ["copy", "question"],
-                FORMS,
-                "forms",
-                "Retrieval heads: the two prompt forms (issue 54)",
-                not args.no_write,
-            )
+            title = "Retrieval heads: the two prompt forms (issue 54)"
+            sweeps(__file__, ["copy", "question"], FORMS, "forms", title, not args.no_write)
         return
     device = pick_device(args.device)
     if args.case:
