@@ -13,8 +13,8 @@ import sys
 import nbclient
 import nbformat
 
-CHECK = """import json, torch, viz_transformer
-print(json.dumps([viz_transformer.__file__, torch.__version__]))"""
+CHECK = """import importlib.metadata, json, viz_transformer
+print(json.dumps([viz_transformer.__file__, importlib.metadata.version("torch")]))"""
 
 
 def main(path: str, torch_version: str) -> int:

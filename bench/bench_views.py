@@ -211,10 +211,10 @@ def main() -> None:
     device = pick_device(args.device)
     import torch
 
-    from viz_transformer.models import registry
+    from viz_transformer.models import devices
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    registry.default_device = lambda: torch.device(device)  # the page loads on this device
+    devices.default_device = lambda: torch.device(device)  # the page loads on this device
     print(environment(device), flush=True)
 
     folder = build_model(args.model_dir)

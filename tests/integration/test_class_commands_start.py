@@ -45,3 +45,16 @@ def test_the_commands_that_read_no_answer_start_without_pytorch(
     )  # fmt: skip
     assert done.stdout.splitlines()[-1] == "[0, 0, 0, 0] False", done.stderr
     assert store.controls(code) == Controls(pace=2, paused=True, hide_names=True)
+
+
+def test_creating_a_class_reads_its_lesson_without_pytorch(tmp_path):
+    """``class create`` reads and checks the lesson file's shape and its model's spec, and grades
+    nothing: the four routes by which reading a lesson imported PyTorch (the question kinds'
+    graders, the course quantities' computations, grading's sources and the model registry) are
+    taken only when an answer is graded or a model loads. paper_tour names a shipped model, so
+    its spec is read too."""
+    db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    command = [sys.executable, "-c", COMMANDS_ALONE, db, "create paper_tour"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.stdout.splitlines()[-1] == "[0] False", done.stderr
+    assert "class code: " in done.stdout

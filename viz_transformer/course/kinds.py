@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from viz_transformer.course import graders
 from viz_transformer.course.checks import ModelCheck, ShapeCheck
 from viz_transformer.course.located import Path_
 from viz_transformer.course.quantities import COURSE_QUANTITIES, arg_problems
 from viz_transformer.course.records import Grade, Question
-from viz_transformer.course.sources import TraceOf
+
+if TYPE_CHECKING:
+    from viz_transformer.course.sources import TraceOf
 
 NUMBER_FIELDS: dict[str, tuple[str, ...]] = {  # a number question's quantity -> its args
     "attention_weight": ("sentence", "attention", "layer", "head", "query", "key"),
@@ -58,6 +60,19 @@ class KindRule:
     sentence: Callable[[Question], str | None] = lambda question: None
 
 
+def _graded_by(name: str) -> Callable[[Question, str, TraceOf], Grade]:
+    """``graders.<name>``, imported by the first answer graded: reading or validating a lesson's
+    shape (``class create``) imports no PyTorch, which grading needs."""
+
+    def grade(question: Question, answer: str, traces: TraceOf) -> Grade:
+        from viz_transformer.course import graders
+
+        return getattr(graders, name)(question, answer, traces)
+
+    grade.__name__ = name
+    return grade
+
+
 def _number_shape(shape: ShapeCheck, args: dict, path: Path_) -> None:
     if not isinstance(args.get("args"), dict):
         shape.add((*path, "args"), "a number check's 'args' must be a mapping")
@@ -92,7 +107,7 @@ QUESTION_KINDS: dict[str, KindRule] = {
     "head": KindRule(
         required=("attention", "sentence", "query", "key"),
         optional=("layers",),
-        grade=graders.grade_head,
+        grade=_graded_by("grade_head"),
         widget="head_answer",
         label="Head (layer and head, from 0)",
         placeholder="L1 H3",
@@ -102,7 +117,7 @@ QUESTION_KINDS: dict[str, KindRule] = {
     "token": KindRule(
         required=("sentence", "step"),
         optional=(),
-        grade=graders.grade_token,
+        grade=_graded_by("grade_token"),
         widget="typed_answer",
         label="Token",
         placeholder="a token, as the page shows it",
@@ -112,7 +127,7 @@ QUESTION_KINDS: dict[str, KindRule] = {
     "number": KindRule(
         required=("quantity", "args"),
         optional=("tolerance",),
-        grade=graders.grade_number,
+        grade=_graded_by("grade_number"),
         widget="typed_answer",
         label="Number",
         placeholder="0.62",
@@ -123,11 +138,11 @@ QUESTION_KINDS: dict[str, KindRule] = {
     "choice": KindRule(
         required=("options", "correct"),
         optional=(),
-        grade=graders.grade_choice,
+        grade=_graded_by("grade_choice"),
         widget="choice_answer",
     ),
     "text": KindRule(
-        required=(), optional=(), grade=graders.keep_text, widget="free_answer", graded=False
+        required=(), optional=(), grade=_graded_by("keep_text"), widget="free_answer", graded=False
     ),
 }
 

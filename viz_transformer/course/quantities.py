@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from viz_transformer.analysis import decoding, positional, rope, softmax
-from viz_transformer.analysis.roles import ROLES
-from viz_transformer.analysis.walkthrough import capture
-from viz_transformer.course.sources import Sources, memo
-from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.registry import load_model
-from viz_transformer.records.lazy import LazyPatterns
+if TYPE_CHECKING:  # the computations import the library (PyTorch) when a value is asked for:
+    # a lesson file's shape, checked against COURSE_QUANTITIES, reads without them
+    from viz_transformer.analysis import decoding
+    from viz_transformer.course.sources import Sources
+    from viz_transformer.models.base import LoadedModel
 
 Args = Mapping[str, Any]
 MAX_DECODE = 40  # the decoder page's default "Most output tokens"
@@ -46,6 +44,8 @@ def _index(values: Any, i: int, what: str) -> Any:
 
 
 def _positions(model: LoadedModel) -> np.ndarray:
+    from viz_transformer.analysis import positional
+
     table = positional.input_vectors(model).positions
     if table is None:
         raise ValueError(f"{model.name} adds no position table to its embeddings")
@@ -78,6 +78,8 @@ def rotary_angle(model: LoadedModel, a: Args, src: Sources) -> float:
     """The angle (radians, wrapped into [-pi, pi]) by which a rotary model turns the (q, k)
     ``pair`` at ``position``: position x theta_i, theta_i = base^(-2i/d_head) (the positional
     page's "Rotation of each (q, k) pair" map)."""
+    from viz_transformer.analysis import rope
+
     tables = model.rotary_tables(a["position"] + 1)
     if tables is None:
         raise ValueError(f"{model.name} has no rotary positions to read")
@@ -87,6 +89,9 @@ def rotary_angle(model: LoadedModel, a: Args, src: Sources) -> float:
 
 def _pattern_pair(model: LoadedModel, a: Args, src: Sources) -> tuple[np.ndarray, np.ndarray]:
     """One head's pattern with and without the scale (the softmax page's section 4)."""
+    from viz_transformer.analysis import softmax
+    from viz_transformer.records.lazy import LazyPatterns
+
     tr = src.trace(model.name, a["sentence"])
     patterns = tr.get(a["attention"])
     if patterns is None:
@@ -100,6 +105,8 @@ def _pattern_pair(model: LoadedModel, a: Args, src: Sources) -> tuple[np.ndarray
 def saturation(model: LoadedModel, a: Args, src: Sources) -> float:
     """``stat`` (mean row entropy in nats, mean max weight, or the share of rows over 0.99) of
     one head ``with`` or ``without`` 1/sqrt(d_k), as the softmax page's table gives it."""
+    from viz_transformer.analysis import softmax
+
     scaled, unscaled = _pattern_pair(model, a, src)
     pattern = scaled if _one_of(a, "scale", SCALES) == "with" else unscaled
     return softmax.pattern_stats(pattern)[_one_of(a, "stat", STATS)]
@@ -112,6 +119,9 @@ def unscaled_weight(model: LoadedModel, a: Args, src: Sources) -> float:
 
 
 def _decoding(model: LoadedModel, a: Args) -> decoding.Decoding:
+    from viz_transformer.analysis import decoding
+    from viz_transformer.course.sources import memo
+
     if not 1 <= a["beam"] <= decoding.MAX_BEAM:
         raise ValueError(f"'beam' must be 1 (greedy) to {decoding.MAX_BEAM}")
     key = ("decode", a["sentence"], a["beam"])
@@ -144,6 +154,8 @@ def importance(model: LoadedModel, a: Args, src: Sources) -> float:
 def role_score(model: LoadedModel, a: Args, src: Sources) -> float:
     """One head's score for ``role`` (``vt.head_roles``: previous, self, first, duplicate,
     induction, aligning), as the What heads do page's role maps give it."""
+    from viz_transformer.analysis.roles import ROLES
+
     scores = src.roles(model, a["sentence"], a["attention"])
     role = _one_of(a, "role", tuple(r for r in ROLES if r in scores))
     return float(_index(_index(scores[role], a["layer"], "layer"), a["head"], "head"))
@@ -158,6 +170,9 @@ def lens_probability(model: LoadedModel, a: Args, src: Sources) -> float:
 
 
 def _capture(model: LoadedModel, a: Args) -> Any:
+    from viz_transformer.analysis.walkthrough import capture
+    from viz_transformer.course.sources import memo
+
     key = ("capture", a["sentence"], a["attention"])
     return memo(model, key, lambda: capture(model, a["sentence"], a["attention"]))
 
@@ -228,6 +243,9 @@ def course_value(
         ValueError: args the model cannot give a value for (an index it lacks, an unknown
             role or split part), with what it has.
     """
+    from viz_transformer.course.sources import Sources
+    from viz_transformer.models.registry import load_model
+
     return COURSE_QUANTITIES[quantity].value(load_model(model_name), args, sources or Sources())
 
 

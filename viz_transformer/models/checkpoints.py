@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from viz_transformer import settings
-from viz_transformer.models.paper_folder import META, PREFIX, WEIGHTS
+from viz_transformer.models.paper_spec import META, PREFIX, WEIGHTS
 
 
 @dataclass(frozen=True)

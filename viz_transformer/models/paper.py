@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from viz_transformer.models import own_heads, own_qkv
 from viz_transformer.models.architecture import summarize
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.paper_batch import capture_batch
-from viz_transformer.models.paper_folder import Tokenizer, load_folder, spec_from_meta
+from viz_transformer.models.paper_folder import Tokenizer, load_folder
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import (
     DecoderSession,
@@ -42,16 +41,6 @@ from viz_transformer.records.batch import PatternBatch
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.qkv import KindCapture, Needs
 from viz_transformer.records.trace import Trace, truncation_note
-from viz_transformer.settings import WEIGHTS_DIR
-
-
-def paper_specs() -> dict[str, ModelSpec]:
-    """One spec per ``weights/paper-*/meta.json`` shipped in the package."""
-    specs = {}
-    for meta_path in sorted(WEIGHTS_DIR.glob("paper-*/meta.json")):
-        meta = json.loads(meta_path.read_text())
-        specs[meta["name"]] = spec_from_meta(meta, meta_path.parent, meta["name"])
-    return specs
 
 
 @dataclass(eq=False)

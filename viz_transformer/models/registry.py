@@ -11,15 +11,16 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import torch
-
-from viz_transformer.models.base import LoadedModel
-from viz_transformer.models.devices import check_device, check_dtype, default_device
-from viz_transformer.models.paper import PaperModel, paper_specs
-from viz_transformer.models.paper_folder import PREFIX as PAPER_PREFIX
-from viz_transformer.models.paper_folder import folder_spec
+from viz_transformer.models.paper_spec import PREFIX as PAPER_PREFIX
+from viz_transformer.models.paper_spec import folder_spec, paper_specs
 from viz_transformer.models.spec import ModelSpec
+
+if TYPE_CHECKING:  # PyTorch is imported by a load, never by a spec: a lesson reads specs only
+    import torch
+
+    from viz_transformer.models.base import LoadedModel
 
 DEFAULT_MODEL = "paper-en-pt"  # the paper's Figure 1 on real language: all three attentions
 FALLBACK_MODEL = "paper-sov"  # the default if its weights are missing
@@ -109,6 +110,8 @@ def model_info(name: str) -> ModelSpec:
 
 
 def _load(spec: ModelSpec, device: torch.device, dtype: torch.dtype) -> LoadedModel:
+    import torch
+
     if spec.family == "hf":
         from viz_transformer.models.hf.model import HFModel
 
@@ -119,6 +122,8 @@ def _load(spec: ModelSpec, device: torch.device, dtype: torch.dtype) -> LoadedMo
             "Leave the dtype unset (or VT_DTYPE=float32) for it."
         )
     if spec.family == "paper":
+        from viz_transformer.models.paper import PaperModel
+
         return PaperModel.load(spec, device)
     from viz_transformer.models.bergamot import BergamotModel
 
@@ -131,6 +136,8 @@ _LOCK = threading.Lock()
 
 def canonical_device(dev: torch.device) -> torch.device:
     """``cuda`` spelled with its index (``cuda:0``), so both spellings share one loaded model."""
+    import torch
+
     if dev.type == "cuda" and dev.index is None:
         return torch.device("cuda", torch.cuda.current_device())
     return dev
@@ -154,6 +161,10 @@ def load_model(
             the model cannot load in, or a ``paper:<folder>`` with a missing file or weights
             that do not fit its config.
     """
+    import torch
+
+    from viz_transformer.models.devices import check_device, check_dtype, default_device
+
     if name in _MEMORY:  # trained live: it stays on the device it was trained on
         return _MEMORY[name]
     spec = model_info(name)

@@ -17,7 +17,7 @@ import sentencepiece as spm
 
 from viz_transformer.models.bergamot_spec import one_file
 from viz_transformer.models.hf import smollm2
-from viz_transformer.models.paper_folder import tokenizer_file
+from viz_transformer.models.paper_spec import tokenizer_file
 from viz_transformer.models.spec import ModelSpec
 
 # the files that decide how a Hugging Face model splits text into ids, when present
