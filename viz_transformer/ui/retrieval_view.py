@@ -132,5 +132,5 @@ def run_text(name: str, text: str, anchor: str) -> str:
     right.button("Show the sidebar's sentence", key="ret_leave", on_click=leave)
     if st.session_state.get(SCROLLED_KEY) != ref.key:
         st.session_state[SCROLLED_KEY] = ref.key
-        focus.request(anchor, "center")
+        focus.request(anchor)
     return shown
