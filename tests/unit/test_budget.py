@@ -55,13 +55,13 @@ class _Record:
 
 def test_a_record_weighs_each_array_once_and_never_a_module() -> None:
     a = np.zeros((100, 10), np.float32)  # 4,000 bytes
-    t = torch.zeros(50, dtype=torch.float64)  # 400 bytes
+    t = torch.zeros(50, dtype=torch.float64, device="cpu")  # 400 bytes
     record = _Record(a, a[3:5], {"t": t, "again": t[:10], "list": [a]}, torch.nn.Linear(99, 99))
     assert budget.held_bytes(record) == 4000 + 400
 
 
 def test_a_lazy_trace_weighs_the_layers_it_has_fetched() -> None:
-    q = torch.zeros(2, 16, 4)  # one layer's queries and keys: 2 x 256 bytes
+    q = torch.zeros(2, 16, 4, device="cpu")  # one layer's queries and keys: 2 x 256 bytes
 
     def fetch(layer: int) -> dict:
         return {layer: (q.clone(), q.clone(), 0.5)}

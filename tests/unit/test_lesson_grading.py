@@ -247,11 +247,11 @@ def test_a_cached_course_value_holds_its_model_so_its_id_names_no_other(model):
     its values stay cached, the new one could get its id and read them."""
     import weakref
 
-    from viz_transformer.course import sources
+    from viz_transformer.course import grading_caches
 
     retrained = replace(model)  # a new object of the same name
     held = weakref.ref(retrained)
-    assert sources.memo(retrained, ("probe", SENTENCE), lambda: 1.5) == 1.5
-    assert sources.memo(retrained, ("probe", SENTENCE), lambda: 2.5) == 1.5  # cached
+    assert grading_caches.memo(retrained, ("probe", SENTENCE), lambda: 1.5) == 1.5
+    assert grading_caches.memo(retrained, ("probe", SENTENCE), lambda: 2.5) == 1.5  # cached
     del retrained  # no cycle holds it: without its entry it would go at once
     assert held() is not None  # its cache entry keeps it: its id stays its own

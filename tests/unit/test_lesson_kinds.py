@@ -1,5 +1,5 @@
-"""The one table of question kinds (``course/kinds.py``): each kind's row names an answer widget
-there is, its fields are what a lesson file may give each kind, and a question about an
+"""The one table of question kinds (``course/question_kinds.py``): each kind's row names an answer
+widget there is, its fields are what a lesson file may give each kind, and a question about an
 attention kind the model does not record is a located problem at validation, never a crash; an
 answer to a step without a question is a ValueError the page shows, not an assert."""
 
@@ -12,7 +12,7 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.course import QUESTION_KINDS, read_lesson, validation
-from viz_transformer.course.records import Lesson
+from viz_transformer.course.lesson import Lesson
 from viz_transformer.models.registry import forget_memory_models, offer_memory_model
 
 SENTENCE = "delta alpha"

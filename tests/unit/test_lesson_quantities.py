@@ -14,9 +14,9 @@ import pytest
 
 import viz_transformer as vt
 from viz_transformer.analysis import decoding
-from viz_transformer.course import Sources, read_lesson, sources, warm_traces
-from viz_transformer.course.kinds import NUMBER_FIELDS
+from viz_transformer.course import GradingCaches, grading_caches, read_lesson, warm_traces
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
+from viz_transformer.course.question_kinds import NUMBER_FIELDS
 from viz_transformer.testing.hf import BUILDERS
 
 NAME = "lesson-tiny"  # the conftest's lesson_model
@@ -218,7 +218,7 @@ def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(m
         calls.append(args[1])
         return vt.head_importance(*args, **kwargs)
 
-    monkeypatch.setattr(sources, "head_importance", counted)
+    monkeypatch.setattr(grading_caches, "head_importance", counted)
     args = f"{{sentence: {sentence}, attention: cross, layer: 1, head: 0, mode: zero}}"
     lesson = read_lesson(LESSON.format(quantity="head_importance", args=args), "warm")
     warm_traces(lesson, lambda name, text: None)
@@ -233,7 +233,7 @@ def test_warming_a_lesson_computes_its_course_quantities_once_for_every_answer(m
 
 
 def test_a_failed_course_value_leaves_no_lock_and_is_tried_again(model):
-    before = len(sources._KEPT._making)
+    before = len(grading_caches._KEPT._making)
     for _ in range(2):
         with pytest.raises(ValueError, match="'beam' must be 1"):
             value("next_token_prob", sentence=SENTENCE, beam=0, step=0, rank=0)
@@ -241,15 +241,15 @@ def test_a_failed_course_value_leaves_no_lock_and_is_tried_again(model):
             value("rotary_angle", position=1, pair=0)
     with pytest.raises(ValueError, match="does not know 'zebra'"):  # in the decoding itself
         value("next_token_prob", sentence="zebra zebra", beam=1, step=0, rank=0)
-    assert len(sources._KEPT._making) == before
+    assert len(grading_caches._KEPT._making) == before
 
 
 def test_the_callers_sources_give_the_ablations_roles_and_lens(model, monkeypatch):
-    """A caller's ``Sources`` (the app: its pages' caches) are read for the ablation of every
+    """A caller's ``GradingCaches`` (the app: its pages' caches) are read for the ablation of every
     head, the head roles and the logit lens, and nothing is computed beside them."""
-    monkeypatch.setattr(sources, "head_importance", None)  # computing here would fail
-    monkeypatch.setattr(sources, "head_roles", None)
-    monkeypatch.setattr(sources, "logit_lens", None)
+    monkeypatch.setattr(grading_caches, "head_importance", None)  # computing here would fail
+    monkeypatch.setattr(grading_caches, "head_roles", None)
+    monkeypatch.setattr(grading_caches, "logit_lens", None)
     asked: list[tuple] = []
     grid = np.arange(6.0).reshape(2, 3)
     lens = vt.logit_lens(model, SENTENCE)
@@ -266,7 +266,7 @@ def test_the_callers_sources_give_the_ablations_roles_and_lens(model, monkeypatc
         asked.append(("lens", m.name, sentence))
         return lens
 
-    src = Sources(importance=importance, roles=roles, lens=lens_of)
+    src = GradingCaches(importance=importance, roles=roles, lens=lens_of)
     head = {"sentence": SENTENCE, "attention": "cross", "layer": 1, "head": 2}
     assert course_value(NAME, "head_importance", {**head, "mode": "mean"}, src) == grid[1, 2]
     assert course_value(NAME, "role_score", {**head, "role": "previous"}, src) == grid[1, 2] + 10
@@ -284,11 +284,11 @@ def test_the_callers_sources_give_the_ablations_roles_and_lens(model, monkeypatc
 
 @pytest.mark.needs("streamlit")
 def test_the_apps_sources_are_the_what_heads_do_pages_caches(model):
-    """The app grades from ``head_caches.course_sources``: an importance map the page computed is
+    """The app grades from ``head_caches.grading_caches``: an importance map the page computed is
     what a course answer reads, and role scores the course computes are the page's entry."""
     from viz_transformer.ui import head_caches
 
-    src, grid = head_caches.course_sources(), np.full((2, 4), 0.25)
+    src, grid = head_caches.grading_caches(), np.full((2, 4), 0.25)
     head = {"sentence": SENTENCE, "attention": "cross", "layer": 1, "head": 1}
     importance, roles = head_caches.head_importance_store(), head_caches.roles_store()
     try:

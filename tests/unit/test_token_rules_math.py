@@ -52,9 +52,9 @@ def reference(config: GenerationConfig, prefix: int) -> LogitsProcessorList:
 def test_each_rule_applies_at_its_step_as_generate_applies_it(forced_bos, prefix, n_out):
     config = GenerationConfig(**{**RULES, "forced_bos_token_id": forced_bos})
     gen = torch.Generator().manual_seed(n_out)
-    logits = torch.randn(3, VOCAB, generator=gen)
+    logits = torch.randn(3, VOCAB, generator=gen, device="cpu")
     logits[:, [5, 7, 9]] += 10.0  # the ruled ids would win without their rules
-    seen = torch.full((3, prefix + n_out), 3, dtype=torch.long)
+    seen = torch.full((3, prefix + n_out), 3, dtype=torch.long, device="cpu")
     seen[:, 0] = START
     expected = reference(config, prefix)(seen, logits.clone())
     got = constrain(config, logits, n_out, prefix)
@@ -67,7 +67,7 @@ def test_each_rule_applies_at_its_step_as_generate_applies_it(forced_bos, prefix
 
 def test_the_rules_that_force_a_token_leave_only_that_token():
     config = GenerationConfig(**RULES)
-    logits = torch.zeros(1, VOCAB)
+    logits = torch.zeros(1, VOCAB, device="cpu")
     assert constrain(config, logits, 0, 1).argmax().item() == 4  # the forced first token
     assert constrain(config, logits, MAX_NEW_TOKENS - 1, 1).argmax().item() == EOS
     # after a forced first token, the first free step is the one whose ids are suppressed

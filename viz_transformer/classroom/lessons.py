@@ -14,7 +14,7 @@ from viz_transformer import course
 from viz_transformer.classroom.access import class_code
 from viz_transformer.classroom.database import run
 from viz_transformer.classroom.schema import classes
-from viz_transformer.course.records import Lesson
+from viz_transformer.course.lesson import Lesson
 
 if TYPE_CHECKING:
     from viz_transformer.course.grading import TraceOf

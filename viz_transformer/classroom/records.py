@@ -11,7 +11,7 @@ import pandas as pd
 from sqlalchemy import Connection, Row, select
 
 from viz_transformer.classroom.schema import class_settings
-from viz_transformer.course.records import Grade
+from viz_transformer.course.lesson import Grade
 
 
 @dataclass(frozen=True)

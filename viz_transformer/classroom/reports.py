@@ -11,7 +11,7 @@ from sqlalchemy import Connection, Select, distinct, func, select
 
 from viz_transformer.classroom.pseudonyms import pseudonyms
 from viz_transformer.classroom.schema import answers, students, visits
-from viz_transformer.course.records import Lesson
+from viz_transformer.course.lesson import Lesson
 
 ANSWER_COLUMNS = ["student", "step", "answer", "correct", "seconds", "at"]
 

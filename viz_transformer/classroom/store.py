@@ -30,7 +30,7 @@ from viz_transformer.classroom.records import (
 )
 from viz_transformer.classroom.student import Students
 from viz_transformer.classroom.teacher import Teacher
-from viz_transformer.course.records import Grade, Lesson
+from viz_transformer.course.lesson import Grade, Lesson
 
 if TYPE_CHECKING:
     from viz_transformer.course.grading import TraceOf

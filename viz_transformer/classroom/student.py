@@ -36,7 +36,7 @@ from viz_transformer.classroom.schema import (
     students,
     visits,
 )
-from viz_transformer.course.records import Grade
+from viz_transformer.course.lesson import Grade
 
 if TYPE_CHECKING:
     from viz_transformer.course.grading import TraceOf

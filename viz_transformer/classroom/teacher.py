@@ -27,7 +27,7 @@ from viz_transformer.classroom.lessons import ClassLessons
 from viz_transformer.classroom.records import Controls, TeacherView, now, read_controls
 from viz_transformer.classroom.schema import answers, classes, students, visits
 from viz_transformer.classroom.student import clean_name
-from viz_transformer.course.records import Lesson
+from viz_transformer.course.lesson import Lesson
 
 
 class Teacher:

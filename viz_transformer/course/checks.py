@@ -1,6 +1,6 @@
-"""The validators' interfaces: what a question kind's row (``kinds.QUESTION_KINDS``) may call to
-report a problem, in the lesson file (``ShapeCheck``, implemented by ``shape.py``) and on the
-lesson's model (``ModelCheck``, implemented by ``validation.py``). A row says what to check;
+"""The validators' interfaces: what a question kind's row (``question_kinds.QUESTION_KINDS``) may
+call to report a problem, in the lesson file (``ShapeCheck``, implemented by ``shape.py``) and on
+the lesson's model (``ModelCheck``, implemented by ``validation.py``). A row says what to check;
 these say how a problem is reported, so the kinds table needs neither validator."""
 
 from __future__ import annotations

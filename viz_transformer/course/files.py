@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from viz_transformer import settings
-from viz_transformer.course.records import Lesson
+from viz_transformer.course.lesson import Lesson
 from viz_transformer.course.shape import LessonError, read_lesson
 
 SUFFIXES = (".yaml", ".yml")

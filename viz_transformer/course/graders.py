@@ -1,11 +1,11 @@
 """How an answer to each question kind is graded, read from the lesson's model at answer time: the
 right answer comes from the trace of the question's sentence (or from the paper's formula), never
-stored. ``kinds.QUESTION_KINDS`` names each kind's grader; ``grading.grade`` calls it.
+stored. ``question_kinds.QUESTION_KINDS`` names each kind's grader; ``grading.grade`` calls it.
 
 A grader takes the question, the answer (stripped, not empty) and ``traces``: a function
-``(model name, sentence) -> Trace`` given by the caller, or ``sources.Sources`` (the app passes
-its pages' caches, so a sentence is traced once per server and dropped with the pages' traces
-when a live model is retrained; ``vt.grade`` traces).
+``(model name, sentence) -> Trace`` given by the caller, or ``grading_caches.GradingCaches`` (the
+app passes its pages' caches, so a sentence is traced once per server and dropped with the pages'
+traces when a live model is retrained; ``vt.grade`` traces).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
+from viz_transformer.course.grading_caches import TraceOf, caches_of, traced
+from viz_transformer.course.lesson import DEFAULT_TOLERANCE, Grade, Question
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
-from viz_transformer.course.records import DEFAULT_TOLERANCE, Grade, Question
-from viz_transformer.course.sources import TraceOf, sources_of, traced
 from viz_transformer.records.kinds import head_label, parse_head_label
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns, Trace
@@ -145,7 +145,7 @@ def number_value(question: Question, traces: TraceOf = traced) -> float:
     """The model's (or the formula's) value of a ``number`` question's quantity."""
     a = question.args["args"]
     if question.args["quantity"] in COURSE_QUANTITIES:
-        return course_value(question.model, question.args["quantity"], a, sources_of(traces))
+        return course_value(question.model, question.args["quantity"], a, caches_of(traces))
     if question.args["quantity"] == "pe_value":
         return pe_value(a["position"], a["dim"], a["d_model"])
     tr = traces(question.model, a["sentence"])

@@ -1,10 +1,10 @@
 """Grading an answer against the lesson's model, at answer time (``vt.grade``): the question's
-kind names its grader in ``kinds.QUESTION_KINDS``; the right answer is read from the trace of the
-question's sentence, or from the paper's formula, never stored.
+kind names its grader in ``question_kinds.QUESTION_KINDS``; the right answer is read from the trace
+of the question's sentence, or from the paper's formula, never stored.
 
-Traces come from the caller (``traces``: ``(model name, sentence) -> Trace``, or ``Sources``, which
-also give the ablations, head roles and logit lenses a course quantity reads). The app passes its
-pages' caches (``ui/head_caches.course_sources``), so a class's sentence is traced once per
+Traces come from the caller (``traces``: ``(model name, sentence) -> Trace``, or ``GradingCaches``,
+which also give the ablations, head roles and logit lenses a course quantity reads). The app passes
+its pages' caches (``ui/head_caches.grading_caches``), so a class's sentence is traced once per
 server, shared with the pages, and dropped with them when a live model is retrained; ``vt.grade``
 alone traces (``traced``), and a class store made by a script traces once per answer unless
 given a cache.
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from viz_transformer.course.kinds import rule
+from viz_transformer.course.grading_caches import GradingCaches, TraceOf, caches_of, traced
+from viz_transformer.course.lesson import Grade, Lesson, Question
 from viz_transformer.course.quantities import COURSE_QUANTITIES, course_value
-from viz_transformer.course.records import Grade, Lesson, Question
-from viz_transformer.course.sources import Sources, TraceOf, sources_of, traced
+from viz_transformer.course.question_kinds import rule
 
-__all__ = ["Sources", "TraceOf", "grade", "question_sentence", "traced", "warm_traces"]
+__all__ = ["GradingCaches", "TraceOf", "grade", "question_sentence", "traced", "warm_traces"]
 
 
 def question_sentence(question: Question) -> str | None:
@@ -50,7 +50,7 @@ def warm_traces(
             if not keep_going():
                 return
             try:
-                course_value(lesson.model, quantity, question.args["args"], sources_of(traces))
+                course_value(lesson.model, quantity, question.args["args"], caches_of(traces))
             except (ValueError, RuntimeError):
                 continue
 
@@ -70,7 +70,7 @@ def grade(question: Question, answer: str, traces: TraceOf = traced) -> Grade:
         question: the step's question.
         answer: the answer as given.
         traces: ``(model name, sentence) -> Trace``; by default each call traces
-            (``traced``); a server passes its caches as ``Sources`` (a course quantity reads
+            (``traced``); a server passes its caches as ``GradingCaches`` (a course quantity reads
             its ablations, roles and lenses there too).
 
     Raises:

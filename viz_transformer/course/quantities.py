@@ -2,12 +2,13 @@
 position table or rotary angles, a head with and without 1/sqrt(d_k), decoding steps and beams,
 ablation, head roles, the logit lens and a score taken apart. Each is read from the library on
 the lesson's model when a student answers, never stored; ``COURSE_QUANTITIES`` registers them
-with the grader (``graders.number_value``) and the validator (``kinds``, ``validation``), which
-import it.
+with the grader (``graders.number_value``) and the validator (``question_kinds``,
+``validation``), which import it.
 
 A computation a class repeats runs once per model and input: an ablation of every head, the head
-roles and the logit lens come from the caller's ``Sources`` (the app: its pages' caches), a beam
-search and the walkthrough's capture from the course's own cache (``sources.memo``).
+roles and the logit lens come from the caller's ``GradingCaches`` (the app: its pages' caches),
+a beam search and the walkthrough's capture from the course's own cache
+(``grading_caches.memo``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 if TYPE_CHECKING:  # the computations import the library (PyTorch) when a value is asked for:
     # a lesson file's shape, checked against COURSE_QUANTITIES, reads without them
     from viz_transformer.analysis import decoding
-    from viz_transformer.course.sources import Sources
+    from viz_transformer.course.grading_caches import GradingCaches
     from viz_transformer.models.base import LoadedModel
 
 Args = Mapping[str, Any]
@@ -52,14 +53,14 @@ def _positions(model: LoadedModel) -> np.ndarray:
     return table
 
 
-def position_value(model: LoadedModel, a: Args, src: Sources) -> float:
+def position_value(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The model's own position vector at ``position``, dimension ``dim`` (section 3.5), in the
     layout the model stores it."""
     row = _index(_positions(model), a["position"], "position")
     return float(_index(row, a["dim"], "dimension"))
 
 
-def position_dot(model: LoadedModel, a: Args, src: Sources) -> float:
+def position_dot(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """``PE(position) . PE(other)`` of the model's table: for the sinusoid it depends only on
     ``other - position`` (each (sin, cos) pair turned by the offset)."""
     table = _positions(model)
@@ -67,14 +68,14 @@ def position_dot(model: LoadedModel, a: Args, src: Sources) -> float:
     return float(np.dot(first.astype(np.float64), second.astype(np.float64)))
 
 
-def position_norm(model: LoadedModel, a: Args, src: Sources) -> float:
+def position_norm(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The norm of the model's position vector at ``position`` (sqrt(d_model / 2) for the
     paper's sinusoid)."""
     row = _index(_positions(model), a["position"], "position")
     return float(np.linalg.norm(row.astype(np.float64)))
 
 
-def rotary_angle(model: LoadedModel, a: Args, src: Sources) -> float:
+def rotary_angle(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The angle (radians, wrapped into [-pi, pi]) by which a rotary model turns the (q, k)
     ``pair`` at ``position``: position x theta_i, theta_i = base^(-2i/d_head) (the positional
     page's "Rotation of each (q, k) pair" map)."""
@@ -87,7 +88,7 @@ def rotary_angle(model: LoadedModel, a: Args, src: Sources) -> float:
     return float(_index(row, a["pair"], "pair"))
 
 
-def _pattern_pair(model: LoadedModel, a: Args, src: Sources) -> tuple[np.ndarray, np.ndarray]:
+def _pattern_pair(model: LoadedModel, a: Args, src: GradingCaches) -> tuple[np.ndarray, np.ndarray]:
     """One head's pattern with and without the scale (the softmax page's section 4)."""
     from viz_transformer.analysis import softmax
     from viz_transformer.records.lazy import LazyPatterns
@@ -102,7 +103,7 @@ def _pattern_pair(model: LoadedModel, a: Args, src: Sources) -> tuple[np.ndarray
     return softmax.with_and_without_scale(p, model.head_scale())
 
 
-def saturation(model: LoadedModel, a: Args, src: Sources) -> float:
+def saturation(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """``stat`` (mean row entropy in nats, mean max weight, or the share of rows over 0.99) of
     one head ``with`` or ``without`` 1/sqrt(d_k), as the softmax page's table gives it."""
     from viz_transformer.analysis import softmax
@@ -112,7 +113,7 @@ def saturation(model: LoadedModel, a: Args, src: Sources) -> float:
     return softmax.pattern_stats(pattern)[_one_of(a, "stat", STATS)]
 
 
-def unscaled_weight(model: LoadedModel, a: Args, src: Sources) -> float:
+def unscaled_weight(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """One cell of the head's pattern without 1/sqrt(d_k) (the softmax page's right map)."""
     unscaled = _pattern_pair(model, a, src)[1]
     return float(unscaled[a["query"], a["key"]])
@@ -120,7 +121,7 @@ def unscaled_weight(model: LoadedModel, a: Args, src: Sources) -> float:
 
 def _decoding(model: LoadedModel, a: Args) -> decoding.Decoding:
     from viz_transformer.analysis import decoding
-    from viz_transformer.course.sources import memo
+    from viz_transformer.course.grading_caches import memo
 
     if not 1 <= a["beam"] <= decoding.MAX_BEAM:
         raise ValueError(f"'beam' must be 1 (greedy) to {decoding.MAX_BEAM}")
@@ -129,21 +130,21 @@ def _decoding(model: LoadedModel, a: Args) -> decoding.Decoding:
     return memo(model, key, make)
 
 
-def next_token_prob(model: LoadedModel, a: Args, src: Sources) -> float:
+def next_token_prob(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The probability of the ``rank``-th most likely next token (0: the top one) at decoding
     ``step``, with beam width ``beam`` (1: greedy), as the decoder page's bars give it."""
     step = _index(_decoding(model, a).steps, a["step"], "step")
     return float(_index(step.top_probs, a["rank"], "rank"))
 
 
-def beam_log_prob(model: LoadedModel, a: Args, src: Sources) -> float:
+def beam_log_prob(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The log-probability of the ``rank``-th live beam (0: the best) when decoding ``step``
     starts, with beam width ``beam``, as the decoder page's beams chart gives it."""
     step = _index(_decoding(model, a).steps, a["step"], "step")
     return float(_index(step.beams, a["rank"], "beam").log_prob)
 
 
-def importance(model: LoadedModel, a: Args, src: Sources) -> float:
+def importance(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """How many nats the output's log-probability drops when the head alone is ablated
     (``vt.head_importance``, What heads do: "Which heads matter")."""
     mode = _one_of(a, "mode", MODES)
@@ -151,7 +152,7 @@ def importance(model: LoadedModel, a: Args, src: Sources) -> float:
     return float(_index(_index(grid, a["layer"], "layer"), a["head"], "head"))
 
 
-def role_score(model: LoadedModel, a: Args, src: Sources) -> float:
+def role_score(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """One head's score for ``role`` (``vt.head_roles``: previous, self, first, duplicate,
     induction, aligning), as the What heads do page's role maps give it."""
     from viz_transformer.analysis.roles import ROLES
@@ -161,7 +162,7 @@ def role_score(model: LoadedModel, a: Args, src: Sources) -> float:
     return float(_index(_index(scores[role], a["layer"], "layer"), a["head"], "head"))
 
 
-def lens_probability(model: LoadedModel, a: Args, src: Sources) -> float:
+def lens_probability(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The logit lens: the probability of the top next token after decoder ``layer`` at decoder
     ``position`` (``vt.logit_lens``)."""
     lens = src.lens(model, a["sentence"])
@@ -171,13 +172,13 @@ def lens_probability(model: LoadedModel, a: Args, src: Sources) -> float:
 
 def _capture(model: LoadedModel, a: Args) -> Any:
     from viz_transformer.analysis.walkthrough import capture
-    from viz_transformer.course.sources import memo
+    from viz_transformer.course.grading_caches import memo
 
     key = ("capture", a["sentence"], a["attention"])
     return memo(model, key, lambda: capture(model, a["sentence"], a["attention"]))
 
 
-def attention_score(model: LoadedModel, a: Args, src: Sources) -> float:
+def attention_score(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """The score q . k / sqrt(d_k) of ``query`` on ``key`` before the softmax (the Q, K, V
     walkthrough's "Why this head looks there" map)."""
     from viz_transformer.analysis.why import head_scores  # pandas: loaded on first use
@@ -189,7 +190,7 @@ def attention_score(model: LoadedModel, a: Args, src: Sources) -> float:
     return value
 
 
-def score_part(model: LoadedModel, a: Args, src: Sources) -> float:
+def score_part(model: LoadedModel, a: Args, src: GradingCaches) -> float:
     """One bar of a score taken apart: ``split`` (dimension, input, component) and its ``part``
     (``d3``, ``position.content``, ...), as ``vt.score_parts`` names them."""
     from viz_transformer.analysis.why import SPLITS, split_score  # pandas: on first use
@@ -209,7 +210,7 @@ class Quantity:
     """A course quantity: its args (all required) and how the model gives its value."""
 
     fields: tuple[str, ...]
-    value: Callable[[LoadedModel, Args, Sources], float]
+    value: Callable[[LoadedModel, Args, GradingCaches], float]
 
 
 _HEAD = ("sentence", "attention", "layer", "head")
@@ -234,19 +235,21 @@ WORDS = ("scale", "stat", "mode", "role", "split", "part")
 
 
 def course_value(
-    model_name: str, quantity: str, args: Args, sources: Sources | None = None
+    model_name: str, quantity: str, args: Args, caches: GradingCaches | None = None
 ) -> float:
     """The value of a course ``quantity`` on the model named ``model_name``, read from
-    ``sources`` (by default, computed into the course's own cache).
+    ``caches`` (by default, computed into the course's own cache).
 
     Raises:
         ValueError: args the model cannot give a value for (an index it lacks, an unknown
             role or split part), with what it has.
     """
-    from viz_transformer.course.sources import Sources
+    from viz_transformer.course.grading_caches import GradingCaches
     from viz_transformer.models.registry import load_model
 
-    return COURSE_QUANTITIES[quantity].value(load_model(model_name), args, sources or Sources())
+    return COURSE_QUANTITIES[quantity].value(
+        load_model(model_name), args, caches or GradingCaches()
+    )
 
 
 def arg_problems(quantity: str, args: Args) -> list[tuple[str, str]]:

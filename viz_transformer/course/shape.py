@@ -1,6 +1,6 @@
 """A lesson file's text read into a ``Lesson`` with its shape validated against the lesson format:
 every field known, required ones there, of the right type and range, pages and view keys the app
-has, each question's fields as ``kinds.QUESTION_KINDS`` gives them. Every problem names
+has, each question's fields as ``question_kinds.QUESTION_KINDS`` gives them. Every problem names
 ``FILE:LINE``.
 """
 
@@ -12,9 +12,9 @@ from types import MappingProxyType
 from typing import Any
 
 from viz_transformer import settings
-from viz_transformer.course.kinds import QUESTION_KINDS
+from viz_transformer.course.lesson import Lesson, Question, Step
 from viz_transformer.course.located import LocatedError, Path_, line_of, load_located
-from viz_transformer.course.records import Lesson, Question, Step
+from viz_transformer.course.question_kinds import QUESTION_KINDS
 from viz_transformer.models.registry import model_info
 from viz_transformer.records.kinds import KINDS
 from viz_transformer.records.view_keys import MODEL_KEY, URL_KEYS

@@ -1,7 +1,7 @@
 """What a lesson asks of its model, validated on the model: every layer, head and token index it
 names exists, every attention kind it asks about is one the model shows, and the model reads
 every sentence (``vt.validate_lesson``, ``lesson validate``). What each question kind asks is its
-row's ``on_model`` in ``kinds.QUESTION_KINDS``."""
+row's ``on_model`` in ``question_kinds.QUESTION_KINDS``."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 
 from viz_transformer.course.files import lessons, load_lesson
 from viz_transformer.course.grading import traced
-from viz_transformer.course.kinds import rule
+from viz_transformer.course.lesson import Lesson
 from viz_transformer.course.located import Path_, line_of, load_located
 from viz_transformer.course.quantities import course_value
-from viz_transformer.course.records import Lesson
+from viz_transformer.course.question_kinds import rule
 from viz_transformer.course.shape import LessonError
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.registry import load_model

@@ -3,7 +3,7 @@ forgets its least recently used entries beyond a number of entries or a weight (
 computes a missing value once however many threads ask for it at once.
 
 The pages' stores of long results (``ui/jobs.py``, ``ui/head_caches.py``), the course's
-quantities (``course/sources.py``) and a long input's recent heads (``records/lazy.py``) are
+quantities (``course/grading_caches.py``) and a long input's recent heads (``records/lazy.py``) are
 each one of these.
 """
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.course.kinds import QUESTION_KINDS
+from viz_transformer.course.question_kinds import QUESTION_KINDS
 from viz_transformer.records.kinds import Head, head_label, parse_head_label
 from viz_transformer.ui import caches, widgets
 

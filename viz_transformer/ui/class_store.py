@@ -20,9 +20,9 @@ STORE_ERRORS = (*widgets.LOAD_ERRORS, SQLAlchemyError)
 @st.cache_resource(show_spinner=False)
 def store() -> vt.ClassStore:
     """The class store of this server (``VT_DATABASE_URL``, else SQLite in the cache folder),
-    grading from the pages' caches (``head_caches.course_sources``): one trace, ablation, role
+    grading from the pages' caches (``head_caches.grading_caches``): one trace, ablation, role
     score or logit lens per sentence per server."""
-    return vt.classroom(traces=head_caches.course_sources())
+    return vt.classroom(traces=head_caches.grading_caches())
 
 
 def class_lesson(code: str) -> vt.Lesson:

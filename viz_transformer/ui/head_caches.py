@@ -1,6 +1,6 @@
 """Caches of the head experiments (ablation, patching, roles, logit lens): every result keyed by
 (model, text, kind, options) and shared by every session, and by the course's answers
-(``course_sources``): a class and the What heads do page compute each once."""
+(``grading_caches``): a class and the What heads do page compute each once."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import streamlit as st
 
 import viz_transformer as vt
 from viz_transformer.analysis import effects
-from viz_transformer.course.sources import Sources
+from viz_transformer.course.grading_caches import GradingCaches
 from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.ui import caches
@@ -99,11 +99,11 @@ def lens_key(name: str, text: str) -> tuple:
 
 
 @st.cache_resource(show_spinner=False)
-def course_sources() -> Sources:
+def grading_caches() -> GradingCaches:
     """What a lesson's answers are graded from (``vt.grade``, the class store): the pages'
     traces, importance maps, role scores and logit lenses, read and filled under the page's own
     keys, so a course quantity and the What heads do page compute each once per server."""
-    return Sources(
+    return GradingCaches(
         trace=caches.trace,
         importance=lambda m, text, kind, mode: head_importance_store().get_or_make(
             importance_key(m.name, text, kind, mode),

@@ -60,7 +60,7 @@ class Place:
         question = self.lesson.steps[step].question
         if question is None:  # a stale form of a step the lesson no longer asks about
             raise ValueError(f"Step {step + 1} has no question to answer.")
-        result = vt.grade(question, answer, head_caches.course_sources())
+        result = vt.grade(question, answer, head_caches.grading_caches())
         self.answers[step] = (answer, result)
         return result
 

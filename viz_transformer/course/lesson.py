@@ -17,7 +17,7 @@ class Question:
     grading time (``vt.grade``).
 
     Attributes:
-        kind: a key of ``kinds.QUESTION_KINDS`` (``head``, ``token``, ``number``, ...).
+        kind: a key of ``question_kinds.QUESTION_KINDS`` (``head``, ``token``, ``number``, ...).
         args: its fields as written in the file, without ``kind`` and ``question``:
             ``head``: attention, sentence, query, key, [layers]; ``token``: sentence, step;
             ``number``: quantity, args, [tolerance]; ``choice``: options, correct; ``text``: none.

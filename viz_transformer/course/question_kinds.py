@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from viz_transformer.course.checks import ModelCheck, ShapeCheck
+from viz_transformer.course.lesson import Grade, Question
 from viz_transformer.course.located import Path_
 from viz_transformer.course.quantities import COURSE_QUANTITIES, arg_problems
-from viz_transformer.course.records import Grade, Question
 
 if TYPE_CHECKING:
-    from viz_transformer.course.sources import TraceOf
+    from viz_transformer.course.grading_caches import TraceOf
 
 NUMBER_FIELDS: dict[str, tuple[str, ...]] = {  # a number question's quantity -> its args
     "attention_weight": ("sentence", "attention", "layer", "head", "query", "key"),

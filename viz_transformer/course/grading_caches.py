@@ -1,7 +1,7 @@
-"""Where grading reads what the lesson's model computes: ``Sources``, given by the caller as the
-class store is given traces. Its traces, and the work the What heads do page also does (every
+"""Where grading reads what the lesson's model computes: ``GradingCaches``, given by the caller as
+the class store is given traces. Its traces, and the work the What heads do page also does (every
 head ablated, the head roles, the logit lens), come from the caller's caches: the app passes its
-pages' (``ui/head_caches.course_sources``), so a class and the pages compute each once. By
+pages' (``ui/head_caches.grading_caches``), so a class and the pages compute each once. By
 default each is computed here and kept in the course's own small cache (``memo``), as the other
 course quantities are (decoding, the walkthrough's capture).
 """
@@ -65,7 +65,7 @@ def own_lens(model: LoadedModel, sentence: str) -> Lens:
 
 
 @dataclass(frozen=True)
-class Sources:
+class GradingCaches:
     """What grading reads, from the caller's caches; also a ``TraceOf`` (calling it traces), so
     it goes where traces go (``vt.grade``, ``vt.classroom``).
 
@@ -86,7 +86,7 @@ class Sources:
         return self.trace(model_name, sentence)
 
 
-def sources_of(traces: TraceOf) -> Sources:
-    """``traces`` itself when it is ``Sources``, else sources that read its traces and compute
+def caches_of(traces: TraceOf) -> GradingCaches:
+    """``traces`` itself when it is ``GradingCaches``, else caches that read its traces and compute
     the rest into the course's cache."""
-    return traces if isinstance(traces, Sources) else Sources(trace=traces)
+    return traces if isinstance(traces, GradingCaches) else GradingCaches(trace=traces)
