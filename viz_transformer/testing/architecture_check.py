@@ -84,7 +84,7 @@ def reference(
     auto = AUTO[spec.architecture]
     extra = {} if config is None else {"config": copy.deepcopy(config)}
     eager = auto.from_pretrained(folder, attn_implementation="eager", **extra).float().eval()
-    batch = {k: torch.tensor([v]) for k, v in inputs(folder, spec).items()}
+    batch = {k: torch.tensor([v], device=eager.device) for k, v in inputs(folder, spec).items()}
     batch["attention_mask"] = torch.ones_like(batch["input_ids"])
     with torch.no_grad():
         out = eager(**batch, output_attentions=True, use_cache=False)
