@@ -11,9 +11,13 @@ listed, with the reason: when a fix makes one right, this test fails on it until
 from __future__ import annotations
 
 import pytest
+import torch
 
+from viz_transformer import settings
+from viz_transformer.models.hf.model import HFModel
+from viz_transformer.models.hf.spec import hf_spec
 from viz_transformer.testing.architecture_check import check
-from viz_transformer.testing.architectures import ARCHITECTURES
+from viz_transformer.testing.architectures import ARCHITECTURES, TEXT, built
 
 # no softmax attention map: a state-space, recurrent, Fourier or kernel mixer; refusing is right
 NO_MAP = {
@@ -42,6 +46,7 @@ KNOWN: dict[str, tuple[str, str]] = {
     "inkling2_text": ("refused", "attention sinks: rows sum below 1, refused as scores"),
     "deepseek_v4": ("refused", "maps of several shapes in one stack (compressed keys)"),
     "minimax": ("refused", "linear-attention layers' outputs are no softmax maps"),
+    "t5gemma2": ("refused", "maps of several shapes in one stack"),
     # weights returned (not declared) in a form that is no query x key softmax map
     "cpmant": ("refused", "returned rows do not sum to 1"),
     "prophetnet": ("refused", "returned encoder rows do not sum to 1"),
@@ -49,22 +54,16 @@ KNOWN: dict[str, tuple[str, str]] = {
     "led": ("refused", "local attention returned in bands of keys"),
     "longformer": ("refused", "local attention returned in bands of keys"),
     "longt5": ("refused", "local attention returned in blocks"),
+    "funnel": ("refused", "pooled queries: maps of fewer queries than tokens"),
     "xlnet": ("refused", "returned maps are permuted copies of what its modules output"),
-    "perceiver": ("refused", "its tiny model does not run with output_attentions"),
+    "perceiver": ("refused", "latents attend to the input (no token x token map); no input ids"),
     # hybrids whose 2 tiny layers hold no attention layer
     "bamba": ("refused", "no attention layer among the tiny model's layers"),
     "granitemoehybrid": ("refused", "no attention layer among the tiny model's layers"),
     "recurrent_gemma": ("refused", "no attention layer among the tiny model's layers"),
-    # the loader
-    "funnel": ("crash", "two model classes for one config"),
-    "llama4_text": ("crash", "no last_hidden_state in the base model's output"),
-    "bigbird_pegasus": ("crash", "the block-sparse encoder runs no attention function"),
-    "t5gemma2": ("crash", "a vision tower's modules taken for the encoder's"),
+    # the tiny model's own eager forward does not run, or a family not read yet
     "t5gemma": ("refused", "its tiny checkpoint does not load back"),
-    "vibevoice_asr": ("refused", "a speech model: no auto class for text"),
-    # the tiny model's own eager forward does not run or gives no weights
-    "big_bird": ("no reference", "block-sparse attention returns no weights"),
-    "blt": ("no reference", "its patcher's sizes are not shrunk"),
+    "blt": ("wrong", "three stacks (local encoder, global, local decoder): other layers read"),
     "deepseek_v2": ("no reference", "its router needs a top-k the tiny config lacks"),
     "pegasus_x": ("no reference", "its block size and the tiny input"),
     "zamba2": ("no reference", "its mamba sizes are not shrunk"),
@@ -100,3 +99,25 @@ def test_most_text_architectures_are_right():
     """The known lists stay small: most architectures must be right on both paths."""
     right = [t for t in ARCHITECTURES if expected(t) == "right"]
     assert len(right) >= 130, len(right)
+
+
+def test_a_family_read_from_its_outputs_keeps_no_weights_outside_a_capture(monkeypatch):
+    """DeBERTa returns its weights only when asked: a plain pass keeps none, a trace reads them,
+    and an input whose whole maps would pass ``MAX_MATERIALISE`` is refused before the pass."""
+    model = HFModel.load(hf_spec(f"hf:{built('deberta')}"), "cpu")
+    assert not model.lazy_capable
+    with torch.no_grad():
+        out = model.module(input_ids=torch.tensor([model.encode_text(TEXT)]))
+    assert out.attentions is None
+    trace = model.trace(TEXT)
+    assert trace.encoder.shape == (2, 4, len(trace.src_tokens), len(trace.src_tokens))
+    monkeypatch.setattr(settings, "MAX_MATERIALISE", trace.encoder.size - 1)
+    with pytest.raises(ValueError, match="Shorten the input to about"):
+        model.trace(TEXT)
+
+
+def test_a_model_computing_some_attention_itself_keeps_its_maps_whole():
+    """BigBird-Pegasus' encoder computes attention in its own code: no queries and keys to keep
+    there, so the model runs eager and its long inputs keep whole maps (right on both paths)."""
+    model = HFModel.load(hf_spec(f"hf:{built('bigbird_pegasus')}"), "cpu")
+    assert model.module.config._attn_implementation == "eager" and not model.lazy_capable

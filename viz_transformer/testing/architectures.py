@@ -48,7 +48,8 @@ ARCHITECTURES = dict(sorted(ARCHITECTURES.items()))
 # sub-configs that make a model more than a text model (images, audio, speech)
 NOT_TEXT = ("vision_config", "audio_config", "speech_config", "vq_config", "image_config",
             "audio_encoder_config", "perceiver_config", "codec_config",
-            "depth_decoder_config", "vision_encoder_config", "projector_config")  # fmt: skip
+            "depth_decoder_config", "vision_encoder_config", "projector_config",
+            "acoustic_tokenizer_encoder_config")  # fmt: skip
 SIZES: dict[str, int] = {  # attribute -> tiny value, set where the config has the attribute
     "num_hidden_layers": 2, "num_layers": 2, "encoder_layers": 2, "decoder_layers": 2,
     "num_decoder_layers": 2, "n_layer": 2, "n_layers": 2, "num_encoder_layers": 2,
@@ -68,7 +69,9 @@ SIZES: dict[str, int] = {  # attribute -> tiny value, set where the config has t
     "v_head_dim": 16, "qk_head_dim": 32, "attention_head_dim": 16, "d_head": 16,
     "mamba_headdim": 16, "mamba_d_head": 16, "mamba_n_heads": 8, "n_mamba_heads": 8,
     "swa_head_dim": 16, "swa_num_attention_heads": 4, "swa_num_key_value_heads": 2,
-    "sliding_window_size": WINDOW, "rotary_dim": 8, "embedding_size": 64, "vocab_size": VOCAB,
+    "sliding_window_size": WINDOW, "rotary_dim": 8, "hidden_size_global": 64,
+    "encoder_hash_byte_group_vocab": 64, "local_attention_window_len": WINDOW,
+    "d_latents": 64, "num_latents": 16, "embedding_size": 64, "vocab_size": VOCAB,
 }  # fmt: skip
 TOKEN_IDS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "unk_token_id": 3,
              "mask_token_id": 4, "sep_token_id": 5, "cls_token_id": 6,

@@ -181,7 +181,8 @@ def next_ids(model: HFParts, batch: dict[str, torch.Tensor]) -> list[int] | None
     module = model.module
     extra = {"use_cache": False} if accepts(module, "use_cache") else {}
     head = module.get_output_embeddings()
-    if model.spec.decoder_only and head is not None and accepts(module, "logits_to_keep"):
+    base = module.base_model is not module  # Llama 4's causal LM is its own base model
+    if model.spec.decoder_only and head is not None and base and accepts(module, "logits_to_keep"):
         hidden = module.base_model(**batch, **extra).last_hidden_state[0]  # (T, d)
         rows = max(1, ARGMAX_CELLS // head.weight.shape[0])
         return [

@@ -34,6 +34,7 @@ def attention_implementation(spec: ModelSpec, config: PretrainedConfig) -> str:
         cls = AUTO[spec.architecture]._model_mapping[type(config)]
     except (KeyError, ValueError):
         return "eager"
+    cls = cls[0] if isinstance(cls, tuple) else cls  # Funnel: the model and its base variant
     # the modeling file must call attention through ALL_ATTENTION_FUNCTIONS to reach ours
     if not hasattr(sys.modules.get(cls.__module__), "ALL_ATTENTION_FUNCTIONS"):
         return "eager"
@@ -47,8 +48,12 @@ def load_module(
     dtype: torch.dtype = torch.float32,
 ) -> PreTrainedModel:
     """The model through the Auto class of its architecture in ``dtype``, attention through
-    ``hf_attention`` (or eager for a model that takes no attention function)."""
+    ``hf_attention`` (or eager for a model that takes no attention function). BigBird's
+    block-sparse attention returns no weights: it runs with full attention (what it does itself
+    below a few blocks of tokens), whose maps are exact."""
     ident = str(spec.path)
+    if getattr(config, "attention_type", None) == "block_sparse":  # BigBird: no weights
+        config.attention_type = "original_full"
     kwargs: dict[str, Any] = {
         "config": config,
         "attn_implementation": attention_implementation(spec, config),

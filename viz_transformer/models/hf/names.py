@@ -29,7 +29,7 @@ from transformers.utils.output_capturing import OutputRecorder
 from viz_transformer import settings
 from viz_transformer.models.hf import smollm2
 from viz_transformer.models.hf.attention import name_modules
-from viz_transformer.models.hf.returned import returned_modules
+from viz_transformer.models.hf.returned import with_returned
 from viz_transformer.networks.hooks import dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 
@@ -43,6 +43,7 @@ SINUSOIDAL_TYPES = frozenset(
     {"marian", "fsmt", "pegasus", "pegasus_x", "m2m_100", "nllb-moe", "xglm", "speech_to_text"}
 )
 _TRUE = {"1", "ON", "YES", "TRUE"}
+TOWERS = ("vision", "audio", "image")  # submodules of other inputs than text (T5Gemma 2)
 HUB_TIMEOUT_S = 3.0  # a hub that does not accept a connection this fast counts as unreachable
 HUB_MEMORY_S = 60.0  # how long an answer of the hub is remembered
 _HUB_SEEN: dict[str, tuple[float, bool]] = {}  # endpoint -> (when asked, whether it answered)
@@ -270,6 +271,8 @@ def attention_modules(
         parent: nn.Module, prefix: str, specs: list[tuple[str, OutputRecorder]], in_encoder: bool
     ) -> None:
         for child_name, child in parent.named_children():
+            if child_name.startswith(TOWERS):  # an image or audio encoder's own attention
+                continue
             path = f"{prefix}{child_name}"
             child_specs = _recorders(child) if isinstance(child, PreTrainedModel) else specs
             child_in_encoder = in_encoder or child is encoder
@@ -314,18 +317,13 @@ def install_pattern_hooks(
 
     A family that does not declare its attention modules to transformers
     (``_can_record_outputs``) is read from the modules that return its weights
-    (``returned.returned_modules``), with ``output_attentions`` on.
+    (``returned.with_returned``).
 
     Raises:
         ValueError: the model returns no softmax attention map (``returned.NoMaps``).
     """
     names: dict[AttentionKind, list[str]] = {}
-    modules = attention_modules(module, shows)
-    if not all(modules.values()):  # undeclared: the modules that return the weights
-        modules = returned_modules(module, shows)
-        for part in module.modules():  # each call returns its weights to the forward hook
-            if isinstance(getattr(part, "config", None), PretrainedConfig):
-                part.config.output_attentions = True
+    modules = with_returned(module, shows, attention_modules(module, shows))
     qk_names = name_modules(modules)
     for kind, entries in modules.items():
         names[kind] = []

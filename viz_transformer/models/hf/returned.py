@@ -1,14 +1,19 @@
 """Attention modules of families that return their weights without declaring them to
 transformers (``_can_record_outputs``): DeBERTa, BLOOM, GPT-J, MPT, CodeGen, RoFormer, XLM,
-FSMT, ProphetNet, ... Their modules hand the weights up when the model runs with
+FSMT, OpenAI GPT, ... Their modules hand the weights up when the model runs with
 ``output_attentions``; one short pass with it finds, for every map the model returns, the innermost
 module whose output tuple holds that very tensor, and at which index. Such a model then runs with
-``config.output_attentions`` on, so the permanent forward hooks read every call's weights, and
-keeps its maps whole (they are not computed from queries and keys)."""
+``output_attentions`` whenever a pattern is asked in the calling thread (a forward pre-hook), so
+the permanent forward hooks read every call's weights; its maps stay whole (they are not computed
+from queries and keys), so an input whose maps would pass ``settings.MAX_MATERIALISE`` weights is
+refused before the pass with a message. A declared module that computes attention in its own code
+(BigBird-Pegasus' encoder) makes its model run eager, its maps whole too."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +21,8 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from viz_transformer import settings
+from viz_transformer.networks.hooks import active_hook_names
 from viz_transformer.records.kinds import AttentionKind
 
 PROBE = 6  # tokens of the finding pass
@@ -26,6 +33,70 @@ Found = dict[AttentionKind, list[tuple[str, nn.Module, int]]]
 
 class NoMaps(ValueError):
     """The model returns no attention map (why in the message)."""
+
+
+def with_returned(
+    model: PreTrainedModel, shows: tuple[AttentionKind, ...], declared: Found
+) -> Found:
+    """``declared`` (``names.attention_modules``) when it has modules of every kind (the model
+    set to eager attention if one of them computes attention itself); else the modules that
+    return the weights (``returned_modules``), with ``output_attentions`` asked of every pass
+    that captures a pattern and long inputs refused (``_ask_weights``).
+
+    Raises:
+        NoMaps: the model returns no softmax attention map.
+    """
+    if all(declared.values()):
+        own = [m for es in declared.values() for _, m, _ in es if not _calls_function(m)]
+        if own and model.config._attn_implementation != "eager":  # BigBird-Pegasus' encoder
+            model.set_attn_implementation("eager")  # no queries and keys to keep: maps whole
+        return declared
+    found = returned_modules(model, shows)
+    maps = sum(len(entries) for entries in found.values())
+    heads = max(int(getattr(m, "vt_heads", 1)) for es in found.values() for _, m, _ in es)
+    for part in model.modules():
+        if isinstance(part, PreTrainedModel):
+            part.register_forward_pre_hook(
+                _ask_weights(type(model).__name__, maps * heads), with_kwargs=True
+            )
+    return found
+
+
+def _calls_function(module: nn.Module) -> bool:
+    """Whether ``module`` (or a part of it) calls transformers' attention functions, where
+    ``hf_attention`` reads its queries and keys, rather than computing attention itself."""
+    return any(_forward_calls(type(part)) for part in module.modules())
+
+
+@functools.cache
+def _forward_calls(cls: type) -> bool:
+    try:
+        source = inspect.getsource(cls.forward)
+    except (OSError, TypeError):
+        return False
+    return "ALL_ATTENTION_FUNCTIONS" in source or "attention_interface" in source
+
+
+def _ask_weights(name: str, per_token_pair: int) -> Any:
+    """A forward pre-hook: in a thread capturing patterns, ``output_attentions=True``, after
+    refusing an input whose maps (``per_token_pair`` x tokens²) pass ``MAX_MATERIALISE``."""
+
+    def hook(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not any(n.endswith("hook_pattern") for n in active_hook_names()):
+            return None
+        ids = [kwargs.get(k) for k in ("input_ids", "decoder_input_ids")] + list(args[:1])
+        n = max((x.shape[-1] for x in ids if isinstance(x, torch.Tensor)), default=0)
+        if per_token_pair * n * n > settings.MAX_MATERIALISE:
+            most = int((settings.MAX_MATERIALISE / per_token_pair) ** 0.5)
+            raise ValueError(
+                f"{name} computes attention in its own code, so its maps are kept whole (not "
+                f"a head at a time): {n:,} tokens would hold {per_token_pair * n * n:,} "
+                f"weights, above this server's limit of {settings.MAX_MATERIALISE:,} "
+                f"(VT_MAX_MATERIALISE). Shorten the input to about {most:,} tokens."
+            )
+        return args, {**kwargs, "output_attentions": True}
+
+    return hook
 
 
 @contextlib.contextmanager
@@ -43,7 +114,8 @@ def _eager(model: PreTrainedModel) -> Iterator[None]:
 
 
 def _probe_batch(model: PreTrainedModel, shows: tuple[AttentionKind, ...]) -> dict[str, Any]:
-    vocab = model.get_input_embeddings().weight.shape[0]
+    table = model.get_input_embeddings()
+    vocab = getattr(table, "weight", table).shape[0]  # Perceiver's is the matrix itself
     ids = torch.tensor([[min(i, vocab - 1) for i in range(3, 3 + PROBE)]], device=model.device)
     batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if "cross" in shows:
@@ -58,7 +130,7 @@ def returned_modules(model: PreTrainedModel, shows: tuple[AttentionKind, ...]) -
     Raises:
         NoMaps: the model returns no weights, or what it returns is no softmax map.
     """
-    calls: list[tuple[str, nn.Module, Any]] = []
+    calls: list[tuple[str, nn.Module, Any]] = []  # (path, module, output) as each call ends
     handles = [
         m.register_forward_hook(lambda mod, args, out, p=path: calls.append((p, mod, out)))
         for path, m in model.named_modules()
@@ -87,6 +159,7 @@ def returned_modules(model: PreTrainedModel, shows: tuple[AttentionKind, ...]) -
             entry = _innermost(calls, weights)
             if entry is None:
                 raise NoMaps(f"{name} returns {kind} weights that no module of it outputs.")
+            entry[1].vt_heads = weights.shape[1]
             if entry[0] not in [e[0] for e in found[kind]]:
                 found[kind].append(entry)
     return found
@@ -106,7 +179,6 @@ def _innermost(
 
 def _check_softmax(name: str, kind: str, layer: int, weights: torch.Tensor) -> None:
     """Refuse weights that are no ``[batch, heads, queries, keys]`` softmax map."""
-    rows = weights.float().sum(-1)
     if weights.dim() < 4:  # RWKV's state, YOSO's hashes
         raise NoMaps(
             f"{name} returns {kind} 'attentions' of shape {tuple(weights.shape)} (layer "
@@ -117,6 +189,7 @@ def _check_softmax(name: str, kind: str, layer: int, weights: torch.Tensor) -> N
             f"{name} returns its {kind} attention in blocks of shape {tuple(weights.shape)} "
             f"(layer {layer}), not a query x key map: viz-transformer cannot show it as one."
         )
+    rows = weights.float().sum(-1)
     if not torch.allclose(rows, torch.ones_like(rows), atol=1e-3):
         raise NoMaps(
             f"{name} returns {kind} weights (layer {layer}) whose rows do not sum to 1: they "
@@ -124,7 +197,7 @@ def _check_softmax(name: str, kind: str, layer: int, weights: torch.Tensor) -> N
         )
     if weights.shape[-1] != weights.shape[-2] and kind != "cross":
         raise NoMaps(
-            f"{name} returns its {kind} attention as {weights.shape[-1]} keys per query, not a "
-            f"map over its {weights.shape[-2]} tokens (local attention in bands): "
-            "viz-transformer cannot show it as a map."
+            f"{name} returns its {kind} attention as maps of {weights.shape[-2]} queries x "
+            f"{weights.shape[-1]} keys, not over the input's {PROBE} tokens (local attention "
+            "in bands, or pooled tokens): viz-transformer shows maps over the tokens only."
         )
