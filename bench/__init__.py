@@ -1,5 +1,4 @@
-"""Benchmark scripts (run each with ``python bench/<script>.py``), the helper modules they share
-(``common``, ``models``, ``llama``, ``bergamot_timing``, ``lesson_ws``, ``retrieval_sweeps``)
-and their harness (``harness/``: servers, browser, websocket client, statistics); the test
-tooling (mutations, the unit tier's timing, contrast, and the tests of the benchmarks' helpers)
-is in ``tooling/``."""
+"""Benchmark scripts at the top (run each with ``python bench/<script>.py``); what they share in
+``harness/`` (the environment and report, the benchmark models, servers, browser, websocket
+clients, statistics), which imports no script; the test tooling (mutations, the unit tier's
+timing, contrast, and the tests of the harness) in ``tooling/``. Nothing imports a script."""

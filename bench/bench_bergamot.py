@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from bench.bergamot_timing import LIMIT, SENTENCE, measure, report
-from bench.common import add_device_arg, pick_device, write_section
+from bench.harness.bergamot_timing import LIMIT, SENTENCE, measure, report
+from bench.harness.common import add_device_arg, pick_device, write_section
 from viz_transformer.models.bergamot_spec import bergamot_specs
 
 

@@ -42,16 +42,15 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np
 from playwright.sync_api import Browser, Route, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from bench.common import ROOT, environment, pick_device, table, verdict, write_section
 from bench.harness.browser import draw_plotly, launch
+from bench.harness.common import ROOT, environment, pick_device, table, verdict, write_section
+from bench.harness.synthetic import HEADS, LAYERS, attention, tokens
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 
-LAYERS, HEADS = 6, 12
 RATIO = 1 / 3  # target: our payload <= 1/3 of bertviz's at the longest length
 JS_DIR = ROOT / "artifacts" / "bench-js"
 CDN = "https://cdnjs.cloudflare.com/ajax/libs/"
@@ -61,7 +60,6 @@ LIBS = {
     f"{CDN}d3/5.7.0/d3.min.js": ("d3@5.7.0", "package/dist/d3.min.js"),
     f"{CDN}jquery/2.0.0/jquery.min.js": ("jquery@2.1.0", "package/dist/jquery.min.js"),
 }
-WORDS = ("the", "cat", "sat", "on", "mat", "while", "a", "dog", "ran", "to", "red", "house")
 # runs before bertviz's script: polls for every head's thumbnail (one <g> each in the SVG),
 # then stamps the next painted frame in the page's clock
 BERTVIZ_WATCH = """<script>
@@ -75,34 +73,6 @@ const timer = setInterval(() => {{
   }}
 }}, 20);
 </script>"""
-
-
-def attention(n: int, seed: int = 0) -> np.ndarray:
-    """``[6, 12, n, n]`` float32 rows summing to 1: random scores plus one pattern per head.
-
-    Patterns cycle over the heads: attend to oneself, to the previous token, to the first
-    token ([CLS]), or nothing but noise; their strength varies by layer.
-    """
-    rng = np.random.default_rng(seed)
-    eye = np.eye(n, dtype=np.float32)
-    patterns = [eye, np.eye(n, k=-1, dtype=np.float32), np.zeros((n, n), np.float32), None]
-    patterns[2][:, 0] = 1.0
-    out = np.empty((LAYERS, HEADS, n, n), np.float32)
-    for layer in range(LAYERS):
-        for head in range(HEADS):
-            scores = rng.standard_normal((n, n), dtype=np.float32)
-            pattern = patterns[head % len(patterns)]
-            if pattern is not None:
-                scores += (2.0 + layer) * pattern
-            scores -= scores.max(axis=-1, keepdims=True)
-            weights = np.exp(scores)
-            out[layer, head] = weights / weights.sum(axis=-1, keepdims=True)
-    return out
-
-
-def tokens(n: int) -> list[str]:
-    """``[CLS]``, words, ``[SEP]``: ``n`` tokens (repeated words, as in a long text)."""
-    return ["[CLS]", *(WORDS[i % len(WORDS)] for i in range(n - 2)), "[SEP]"]
 
 
 def timed(fn: object, runs: int) -> tuple[float, object]:

@@ -2,12 +2,12 @@
 
 Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_capture.py [--device cpu] [--runs 7]``.
 
-Two random models built offline by ``bench/models.py``: an opus-mt-en-de-size Marian loaded as
-``hf:<folder>`` through the app's registry, and the paper's Transformer at the base size wrapped
-as the app wraps a paper model; and, for context, the shipped ``paper-en-pt`` (3+3 layers,
-d_model 256, 256 positions, so not at 512). For each source length N (32, 128, 512 tokens,
-special tokens included) the target is forced to the same text, so the decoder also reads N
-tokens. Timed, under ``torch.no_grad()``, on the same token ids:
+Two random models built offline by ``bench/harness/models.py``: an opus-mt-en-de-size Marian
+loaded as ``hf:<folder>`` through the app's registry, and the paper's Transformer at the base
+size wrapped as the app wraps a paper model; and, for context, the shipped ``paper-en-pt``
+(3+3 layers, d_model 256, 256 positions, so not at 512). For each source length N (32, 128,
+512 tokens, special tokens included) the target is forced to the same text, so the decoder also
+reads N tokens. Timed, under ``torch.no_grad()``, on the same token ids:
 
 - (a) plain forward: the module called directly, no hook active; Hugging Face: a second copy
   loaded with ``attn_implementation="sdpa"``; paper model: ``module(src, tgt)`` (whatever path
@@ -51,9 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 import viz_transformer as vt
-from bench.capture_cases import PAPER, Case, full_record, is_lazy, marian_cases, paper_cases
-from bench.common import ROOT, pick_device, sync, table, verdict, write_section
-from bench.models import build_marian_base, paper_model
+from bench.harness.capture_cases import PAPER, Case, full_record, is_lazy, marian_cases, paper_cases
+from bench.harness.common import ROOT, pick_device, sync, table, verdict, write_section
+from bench.harness.models import build_marian_base, paper_model
 from viz_transformer.records.trace import Trace
 
 LENGTHS = (32, 128, 512)

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from bench.common import table, write_section  # noqa: E402
+from bench.harness.common import table, write_section  # noqa: E402
 from viz_transformer.testing.postgres import temporary_postgres  # noqa: E402
 
 STEP, ANSWER = 4, "L0 H5"  # paper_tour's multi-head step: a head check on "I am a student."

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 import viz_transformer as vt
-from bench.common import ROOT, table, verdict, write_section
+from bench.harness.common import ROOT, table, verdict, write_section
 from viz_transformer.analysis.comparison.distances import head_distances
 from viz_transformer.analysis.comparison.model_pair import paired_traces
 from viz_transformer.analysis.comparison.tracing import patterns

@@ -24,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import table, verdict, write_section
+from bench.harness.common import table, verdict, write_section
 
 MODEL = "paper-en-pt"
 SPEEDUP_TARGET, THOUSAND_TARGET_S = 4.0, 20.0

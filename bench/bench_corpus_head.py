@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 import viz_transformer as vt
-from bench.common import table, write_section
+from bench.harness.common import table, write_section
 from viz_transformer.analysis.corpus import head_page
 from viz_transformer.text import corpora
 

@@ -14,9 +14,9 @@ the whole prefix decoded again at every step, the code before the cache) are int
 Models, weights random (seeded) unless shipped:
 - (a) the paper's Transformer with the shipped ``paper-en-pt`` configuration (3+3 layers, d_model
   256, 8 heads, 8,000 tokens), and for context the paper's base size (6+6 layers, d_model 512,
-  37,000 tokens), built by ``bench/models.py`` and wrapped as the app wraps a paper model;
+  37,000 tokens), built by ``bench/harness/models.py`` and wrapped as the app wraps a paper model;
 - (b) an opus-mt-en-de-size Marian (6+6 layers, d_model 512, 8 heads, FFN 2048, 58,101 tokens)
-  built offline by ``bench/models.py`` into a temporary folder and loaded as ``hf:<folder>``
+  built offline by ``bench/harness/models.py`` into a temporary folder and loaded as ``hf:<folder>``
   through the app's registry, so the real ``hf_steps`` session code is timed;
 - (c) the shipped ``bergamot-en-pt`` (its SSRU decoder keeps a recurrent state), then
   ``bench_bergamot``'s greedy translation + full trace against the wheel's native engine.
@@ -44,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 import viz_transformer as vt
-from bench import bergamot_timing
-from bench.common import ROOT, pick_device, sync, table, verdict, write_section
-from bench.models import WORDS, build_marian_base, paper_model
+from bench.harness import bergamot_timing
+from bench.harness.common import ROOT, pick_device, sync, table, verdict, write_section
+from bench.harness.models import WORDS, build_marian_base, paper_model
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.hf import steps as hf_steps
 from viz_transformer.models.results import DecoderSession

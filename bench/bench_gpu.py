@@ -5,8 +5,9 @@ Run on a GPU machine:
 ``VT_DEVICE=cuda OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_gpu.py``
 (``--device`` overrides ``VT_DEVICE``). Rows:
 
-- a BERT-size encoder (random weights, d 384, 6 layers x 12 heads, ``bench/models.py``) loaded
-  through the app's ``hf:`` path, at ``--lengths`` tokens (default 4,096, 16,384 and 32,768):
+- a BERT-size encoder (random weights, d 384, 6 layers x 12 heads,
+  ``bench/harness/models.py``) loaded through the app's ``hf:`` path, at ``--lengths`` tokens
+  (default 4,096, 16,384 and 32,768):
   seconds from the text to the first head map's figure JSON (trace + ``head_figure`` +
   ``to_json``; targets on one H100 < 0.3 s, < 0.6 s and < 2 s, issue 36), the overview of every
   head (``overview_figure`` + ``to_json``, from the same trace; target < 10 s at 32,768) and the
@@ -14,8 +15,9 @@ Run on a GPU machine:
   the process's peak RSS). A long trace keeps queries and keys on the device and computes each
   head there in tiles (``records/tiles.py``);
 - an 8-billion-parameter decoder (issue 43): the published Llama-3-8B configuration (32 layers,
-  32 query heads sharing 8 key/value heads, d_model 4096, RoPE theta 500,000; ``bench/llama.py``)
-  with random weights drawn in bfloat16 on the device, saved as a Hugging Face folder and loaded
+  32 query heads sharing 8 key/value heads, d_model 4096, RoPE theta 500,000;
+  ``bench/harness/llama.py``) with random weights drawn in bfloat16 on the device, saved as a
+  Hugging Face folder and loaded
   back through ``vt.load_model("hf:<folder>", dtype="bfloat16")``; at ``--llama-lengths`` (8,192
   and 32,768): trace + the first head map (target < 2 s on one H100), the overview of all 1,024
   heads (< 30 s), one query-key score split every way (< 1 s each), what a head writes at one
@@ -48,10 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
 from bench.harness import stats
-from bench.llama import LLAMA_COLUMNS, LLAMA_LENGTHS, SIZES, llama_rows
-from bench.models import build_bert_long, text_of
+from bench.harness.common import add_device_arg, pick_device, sync, table, verdict, write_section
+from bench.harness.llama import LLAMA_COLUMNS, LLAMA_LENGTHS, SIZES, llama_rows
+from bench.harness.models import build_bert_long, text_of
 
 LENGTHS = (4096, 16384, 32768)
 FIRST_MAP_TARGETS_S = {4096: 0.3, 16384: 0.6, 32768: 2.0}  # first head map on one H100 (issue 36)

@@ -20,7 +20,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import viz_transformer as vt
-from bench.common import table, verdict, write_section
+from bench.harness.common import table, verdict, write_section
 from viz_transformer.analysis.effects import capped_text
 from viz_transformer.records.progress import Cancelled
 

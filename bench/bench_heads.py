@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 import viz_transformer as vt
-from bench.common import add_device_arg, pick_device, sync, table, verdict, write_section
+from bench.harness.common import add_device_arg, pick_device, sync, table, verdict, write_section
 from viz_transformer.training.tasks.catalog import TASKS, pairs
 
 SENTENCE = (

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from streamlit.testing.v1 import AppTest
 
-from bench.common import ROOT, pick_device, table, write_section
+from bench.harness.common import ROOT, pick_device, table, write_section
 from viz_transformer.training.live.metrics import antidiagonal_mass, exact_match
 from viz_transformer.training.live.runs import shared_trainer
 from viz_transformer.training.live.train import LiveRun, LiveSettings, torch_threads

@@ -107,7 +107,7 @@ def main() -> None:
     import torch
 
     import viz_transformer as vt
-    from bench.common import table, verdict, write_section
+    from bench.harness.common import table, verdict, write_section
 
     torch.set_num_threads(1)
     model = vt.load_model("smollm2", "cpu")

@@ -4,8 +4,9 @@ Run: ``OMP_NUM_THREADS=1 python bench/bench_long.py [--device cpu] [--no-draw]``
 
 Cases, each in a fresh process so its peak RSS is its own:
 - ``bert-4096``: a BERT-size encoder (random weights, d 384, 6 layers, 12 heads, 4,096 positions,
-  ``bench/models.py``) loaded through the app's ``hf:`` path, a 4,096-token input. Timed from the
-  text to the first head map's JSON (trace + ``head_figure`` downsampled + ``to_json``); then a
+  ``bench/harness/models.py``) loaded through the app's ``hf:`` path, a 4,096-token input.
+  Timed from the text to the first head map's JSON (trace + ``head_figure`` downsampled +
+  ``to_json``); then a
   full-resolution zoom window, another head, the downsampled overview of all 72 heads.
 - ``minilm-512``: the shipped MiniLM (6 x 12 heads), a 512-token input, the same steps.
 - ``minilm-512-eager``: the same input with lazy capture off (every weight held), for contrast.
@@ -30,9 +31,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import environment, pick_device, table, verdict, write_section
+from bench.harness.common import environment, pick_device, table, verdict, write_section
 
 CASES = {
     "bert-4096": ("bert", 4096, True),
@@ -53,8 +53,8 @@ def _rss_gb() -> float:
 def run_case(case: str, device: str, folder: Path) -> dict:
     """Measure one case in this process (called in a child)."""
     import torch
-    from models import build_bert_long, text_of
 
+    from bench.harness.models import build_bert_long, text_of
     from viz_transformer import settings
     from viz_transformer.figures.attention import head_figure, overview_figure
     from viz_transformer.models.hf.model import HFModel

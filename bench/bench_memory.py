@@ -1,5 +1,5 @@
 """Memory above the loaded model (issue 46) on the CPU stand-in of Llama 3, each operation in a
-process of its own (``bench/memory.py``), at 512 and 2,048 tokens.
+process of its own (``bench/harness/memory.py``), at 512 and 2,048 tokens.
 
 Run: ``OMP_NUM_THREADS=1 python bench/bench_memory.py [--before <checkout>]``. The stand-in is
 ``viz_transformer.testing.llama.build_llama(size="standin")``: Llama 3's published 128,256-token
@@ -22,8 +22,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import table, verdict, write_section
-from bench.memory import OPERATIONS, ROOT, measure
+from bench.harness.common import table, verdict, write_section
+from bench.harness.memory import OPERATIONS, ROOT, measure
 from viz_transformer.testing.llama import build_llama
 
 LENGTHS = (512, 2048)

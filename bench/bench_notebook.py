@@ -34,22 +34,27 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np
 
 import viz_transformer as vt
-from bench.common import ROOT, table, verdict, write_section
-from bench.models import paper_model, text_of
-from viz_transformer.records.lazy import LazyPatterns
+from bench.harness.common import ROOT, table, verdict, write_section
+from bench.harness.notebook_traces import (
+    HEADS,
+    LAYERS,
+    LINES_PER_ROW,
+    TOKENS,
+    peaked_trace,
+    random_trace,
+    worst_trace,
+)
 from viz_transformer.records.trace import Trace
 from viz_transformer.testing.jupyter import state_bytes
 
-TOKENS, LAYERS, HEADS = 512, 6, 8
 MAX_MB, MAX_DRAW_S = 5.0, 1.5  # drawn within 1.5 s of running the cell (issue 50)
 SHOTS = {"head": ROOT / "docs" / "notebook-head-view.png",
          "model": ROOT / "docs" / "notebook-model-view.png"}  # fmt: skip
 BUILD = """import json, time
 import viz_transformer as vt
-from bench.bench_notebook import random_trace, worst_trace
+from bench.harness.notebook_traces import random_trace, worst_trace
 tr, worst = random_trace(), worst_trace()
 print(tr.cross.shape, worst.encoder.shape)"""
 CELLS = [
@@ -62,33 +67,6 @@ CELLS = [
     'shot = vt.head_view(small, "cross", 1, 2)\nshot',
     'vt.model_view(small, "encoder", 1, 6)',
 ]
-LINES_PER_ROW = 50  # weights of 0.02 each: the most lines a row can draw (HEAD_VIEW_MIN)
-
-
-def random_trace() -> Trace:
-    """The paper Transformer with random weights at 512 tokens, the text forced as target."""
-    model = paper_model(d_model=256, n_heads=HEADS, n_layers=LAYERS, d_ff=1024, max_len=1024)
-    text = text_of(lambda t: len(model.vocab.encode(t)), TOKENS)
-    return vt.trace(model, text, target=text)
-
-
-def peaked_trace(seed: int = 0) -> Trace:
-    """Lazy patterns from wide random queries and keys: a few strong weights per row."""
-    gen = np.random.default_rng(seed)
-    qk = [[gen.normal(0, 1.2, (HEADS, TOKENS, 32)).astype(np.float32) for _ in range(LAYERS)]
-          for _ in range(2)]  # fmt: skip
-    words = tuple(f"w{i}" for i in range(TOKENS))
-    return Trace("peaked", words, (), (), LazyPatterns(*qk, causal=False, device="cpu"), None, None)
-
-
-def worst_trace() -> Trace:
-    """Every row of every head spread evenly over 50 keys: the head view's most lines."""
-    at = np.arange(TOKENS)
-    weights = np.zeros((LAYERS, HEADS, TOKENS, TOKENS), np.float32)
-    for shift in range(LINES_PER_ROW):
-        weights[:, :, at, (at + shift * 7) % TOKENS] = 1 / LINES_PER_ROW
-    words = tuple(f"w{i}" for i in range(TOKENS))
-    return Trace("worst", words, (), (), weights, None, None).validate()
 
 
 class Wire:

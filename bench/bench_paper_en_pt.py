@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from bench.bergamot_timing import SENTENCE  # 20 words, as in the other benchmarks
-from bench.common import add_device_arg, pick_device, table, write_section
+from bench.harness.bergamot_timing import SENTENCE  # 20 words, as in the other benchmarks
+from bench.harness.common import add_device_arg, pick_device, table, write_section
 from viz_transformer.training.en_pt.everyday import EVERYDAY, score_everyday
 
 COLUMNS = ["English", "paper-en-pt", "teacher (Bergamot)", "content words dropped",

@@ -39,7 +39,7 @@ def _gpt2_base(folder: Path) -> Path:
 def _medians(model, kind: str, runs: int, device: str) -> tuple[float, float, int]:
     """Median milliseconds of a trace and of capture + explain (last layer, head and token)."""
     import viz_transformer as vt
-    from bench.common import median_ms, sync
+    from bench.harness.common import median_ms, sync
     from viz_transformer.analysis import walkthrough
 
     def capture() -> None:
@@ -56,7 +56,7 @@ def _medians(model, kind: str, runs: int, device: str) -> tuple[float, float, in
 
 
 def main() -> None:
-    from bench.common import add_device_arg, pick_device
+    from bench.harness.common import add_device_arg, pick_device
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -67,7 +67,7 @@ def main() -> None:
     import torch
 
     import viz_transformer as vt
-    from bench.common import table, write_section
+    from bench.harness.common import table, write_section
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     load = os.getloadavg()[0]

@@ -5,8 +5,8 @@ Run: ``OMP_NUM_THREADS=1 python bench/bench_retrieval.py [--tokens 1500 8192] [-
 10 min and 2 GB; ``--forms``: the copy and the question prompt side by side, 3 depths at 1,500
 tokens each, and the heads retrieving under both or one)
 (``--llama llama-3-8b --tokens 32768 --device cuda``: the published Llama-3-8B shape, random
-bfloat16 weights built by ``bench/llama.py``, word-level texts: timing and memory only, since a
-random model copies nothing; ``--llama tiny`` runs the same path on a CPU).
+bfloat16 weights built by ``bench/harness/llama.py``, word-level texts: timing and memory only,
+since a random model copies nothing; ``--llama tiny`` runs the same path on a CPU).
 
 Each length runs in a fresh process so its peak RSS is its own. The haystack is the shipped
 held-out English sentences (``viz_transformer/corpora/english-heldout-1000.txt``) joined and cut
@@ -31,8 +31,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import add_device_arg, pick_device, table, verdict, write_section
-from bench.retrieval_sweeps import FORMS, NEEDLE, SWEEP, sweep_case, sweeps
+from bench.harness.common import add_device_arg, pick_device, table, verdict, write_section
+from bench.harness.retrieval_sweeps import FORMS, NEEDLE, SWEEP, sweep_case, sweeps
 
 TARGETS = {1500: (60.0, 1.5), 8192: (600.0, 3.0), 32768: (300.0, None)}  # s, peak GB
 COLUMNS = ["model", "tokens", "device", "load s", "retrieval_heads s", "its CPU s", "target s",
@@ -57,10 +57,10 @@ def haystack(count, n_tokens: int) -> str:
 
 
 def _llama(size: str, n_tokens: int, device: str, folder: Path):
-    """A random Llama of ``bench/llama.py``'s ``size``, its word-level text and needle."""
+    """A random Llama of ``bench/harness/llama.py``'s ``size``, its word-level text and needle."""
     import viz_transformer as vt
-    from bench.llama import build_llama
-    from bench.models import text_of
+    from bench.harness.llama import build_llama
+    from bench.harness.models import text_of
 
     path = build_llama(folder / size, size, n_tokens, device)
     model = vt.load_model(f"hf:{path}", device, "bfloat16")

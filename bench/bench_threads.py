@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import table, write_section
+from bench.harness.common import table, write_section
 
 MODEL = "paper-en-pt"
 

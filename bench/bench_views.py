@@ -4,7 +4,7 @@ with the trace cached, and how fast the browser draws the layers x heads overvie
 Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_views.py [--runs 9] [--tokens 64]``.
 
 1. A Marian the size of ``Helsinki-NLP/opus-mt-en-de`` (random weights, d_model 512, 6+6 layers,
-   8 heads; ``bench/models.py``) is built offline once under ``artifacts/bench-models/`` and
+   8 heads; ``bench/harness/models.py``) is built offline once under ``artifacts/bench-models/`` and
    opened as ``hf:<folder>`` by ``pages/attention_maps.py`` in Streamlit's ``AppTest`` with a
    sentence of ``--tokens`` source tokens. The first run traces; then the layer and the head
    change in turn and each rerun is timed (trace cached). AppTest's time is the server's: the
@@ -31,8 +31,7 @@ import pstats
 import statistics
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,8 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playwright.sync_api import sync_playwright
 
-from bench.common import ROOT, environment, pick_device, table, verdict, write_section
 from bench.harness.browser import draw_plotly, launch
+from bench.harness.common import ROOT, environment, pick_device, table, verdict, write_section
+from bench.harness.counting import counting
 
 PAGE = ROOT / "pages" / "attention_maps.py"
 MODELS = ROOT / "artifacts" / "bench-models"
@@ -61,7 +61,7 @@ UNCACHED = (
 
 def build_model(folder: Path) -> Path:
     """The opus-mt-en-de-size random Marian, built once (``config.json`` marks it done)."""
-    from bench.models import build_marian_base
+    from bench.harness.models import build_marian_base
 
     if not (folder / "config.json").exists():
         build_marian_base(folder)
@@ -72,32 +72,10 @@ def sentence(folder: Path, n_tokens: int) -> str:
     """A text the model's tokenizer turns into exactly ``n_tokens`` source tokens."""
     from transformers import AutoTokenizer
 
-    from bench.models import text_of
+    from bench.harness.models import text_of
 
     tok = AutoTokenizer.from_pretrained(folder)
     return text_of(lambda s: len(tok(s)["input_ids"]), n_tokens)
-
-
-@contextmanager
-def counting(module: object, names: tuple[str, ...]) -> Iterator[Counter]:
-    """Count the calls of ``module.<name>`` for each name (the page looks them up per call)."""
-    calls: Counter = Counter()
-    originals = {name: getattr(module, name) for name in names}
-
-    def wrap(name: str, fn: Callable) -> Callable:
-        def counted(*args: object, **kwargs: object) -> object:
-            calls[name] += 1
-            return fn(*args, **kwargs)
-
-        return counted
-
-    for name, fn in originals.items():
-        setattr(module, name, wrap(name, fn))
-    try:
-        yield calls
-    finally:
-        for name, fn in originals.items():
-            setattr(module, name, fn)
 
 
 @contextmanager
@@ -251,8 +229,8 @@ def main() -> None:
     builds = ", ".join(f"`{k}` {v:g}" for k, v in res["calls"].items())
     cfg = json.loads((folder / "config.json").read_text())
     body = f"""Model: random-weight Marian (d_model {cfg["d_model"]}, {cfg["encoder_layers"]}+\
-{cfg["decoder_layers"]} layers, {cfg["encoder_attention_heads"]} heads; `bench/models.py` builds the
-opus-mt-en-de size) as `hf:<folder>` on `pages/attention_maps.py` in Streamlit's AppTest;
+{cfg["decoder_layers"]} layers, {cfg["encoder_attention_heads"]} heads; `bench/harness/models.py`
+builds the opus-mt-en-de size) as `hf:<folder>` on `pages/attention_maps.py` in Streamlit's AppTest;
 a sentence of {n} source tokens; encoder self-attention ({L} layers x {H} heads), "Maps" tab.
 First run (load + trace): {res["first_ms"] / 1000:.1f} s. Reruns: median of {args.runs}
 (AppTest time: the page script and the serialisation of its elements, no browser).

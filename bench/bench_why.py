@@ -66,7 +66,7 @@ def _first_chart(cap) -> None:
 
 def _why_row(name: str, kind: str, n: int | None, runs: int) -> list[object]:
     import viz_transformer as vt
-    from bench.common import median_ms
+    from bench.harness.common import median_ms
     from viz_transformer.analysis import walkthrough
 
     model = vt.load_model(name, "cpu")
@@ -82,7 +82,7 @@ def _why_row(name: str, kind: str, n: int | None, runs: int) -> list[object]:
 
 def _flow_row(model, n: int, runs: int) -> list[object]:
     import viz_transformer as vt
-    from bench.common import median_ms
+    from bench.harness.common import median_ms
     from viz_transformer.analysis import flow
 
     text, size = _text_of(model, n)
@@ -99,7 +99,7 @@ def main() -> None:
     import torch
 
     import viz_transformer as vt
-    from bench.common import table, write_section
+    from bench.harness.common import table, write_section
     from viz_transformer.analysis import flow
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))

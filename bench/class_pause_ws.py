@@ -32,7 +32,7 @@ from websockets.exceptions import WebSocketException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import viz_transformer as vt
-from bench.common import table, write_section
+from bench.harness.common import table, write_section
 from bench.harness.server import database, serving
 from bench.harness.server_cpu import cpu_seconds, server_processes
 from bench.harness.stats import percentile

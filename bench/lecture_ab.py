@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``python benc
 
 from playwright.sync_api import sync_playwright
 
-from bench.common import ROOT, table, write_section
 from bench.harness.browser import launch, next_clicks, visit
+from bench.harness.common import ROOT, table, write_section
 from bench.harness.server import serve
 
 

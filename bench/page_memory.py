@@ -110,7 +110,7 @@ def _said(at: Any) -> dict[str, list[str]]:
 def child(stem: str, lengths: list[int]) -> list[dict[str, Any]]:
     """In this process: load, open the page on the example, then at each length (module doc)."""
     import viz_transformer as vt
-    from bench.models import text_of
+    from bench.harness.models import text_of
 
     vt.prepare_model(MODEL)
     model = vt.load_model(MODEL)

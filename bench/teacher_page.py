@@ -27,7 +27,7 @@ from websockets.asyncio.client import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import viz_transformer as vt
-from bench.common import table, write_section
+from bench.harness.common import table, write_section
 from bench.harness.server import database, serving
 from bench.harness.ws import Client
 from viz_transformer import course as vt_lessons

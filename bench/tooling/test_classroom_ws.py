@@ -13,8 +13,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.server import serve
 
-from bench.classroom_ws import Session, observe, rerun_request, run_all, sentences
 from bench.harness.stats import percentile
+from bench.harness.ws_classroom import Session, observe, rerun_request, run_all, sentences
 
 
 def _chart(*labels: str) -> ForwardMsg:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from bench.bench_bertviz import HEADS, LAYERS, attention, tokens
-from bench.bench_views import counting
-from bench.common import pick_device
 from bench.harness.browser import PLOTLY_JS, plotly_page
+from bench.harness.common import pick_device
+from bench.harness.counting import counting
+from bench.harness.synthetic import HEADS, LAYERS, attention, tokens
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from playwright.sync_api import sync_playwright
 
-from bench.bench_bertviz import attention, tokens
-from bench.classroom_load import (
+from bench.harness.browser import draw_plotly, launch
+from bench.harness.synthetic import attention, tokens
+from bench.harness.tab_classroom import (
     WATCH,
     Tab,
     check_tab,
@@ -18,7 +19,6 @@ from bench.classroom_load import (
     step,
     wait_for_chart,
 )
-from bench.harness.browser import draw_plotly, launch
 from viz_transformer.figures.attention import overview_figure
 from viz_transformer.records.trace import Trace
 

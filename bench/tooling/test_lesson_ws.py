@@ -11,9 +11,9 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from bench.harness.lesson_ws import feedback
 from bench.harness.stats import percentile
 from bench.harness.ws import Client
-from bench.lesson_ws import feedback
 
 
 class FakeSocket:

@@ -1,4 +1,4 @@
-"""bench/llama.py on a CPU: the published Llama-3-8B shape, the tiny model of the same shape
+"""bench/harness/llama.py on a CPU: the published Llama-3-8B shape, the tiny model of the same shape
 loaded through ``hf:<folder>`` in bfloat16, and one benchmark row of it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 import viz_transformer as vt
-from bench.llama import LLAMA_3_8B, LLAMA_COLUMNS, build_llama, length_row, word_tokenizer
+from bench.harness.llama import LLAMA_3_8B, LLAMA_COLUMNS, build_llama, length_row, word_tokenizer
 
 
 def test_the_8b_configuration_has_the_published_size():

@@ -1,7 +1,7 @@
 """Memory that grows with the input (issue 46): on the CPU stand-in of Llama 3 (the published
 128,256-token vocabulary, head size 128, grouped-query heads, RoPE, bfloat16, 2 layers of d_model
 512, loaded through ``hf:<folder>`` with ``dtype="bfloat16"``; ``testing.llama.STANDIN_LLAMA``),
-each operation in a process of its own (``bench/memory.py``) takes at most 0.5 GiB above the
+each operation in a process of its own (``bench/harness/memory.py``) takes at most 0.5 GiB above the
 loaded model at 2,048 tokens, and at most 6x more than at 512 tokens (linear is 4x, quadratic
 16x). The full-vocabulary logits alone would take 1 GiB of float32 at 2,048 tokens, a pattern
 capture of every layer 134 MB at 2,048 and 8 MB at 512 (16x). ``bench/bench_memory.py`` writes
@@ -21,16 +21,16 @@ from viz_transformer.testing.llama import build_llama
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-OPERATIONS = ("first map", "overview", "split", "writes")  # bench/memory.py's
+OPERATIONS = ("first map", "overview", "split", "writes")  # bench/harness/memory.py's
 LENGTHS = (512, 2048)
 LIMIT_GIB, GROWTH = 0.5, 6.0  # issue 46
 FLOOR_GIB = 1 / 64  # growth is read against at least 16 MiB: below it the ratio is noise
 
 
 def _measure(folder: Path, name: str) -> list[dict]:
-    """``bench/memory.py`` (the benchmark's harness, run as a script) in a fresh process."""
+    """``bench/harness/memory.py`` (the benchmark's harness, run as a script) in a fresh process."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, str(ROOT / "bench" / "memory.py"), str(folder), name,
+    cmd = [sys.executable, str(ROOT / "bench" / "harness" / "memory.py"), str(folder), name,
            *map(str, LENGTHS)]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -215,6 +215,35 @@ def test_tests_import_no_other_test_file_or_bench():
             assert top not in {"tests", "bench", "conftest"}, f"{path.name} imports {imported}"
 
 
+def _bench_imports(path: Path) -> set[str]:
+    """The ``bench.*`` modules this file imports (``from bench import x`` names ``bench.x``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("bench.")}
+        elif isinstance(node, ast.ImportFrom) and node.module == "bench":
+            found |= {f"bench.{a.name}" for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bench."):
+            found.add(node.module)
+    return found
+
+
+def test_bench_holds_scripts_at_the_top_and_nothing_imports_a_script():
+    """bench/ is benchmarks: each top-level module is a script (run as ``python bench/x.py``);
+    what scripts share lies in ``bench/harness/``, so no file (script, harness, tooling, test)
+    imports a script, and a script's helpers cannot drift into being another script's API."""
+    scripts = {p.stem for p in (ROOT / "bench").glob("*.py") if p.name != "__init__.py"}
+    for name in scripts:
+        text = (ROOT / "bench" / f"{name}.py").read_text()
+        assert '__name__ == "__main__"' in text, (
+            f"bench/{name}.py is no script: move it to harness/"
+        )
+    for path in [*ROOT.glob("bench/**/*.py"), *ROOT.glob("tests/**/*.py")]:
+        for imported in _bench_imports(path):
+            top = imported.split(".")[1]
+            assert top not in scripts, f"{path.relative_to(ROOT)} imports the script {imported}"
+
+
 @pytest.mark.parametrize(
     "folder", ["viz_transformer/ui", "viz_transformer/course", "bench/harness", "bench/tooling"]
 )

@@ -5,7 +5,7 @@ sharing 8 key/value heads, d_model 4096, SwiGLU 14,336, RoPE theta 500,000, 128,
 (the real vocabulary and head size, 2 narrow layers). The tokenizer is word-level over ``WORDS``
 (one token per word, a ``<|begin_of_text|>`` in front), so a text of ``n - 1`` words is ``n``
 tokens. The weights are drawn on the target device in the target dtype (an 8B model in float32
-on the CPU first would take 32 GB and minutes). ``bench/llama.py`` times them.
+on the CPU first would take 32 GB and minutes). ``bench/harness/llama.py`` times them.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import sys
 import time
 from types import SimpleNamespace
 
-from bench.common import table, verdict, write_section
+from bench.harness.common import table, verdict, write_section
 
 NEEDLE = (
     "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a sunny "

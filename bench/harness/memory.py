@@ -1,6 +1,6 @@
 """The memory one operation takes above the loaded model, each in a process of its own (issue 46).
 
-``measure(folder, operation, lengths)`` starts ``python bench/memory.py <folder> <operation>
+``measure(folder, operation, lengths)`` starts ``python bench/harness/memory.py <folder> <operation>
 <n>...``, which loads ``hf:<folder>`` in bfloat16 on the CPU and runs the operation once at 32
 tokens (so that imports, first-touched weights and kernels' one-off buffers are not counted);
 then, for each length, frees what it can (``gc``, ``malloc_trim``), resets the process's peak
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 OPERATIONS = ("first map", "overview", "split", "writes")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _RESET = [False]  # whether the last ``reset_peak`` could reset the peak
 
 
@@ -63,7 +63,7 @@ def peak_bytes(reset: bool | None = None) -> int:
 def operation(model: Any, name: str, n: int) -> Callable[[], Any]:
     """``name`` (``OPERATIONS``) at ``n`` tokens on ``model``, ready to run."""
     import viz_transformer as vt
-    from bench.models import text_of
+    from bench.harness.models import text_of
     from viz_transformer.figures.attention import head_figure, overview_figure
 
     text = text_of(lambda t: len(model.tokenizer(t)["input_ids"]), n)

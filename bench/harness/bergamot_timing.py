@@ -15,11 +15,11 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # the native engine's thread pool, for fairness
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch
 
-from bench.common import sync, table, verdict
+from bench.harness.common import sync, table, verdict
 from viz_transformer.models.bergamot import BergamotModel
 from viz_transformer.models.bergamot_spec import bergamot_specs
 

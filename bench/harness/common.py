@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPORT = ROOT / "docs" / "benchmarks.md"
 PACKAGES = ("torch", "transformers", "streamlit", "plotly", "numpy")
 HEADER = """# Benchmarks

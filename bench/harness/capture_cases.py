@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 import viz_transformer as vt
-from bench.models import text_of
+from bench.harness.models import text_of
 from viz_transformer.models.paper import PaperModel
 from viz_transformer.networks.hooks import hooks
 from viz_transformer.records.kinds import KINDS

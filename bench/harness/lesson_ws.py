@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 import viz_transformer as vt
-from bench.common import table
+from bench.harness.common import table
 from bench.harness.server import database
 from bench.harness.stats import percentile
 from bench.harness.ws import Client

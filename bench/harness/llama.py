@@ -22,9 +22,9 @@ from typing import Any
 import torch
 
 import viz_transformer as vt
-from bench.common import sync, verdict
-from bench.memory import peak_bytes, reset_peak
-from bench.models import text_of
+from bench.harness.common import sync, verdict
+from bench.harness.memory import peak_bytes, reset_peak
+from bench.harness.models import text_of
 from viz_transformer.testing.llama import (
     LLAMA_3_8B,
     SIZES,
