@@ -1,8 +1,8 @@
-"""Teacher: a class's live view (``?class=CODE&key=KEY``): how to join, the teacher's controls
-(pause, pace, names hidden, remove, close, a read-only link), the per-step funnel, who is where,
-the most common wrong answers, the answers as CSV. Without a right key: nothing. The key leaves
-the address bar and the browser's history once checked (kept in the session, and in a cookie
-for a reload: pages/sections/teacher_access.py)."""
+"""Teacher: a class's live view (opened by a one-time link, ``?class=CODE&once=TOKEN``): how to
+join, the teacher's controls (pause, pace, names hidden, remove, a read-only link, a new key,
+close), the per-step funnel, who is where, the most common wrong answers, the answers as CSV,
+and leaving the class on this browser. Without a good session: nothing. No key reaches the
+browser (pages/sections/teacher/access.py)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import streamlit as st
 
 from pages.sections.teacher import access as teacher_access
 from pages.sections.teacher import class_controls, class_view
+from viz_transformer.classroom.access import class_code
 from viz_transformer.ui import class_store, sidebar, widgets
 
 
 def teacher_page() -> None:
     """The class the URL names, if its key is right."""
     sidebar.frame()
-    code = st.query_params.get("class", "").strip().upper()
+    code = class_code(st.query_params.get("class", ""))  # as stored, as the cookie names it
     if not code:
         st.title(table.title("teacher"))
         teacher_access.creator()
@@ -47,8 +48,7 @@ def teacher_page() -> None:
         with st.expander("More controls: names, remove a student, a read-only link, close"):
             roster = class_store.or_stop(class_store.store().roster, code, key)
             class_controls.more(code, key, controls, roster, class_view.base_url())
-        if not presenting:
-            class_view.teacher_link(code, key)
+    teacher_access.this_browser(code, key, teacher, class_view.base_url())
 
 
 teacher_page()

@@ -85,6 +85,12 @@ def lesson_dir() -> Path | None:
     return Path(raw).expanduser() if raw else None
 
 
+def teacher_minutes() -> int:
+    """How long a browser keeps a class's teacher (or read-only) access once a one-time link
+    opened it: ``VT_TEACHER_MINUTES``, default 90 (a lesson), read at every call."""
+    return _int("TEACHER_MINUTES", 90)
+
+
 def database_url() -> str:
     """Where classes and answers are kept: ``VT_DATABASE_URL`` (a SQLAlchemy URL, e.g.
     ``postgresql+psycopg://user:password@host/db``), else one SQLite file in ``cache_root()``

@@ -1,7 +1,7 @@
 """The teacher's controls in AppTest: each clicked on the Teacher page, then seen on a student's
-page opened as another session would (another replica: only the database is shared); the key
-out of the address bar; a read-only link that draws no control. (The student page redrawing by
-itself within 2 s: tests/e2e/test_teacher.py.)"""
+page opened as another session would (another replica: only the database is shared); the
+one-time link out of the address bar; a read-only link that draws no control. (The student page
+redrawing by itself within 2 s: tests/e2e/test_teacher.py.)"""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _teacher(store: vt.ClassStore) -> tuple[AppTest, str, str, str]:
     code, key = store.create(TOUR)
     token = store.join(code, "Ada Lovelace")
     store.move(code, token, 0)
-    at = _open(TEACHER, {"class": code, "key": key})
+    at = _open(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
     assert not at.error, [e.value for e in at.error]
     return at, code, key, token
 
@@ -61,12 +61,14 @@ def _scripts(at: AppTest) -> str:
     return "\n".join(h.proto.body for h in at.get("html") if "<script>" in h.proto.body)
 
 
-def test_the_key_leaves_the_address_bar_and_stays_in_the_session(store):
+def test_a_one_time_link_leaves_the_address_bar_and_a_session_not_the_key_is_kept(store):
     at, code, key, _ = _teacher(store)
-    # the browser keeps the key (a cookie, for a reload) and loads the page again without it,
-    # replacing the history entry (tests/e2e/test_class_room.py walks the history)
+    # the browser keeps a session (a cookie, for a reload) and loads the page again without the
+    # link's token, replacing the history entry (tests/e2e/test_class_room.py walks the history)
     assert f'"vt_class_{code}"' in _scripts(at) and "location.replace" in _scripts(at)
-    assert at.session_state["_teacher_keys"][code] == key
+    session = at.session_state["_teacher_keys"][code]
+    assert session != key and key not in _scripts(at) and session in _scripts(at)
+    assert store.check_key(code, session) == "teacher"
     at.run()  # a redraw without the key in the URL: still the class
     assert not at.error and at.get("plotly_chart") and f"Class code **{code}**" in _texts(at)
     fresh = _open(TEACHER, {"class": code})  # a new session without the key sees nothing
@@ -138,15 +140,16 @@ def test_remove_and_close(store):
 def test_a_read_only_link_sees_the_class_and_draws_no_control(store):
     at, code, key, _ = _teacher(store)
     _click(at, "Make a read-only link")
-    [link] = [c.value for c in at.get("code") if "key=" in c.value and key not in c.value]
-    viewer = link.split("key=")[1]
-    view = _open(TEACHER, {"class": code, "key": viewer})
+    [link] = [c.value for c in at.get("code") if "once=" in c.value and key not in c.value]
+    view = _open(TEACHER, {"class": code, "once": link.split("once=")[1]})
     assert not view.error and view.get("plotly_chart")
     assert list(view.dataframe[0].value["student"]) == ["Ada Lovelace"]
     labels = {b.label for b in view.button}
     assert not labels & {"Pause", "Resume", "Remove", "Close the class", "Make a read-only link"}
     assert not view.get("selectbox") and "read-only" in _texts(view)
-    assert not any("key=" in str(c.value) for c in view.get("code"))
+    assert not any("once=" in str(c.value) for c in view.get("code"))
+    labels.discard("Leave this class on this browser")  # the one button a read-only link has
+    assert not labels & {"One-time link for another browser", "Change the teacher's key"}
 
 
 def test_the_lesson_picker_opens_on_the_course_first_lesson_in_course_order(store):
@@ -164,7 +167,8 @@ def test_who_is_where_says_its_title_once_and_last_answer_or_move_not_last_seen(
     code, key = store.create(TOUR)
     store.join(code, "Ada")
     for presenter in ("False", "True"):
-        at = _open(TEACHER, {"class": code, "key": key, "presenter": presenter})
+        once = store.one_time_link(code, key)
+        at = _open(TEACHER, {"class": code, "once": once, "presenter": presenter})
         titles = [s.value for s in at.subheader] + [e.label for e in at.expander]
         assert titles.count("Who is where") == 1, (presenter, titles)
         columns = list(at.dataframe[0].value.columns)
@@ -214,7 +218,8 @@ def test_the_teacher_decides_whether_a_removed_name_may_join_again(store):
 
 def test_a_replaced_read_only_link_says_so(store):
     _, code, key, _ = _teacher(store)
-    old = store.viewer_key(code, key)
-    store.viewer_key(code, key)
-    view = _open(TEACHER, {"class": code, "key": old})
-    assert "made a new read-only link" in view.error[0].value and not view.get("plotly_chart")
+    old = store.read_only_link(code, key)
+    store.read_only_link(code, key)
+    view = _open(TEACHER, {"class": code, "once": old})
+    said = view.error[0].value.replace("\\", "")  # the message's markup escaped
+    assert "made a new read-only link" in said and not view.get("plotly_chart")

@@ -190,11 +190,11 @@ def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_arr
         token = store.join(code, name)
         store.move(code, token, 0)
     store.submit(code, token, 0, "Encoder self-attention")  # a wrong answer, by the XSS name
-    for params in ({"class": code}, {"class": code, "key": "wrong"}):
-        at = _open(TEACHER, params)
+    for params in ({"class": code}, {"class": code, "once": "wrong"}, {"class": code, "key": key}):
+        at = _open(TEACHER, params)  # a key in a link is refused, the right one too
         assert at.error and not at.dataframe and not at.get("plotly_chart")
         assert "Ada" not in _texts(at) and lesson.title not in _texts(at)
-    at = _open(TEACHER, {"class": code, "key": key})
+    at = _open(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
     assert not at.error
     where, wrong = (df.value for df in at.dataframe)
     assert list(where["student"]) == ["Ada", XSS]  # a table cell shows the text, never renders it
@@ -207,13 +207,15 @@ def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_arr
 
 def test_presenter_mode_draws_the_funnel_text_large_on_one_screen(store, figures):
     code, key = store.create(TOUR)
-    small = figures(_open(TEACHER, {"class": code, "key": key}))[0]
-    at = _open(TEACHER, {"class": code, "key": key, "presenter": "True"})
+    small = figures(_open(TEACHER, {"class": code, "once": store.one_time_link(code, key)}))[0]
+    once = store.one_time_link(code, key)
+    at = _open(TEACHER, {"class": code, "once": once, "presenter": "True"})
     large = figures(at)[0]
     for bar_small, bar_large in zip(small["data"], large["data"], strict=True):
         assert bar_large["textfont"]["size"] >= 1.5 * bar_small["textfont"]["size"] >= 18
     assert large["layout"]["height"] <= 450  # with the code and QR code, on a 768 px screen
-    assert not any("key=" in str(c.value) for c in at.get("code"))  # no teacher link projected
+    assert not at.get("code")  # no key, no one-time link projected
+    assert "One-time link for another browser" not in {b.label for b in at.button}
 
 
 def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
@@ -222,16 +224,22 @@ def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
     next(b for b in at.button if b.label == "Open a class").click().run()
     code = at.query_params["class"]
     code = code[0] if isinstance(code, list) else code
-    assert "key" not in at.query_params  # checked, then kept in the session only
-    store.check_key(code, at.session_state["_teacher_keys"][code])  # a real class, its key
-    assert at.get("plotly_chart") and not at.error
+    assert "key" not in at.query_params  # never in the URL: a session is kept instead
+    session = at.session_state["_teacher_keys"][code]
+    [key] = [c.value for c in at.get("code")]  # the teacher's key, shown in this tab
+    assert store.check_key(code, session) == store.check_key(code, key) == "teacher"
+    assert session != key and at.get("plotly_chart") and not at.error
 
 
 def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch):
     monkeypatch.setenv("VT_DATABASE_URL", "postgresql://postgres@127.0.0.1:9/none")  # refused
     class_store.store.clear()
-    for page, params in ((LESSON, {"class": "K7QX2M"}), (LESSON, {"class": "K7QX2M",
-                         "student": "t"}), (TEACHER, {"class": "K7QX2M", "key": "k"})):  # fmt: skip
+    student = {"class": "K7QX2M", "student": "t"}
+    for page, params in (
+        (LESSON, {"class": "K7QX2M"}),
+        (LESSON, student),
+        (TEACHER, {"class": "K7QX2M", "once": "k"}),
+    ):
         at = _open(page, params)
         assert "class database cannot be reached" in at.error[0].value, (page, params)
     class_store.store.clear()

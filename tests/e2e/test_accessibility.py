@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -148,24 +148,25 @@ def axe_source(need) -> str:
 @pytest.fixture(scope="module")
 def classroom(
     tmp_path_factory: pytest.TempPathFactory, serve_app
-) -> Iterator[tuple[str, str, str]]:
+) -> Iterator[tuple[str, str, Callable[[], str]]]:
     """The app on a class store of its own with a class of the built-in lesson, three students
-    in it: (URL, code, the teacher's key; the Teacher page is checked with the class open)."""
+    in it: (URL, code, a new one-time link's token at each call; the Teacher page is checked
+    with the class open)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('a11y') / 'classes.sqlite3'}"
     store = vt.classroom(url)
     code, key = store.create(TOUR)
     for i, name in enumerate(("Ada", "Bo", "Cy")):  # counts on the funnel's bars
         store.move(code, store.join(code, name), i)
     with serve_app("accessibility", {"VT_DATABASE_URL": url}) as served:
-        yield served, code, key
+        yield served, code, lambda: store.one_time_link(code, key)
 
 
 def _ready(page: Page, url: str) -> None:
     """Open ``url`` and wait for the page drawn whole: its run through the sidebar (which adds
     the stylesheet; a fresh server first shows a skeleton) ended and every chart drawn."""
     page.goto(url)
-    # a Teacher page opened by a link with its key loads itself again without it
-    page.wait_for_function("() => !location.search.includes('key=')")
+    # a Teacher page opened by a one-time link loads itself again without its token
+    page.wait_for_function("() => !location.search.includes('once=')")
     page.wait_for_function(
         "() => [...document.querySelectorAll('style')].some((s) => s.textContent.includes("
         "'st-key-vt-about-'))"
@@ -224,9 +225,9 @@ def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[P
 
 @pytest.mark.parametrize("path", PAGES)
 def test_every_page_meets_the_contrast_focus_and_axe_checks(classroom, screen, axe_source, path):
-    url, code, key = classroom
+    url, code, once = classroom
     page, presenter = screen
-    path += f"{code}&key={key}" if path.endswith("class=") else ""
+    path += f"{code}&once={once()}" if path.endswith("class=") else ""
     _ready(page, f"{url}/{path}{'&' if '?' in path else '?'}presenter={presenter}")
     problems = _serious(page, axe_source)
     for item in page.evaluate(_CONTRAST_JS):

@@ -111,19 +111,21 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def test_the_teacher_page_shows_the_class_with_its_key_only(room, browser):
+def test_the_teacher_page_shows_the_class_with_its_one_time_link_only(room, browser):
     dialogs: list[str] = []
     page = _student(browser, dialogs)
     _join(page, room.url, room.code, "Ada")
     lesson = vt.load_lesson(TOUR)
-    page.goto(f"{room.url}/teacher?class={room.code}")  # no key
-    expect(page.get_by_text("needs the teacher's link")).to_be_visible()
-    page.goto(f"{room.url}/teacher?class={room.code}&key=guess")
-    expect(page.get_by_text("not this class's teacher key")).to_be_visible()
+    page.goto(f"{room.url}/teacher?class={room.code}")  # no link
+    expect(page.get_by_text("needs the teacher's one-time link")).to_be_visible()
+    page.goto(f"{room.url}/teacher?class={room.code}&once=guess")
+    expect(page.get_by_text("not a one-time link of class")).to_be_visible()
     page.wait_for_timeout(1500)
     assert page.locator(".js-plotly-plot").count() == 0
     assert page.get_by_text(lesson.title).count() == 0
-    page.goto(f"{room.url}/teacher?class={room.code}&key={room.key}")
+    page.goto(
+        f"{room.url}/teacher?class={room.code}&once={room.store.one_time_link(room.code, room.key)}"
+    )
     expect(page.get_by_role("heading", name=f"Class code {room.code}")).to_be_visible()
     expect(page.get_by_text(lesson.title)).to_be_visible()
     expect(page.locator(".js-plotly-plot")).to_have_count(1, timeout=60_000)

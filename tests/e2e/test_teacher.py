@@ -295,10 +295,11 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
 
         teacher = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
         teacher.set_default_timeout(90_000)
-        teacher.goto(f"{url}/teacher?{urlencode({'class': code, 'key': key, 'presenter': 'True'})}")
+        link = {"class": code, "once": store.one_time_link(code, key), "presenter": "True"}
+        teacher.goto(f"{url}/teacher?{urlencode(link)}")
         teacher.wait_for_selector(".js-plotly-plot text.bartext")
         _settle(teacher)
-        teacher.wait_for_function("() => !location.search.includes('key=')")  # not projected
+        teacher.wait_for_function("() => !location.search.includes('once=')")  # not projected
         expect(teacher.get_by_text(f"Class code {code}")).to_be_in_viewport()
         expect(teacher.get_by_text(f"/lesson?class={code}")).to_be_in_viewport()
         qr = teacher.locator('[data-testid="stImage"] img').first

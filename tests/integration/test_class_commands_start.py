@@ -28,22 +28,23 @@ def test_the_commands_that_read_no_answer_start_without_pytorch(
     tmp_path, lesson_model, capsys, monkeypatch
 ):
     """Start-up, not work, made a command take seconds (issue 49): pace, pause, resume, names,
-    close and export load neither PyTorch nor the lesson's model (bench/bench_class_commands.py
-    times them)."""
+    close, export, link, viewer and rotate load neither PyTorch nor the lesson's model
+    (bench/bench_class_commands.py times them)."""
     path = tmp_path / "counting.yaml"
     path.write_text(LESSON)
     db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
     assert main(["class", "create", str(path), "--db", db]) == 0
     out = capsys.readouterr().out
     code = re.search(r"class code: (\w+)", out)[1]
-    monkeypatch.setenv("VT_TEACHER_KEY", re.search(r"key=(\w+)", out)[1])
+    monkeypatch.setenv("VT_TEACHER_KEY", re.search(r"teacher key: (\w+)", out)[1])
     store = vt.classroom(db)
-    orders = [f"pace {code} 2", f"pause {code}", f"names {code} hide", f"export {code}"]
+    orders = [f"link {code}", f"pace {code} 2", f"pause {code}", f"names {code} hide"]
+    orders += [f"export {code}", f"viewer {code}", f"rotate {code}"]  # rotate last: a new key
     done = subprocess.run(
         [sys.executable, "-c", COMMANDS_ALONE, db, *orders],
         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
     )  # fmt: skip
-    assert done.stdout.splitlines()[-1] == "[0, 0, 0, 0] False", done.stderr
+    assert done.stdout.splitlines()[-1] == "[0, 0, 0, 0, 0, 0, 0] False", done.stderr
     assert store.controls(code) == Controls(pace=2, paused=True, hide_names=True)
 
 

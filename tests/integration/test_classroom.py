@@ -218,11 +218,12 @@ def test_class_commands_create_a_class_and_export_its_answers(
     argv = ["class", "create", str(lesson.path), "--db", database_url, "--url", "http://h:1/"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"key=([\w-]+)", out)[1]
+    code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"teacher key: (\S+)", out)[1]
     keys = [key] + [vt.classroom(database_url).create(lesson)[1] for _ in range(100)]
     assert not [k for k in keys if k.startswith("-")]  # a prompt's answer, never an option
     assert f"students:   http://h:1/lesson?class={code}\n" in out
-    assert f"teacher:    http://h:1/teacher?class={code}&key={key}\n" in out
+    once = re.search(rf"teacher:    http://h:1/teacher\?class={code}&once=([\w-]+)\n", out)[1]
+    assert key not in once and vt.classroom(database_url).open_link(code, once)[1] == "teacher"
     store = vt.classroom(database_url)
     store.submit(code, store.join(code, 'Ana, "Jr"'), 3, "a, b\nc")
     monkeypatch.setenv("VT_TEACHER_KEY", key)

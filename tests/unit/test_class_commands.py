@@ -27,7 +27,7 @@ def room(tmp_path, lesson_model, capsys, monkeypatch):
     db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
     assert main(["class", "create", str(path), "--db", db, "--url", "http://h:1"]) == 0
     out = capsys.readouterr().out
-    code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"key=(\w+)", out)[1]
+    code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"teacher key: (\w+)", out)[1]
     monkeypatch.setenv("VT_TEACHER_KEY", key)
     return vt.classroom(db), code, key, db
 
@@ -71,8 +71,29 @@ def test_each_control_command_changes_the_class(room, capsys):
     csv = pd.read_csv(io.StringIO(out))
     assert csv[["student", "step", "answer"]].values.tolist() == [["Ana", 2, "sine"]]
     status, out, _ = run(capsys, "viewer", code, "--db", db, "--url", "http://h:1/")
-    viewer = re.fullmatch(rf"read-only link: http://h:1/teacher\?class={code}&key=(\w+)\n", out)[1]
-    assert status == 0 and store.check_key(code, viewer) == "viewer"
+    once = re.fullmatch(rf"read-only link: http://h:1/teacher\?class={code}&once=([\w-]+)\n", out)
+    assert status == 0 and store.open_link(code, once[1])[1] == "viewer"
+
+
+def test_create_prints_a_one_time_link_and_link_and_rotate_make_new_ones(room, capsys):
+    """No URL carries the key; ``class link`` makes a one-time link; ``class rotate`` makes a
+    new key that the old one, its links and the sessions made from it do not survive."""
+    store, code, key, db = room
+    status, out, _ = run(capsys, "link", code.lower(), "--db", db, "--url", "http://h:1")
+    link = re.fullmatch(rf"teacher:    http://h:1/teacher\?class={code}&once=([\w-]+)\n", out)
+    assert status == 0 and key not in out
+    session, role = store.open_link(code, link[1])
+    assert role == "teacher"
+    with pytest.raises(PermissionError, match=f"already used.*class link {code}"):
+        store.open_link(code, link[1])
+    status, out, _ = run(capsys, "rotate", code, "--db", db)
+    new = re.match(r"new teacher key: (\w+)\n", out)[1]
+    assert status == 0 and new != key and store.check_key(code, new) == "teacher"
+    with pytest.raises(PermissionError, match="has ended"):
+        store.pause(code, session)  # a browser that held the old key
+    said = run(capsys, "pause", code, "--db", db)  # VT_TEACHER_KEY still the old key
+    assert said == (1, "", "error: wrong teacher key for this class.\n")
+    assert not store.controls(code).paused
 
 
 def test_bad_input_is_one_line_and_exit_1(room, capsys):

@@ -1,8 +1,9 @@
 """The class store: classes of a lesson, students and their graded answers in a database
 (SQLAlchemy Core; SQLite by default, PostgreSQL by URL). Imports no Streamlit.
 
-``vt.classroom(url=None)`` returns a ``ClassStore``; ``links`` builds the students' and the
-teacher's links of a class, ``viewer_link`` its read-only link.
+``vt.classroom(url=None)`` returns a ``ClassStore``; ``links`` builds the students' link of a
+class and a teacher's one-time link, ``viewer_link`` a one-time read-only link. No link carries
+a key (docs/classroom.md, "The teacher's keys").
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from viz_transformer.course.grading import TraceOf
 
 LESSON_PATH, TEACHER_PATH = "lesson", "teacher"  # URL paths of pages/lesson.py, pages/teacher.py
+ONCE = "once"  # the query parameter of a one-time link's token
 
 __all__ = [
     "Answer",
@@ -51,17 +53,18 @@ def classroom(url: str | None = None, traces: TraceOf = traced) -> ClassStore:
     return ClassStore(engine_for(url or settings.database_url()), traces)
 
 
-def links(base: str, code: str, key: str) -> tuple[str, str]:
-    """``(students' link, teacher's link)`` of class ``code`` on the app at ``base``
-    (``http://host:8501``): ``BASE/lesson?class=CODE`` and ``BASE/teacher?class=CODE&key=KEY``."""
+def links(base: str, code: str, once: str) -> tuple[str, str]:
+    """``(students' link, teacher's one-time link)`` of class ``code`` on the app at ``base``
+    (``http://host:8501``): ``BASE/lesson?class=CODE`` and ``BASE/teacher?class=CODE&once=TOKEN``
+    (``once``: ``ClassStore.one_time_link``; empty: the students' link alone is meant)."""
     base = base.rstrip("/")
     return (
         f"{base}/{LESSON_PATH}?{urlencode({'class': code})}",
-        f"{base}/{TEACHER_PATH}?{urlencode({'class': code, 'key': key})}",
+        f"{base}/{TEACHER_PATH}?{urlencode({'class': code, ONCE: once})}",
     )
 
 
-def viewer_link(base: str, code: str, viewer_key: str) -> str:
-    """The read-only link of class ``code`` (``ClassStore.viewer_key``): the Teacher page as the
-    teacher's link opens it, without its controls."""
-    return links(base, code, viewer_key)[1]
+def viewer_link(base: str, code: str, once: str) -> str:
+    """A one-time read-only link of class ``code`` (``once``: ``ClassStore.read_only_link``):
+    the Teacher page as the teacher's link opens it, without its controls."""
+    return links(base, code, once)[1]

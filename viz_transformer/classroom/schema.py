@@ -104,6 +104,19 @@ retired_keys = Table(  # read-only keys a newer one replaced: their link says so
 )
 
 
+passes = Table(  # one-time links and browser sessions, each standing for a key (classroom/passes)
+    "vt_teacher_passes",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),  # sha256 of the token, never the token
+    Column("code", String(16), ForeignKey("vt_classes.code"), nullable=False, index=True),
+    Column("kind", String(8), nullable=False),  # "link" (opens the class once) or "session"
+    # sha256 of the key it stands for (the teacher's or the read-only one): a new key ends it
+    Column("key_hash", String(64), nullable=False),
+    Column("made_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True), nullable=True),  # a link used, a session left
+)
+
 OLD_SETTINGS = "vt_class_controls"  # vt_class_settings' name in databases made before it
 # the PostgreSQL advisory lock that makes replicas starting at once migrate one after another
 # (any fixed 64-bit number; this one spells "vt-class" in ASCII)

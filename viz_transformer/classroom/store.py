@@ -79,6 +79,31 @@ class ClassStore:
         """A new read-only key; the old one stops working (``Access.viewer_key``)."""
         return self._access.viewer_key(code, key)
 
+    def one_time_link(self, code: str, key: str) -> str:
+        """A one-time link's token that opens the class as its teacher once (``Access.link``)."""
+        return self._access.link(code, key)
+
+    def read_only_link(self, code: str, key: str) -> str:
+        """A one-time read-only link's token; the read-only links before end
+        (``Access.viewer_link``)."""
+        return self._access.viewer_link(code, key)
+
+    def open_link(self, code: str, token: str) -> tuple[str, str]:
+        """Use a one-time link: ``(session, role)`` (``Access.open_link``)."""
+        return self._access.open_link(code, token)
+
+    def open_session(self, code: str, key: str) -> str:
+        """A browser session standing for ``key`` (``Access.session``)."""
+        return self._access.session(code, key)
+
+    def rotate(self, code: str, key: str) -> str:
+        """A new teacher's key; every session of the old one ends (``Access.rotate``)."""
+        return self._access.rotate(code, key)
+
+    def leave(self, code: str, session: str) -> bool:
+        """End a browser session (``Access.leave``)."""
+        return self._access.leave(code, session)
+
     # the teacher (Teacher)
     def create(self, lesson: Lesson | str | Path) -> tuple[str, str]:
         """Open a class: ``(code, teacher_key)`` (``Teacher.create``)."""

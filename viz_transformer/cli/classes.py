@@ -1,15 +1,17 @@
 """``python -m viz_transformer class ...``: open a class on a lesson, export its answers, and the
 teacher's controls (docs/lessons.md).
 
-``class create LESSON [--url BASE]`` prints the class code, the students' link and the teacher's
-link (the only place the teacher's key is shown: only its hash is stored). Every other command
-takes the class code and the teacher's key from ``VT_TEACHER_KEY`` (or a prompt that does not
-echo it), never from the command line, where ``ps`` and the shell's history would keep it:
-``export CODE`` (every answer as CSV on stdout), ``pace CODE N|all``, ``pause CODE``,
-``resume CODE``, ``names CODE hide|show``, ``remove CODE NAME [--may-rejoin]``,
-``rejoin CODE NAME [--no]`` (whether a removed name may join again), ``close CODE``,
-``viewer CODE [--url BASE]`` (a new read-only link). All take ``--db URL``. Bad input gets one
-line on stderr and exit 1, never a traceback.
+``class create LESSON [--url BASE]`` prints the class code, the students' link, the teacher's
+one-time link (it opens the class once, then nothing: no key in any URL) and the teacher's key
+(the only place it is shown: only its hash is stored). Every other command takes the class code
+and the teacher's key from ``VT_TEACHER_KEY`` (or a prompt that does not echo it), never from
+the command line, where ``ps`` and the shell's history would keep it: ``export CODE`` (every
+answer as CSV on stdout), ``link CODE [--url BASE]`` (a new one-time link), ``rotate CODE`` (a
+new teacher's key: the old one, its links and every browser holding them end), ``pace CODE
+N|all``, ``pause CODE``, ``resume CODE``, ``names CODE hide|show``, ``remove CODE NAME
+[--may-rejoin]``, ``rejoin CODE NAME [--no]`` (whether a removed name may join again), ``close
+CODE``, ``viewer CODE [--url BASE]`` (a new one-time read-only link). All take ``--db URL``. Bad
+input gets one line on stderr and exit 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -22,12 +24,18 @@ import sys
 from sqlalchemy.exc import SQLAlchemyError
 
 from viz_transformer.classroom import ClassStore, classroom, links, viewer_link
+from viz_transformer.classroom.access import class_code
 
 DEFAULT_BASE = "http://localhost:8501"  # where `streamlit run app.py` and `serve` listen
 KEY_ENV = "VT_TEACHER_KEY"
 NO_KEY_OPTION = (
     "the teacher's key is not read from the command line (ps and the shell's history keep it): "
     f"set {KEY_ENV}, or leave it unset to be asked for it."
+)
+CREATED = (
+    "The teacher's link opens the class once, on one browser (the projector's or yours); "
+    f"keep the teacher key (set {KEY_ENV} to it): it is shown only now, and class commands and "
+    "a new one-time link (python -m viz_transformer class link {code}) need it."
 )
 DONE = {  # what each control command prints once done
     "pause": "paused: every student's page shows 'Eyes on the teacher'.",
@@ -48,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--url", default=DEFAULT_BASE, help=url_help)
     helps = {
         "export": "write a class's answers as CSV to stdout",
+        "link": "print a new one-time link that opens the Teacher page once",
+        "rotate": "make a new teacher's key; the old one and every browser holding it end",
         "pace": "let students go up to step N (from 1), or 'all'",
         "pause": "every student's page shows 'Eyes on the teacher'",
         "resume": "end a pause",
@@ -55,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         "remove": "remove a student (and their answers) by name",
         "rejoin": "let a removed name join again (--no: not)",
         "close": "no more joins or answers (the answers stay)",
-        "viewer": "print a new read-only link for a co-teacher (the old one stops working)",
+        "viewer": "print a new one-time read-only link for a co-teacher (older ones end)",
     }
     for action, text in helps.items():
         cmd = sub.add_parser(action, help=f"{text}; key from {KEY_ENV} or a prompt")
@@ -72,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
                 else ("--no", "the name may not join again")
             )
             cmd.add_argument(flag, action="store_true", help=said)
-        elif action == "viewer":
+        elif action in ("viewer", "link"):
             cmd.add_argument("--url", default=DEFAULT_BASE, help=url_help)
         cmd.add_argument("--key", help=argparse.SUPPRESS)  # refused with a message: see NO_KEY
     for cmd in sub.choices.values():
@@ -90,8 +100,8 @@ def teacher_key() -> str:
     if key:
         return key
     if not sys.stdin.isatty():
-        raise ValueError(f"set {KEY_ENV} to the teacher's key (the end of the teacher's link).")
-    key = getpass.getpass("Teacher's key (the end of the teacher's link): ").strip()
+        raise ValueError(f"set {KEY_ENV} to the teacher's key (printed by class create).")
+    key = getpass.getpass("Teacher's key (printed by class create): ").strip()
     if not key:
         raise ValueError("no key given.")
     return key
@@ -108,7 +118,7 @@ def _pace(step: str) -> int | None:
 
 def control(store: ClassStore, args: argparse.Namespace, key: str) -> str:
     """Run one of the teacher's commands on ``store``; what to print (stdout)."""
-    code = args.code
+    code = class_code(args.code)  # as stored: the links print it so
     if args.action == "export":
         store.answers(code, key).to_csv(sys.stdout, index=False)
         return ""
@@ -127,7 +137,16 @@ def control(store: ClassStore, args: argparse.Namespace, key: str) -> str:
         store.let_rejoin(code, key, args.name, not args.no)
         return f"{args.name!r} {'may not' if args.no else 'may'} join again."
     if args.action == "viewer":
-        return f"read-only link: {viewer_link(args.url, code, store.viewer_key(code, key))}"
+        return f"read-only link: {viewer_link(args.url, code, store.read_only_link(code, key))}"
+    if args.action == "link":
+        return f"teacher:    {links(args.url, code, store.one_time_link(code, key))[1]}"
+    if args.action == "rotate":
+        new = store.rotate(code, key)
+        return (
+            f"new teacher key: {new}\nThe old key opens nothing now, and every browser and "
+            "one-time link that held it is ended at its next redraw. Set VT_TEACHER_KEY to the "
+            "new key for class commands."
+        )
     {"pause": store.pause, "resume": store.resume, "close": store.close}[args.action](code, key)
     return DONE[args.action]
 
@@ -141,10 +160,11 @@ def main(argv: list[str]) -> int:
         store = classroom(args.db)
         if args.action == "create":
             code, key = store.create(args.lesson)
-            students, teacher = links(args.url, code, key)
+            students, teacher = links(args.url, code, store.one_time_link(code, key))
             title = store.lesson(code).title
             print(f"class code: {code}  ({title})\nstudents:   {students}\nteacher:    {teacher}")
-            print("Keep the teacher's link: its key is shown only now.", file=sys.stderr)
+            print(f"teacher key: {key}")
+            print(CREATED.format(code=code), file=sys.stderr)
         else:
             said = control(store, args, teacher_key())
             if said:

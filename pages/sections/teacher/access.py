@@ -1,13 +1,15 @@
-"""The ways into the Teacher page: opening a class on a lesson (no class in the URL), and the key
-of a class's link, checked, then kept in the session, never in a history entry of the browser.
+"""The ways into the Teacher page and out of it: opening a class on a lesson (no class in the
+URL), a one-time link (``?class=CODE&once=TOKEN``) exchanged on the server for this browser's
+session, the session kept for a reload, and "Leave this class on this browser".
 
-The key is a password: anyone who reads it can pause, remove or close the class. A class opened
-here never puts it in the URL (only the code). A teacher's (or read-only) link opened from
-elsewhere has it in the URL: the page keeps the key in a cookie of this browser
-(``vt_class_CODE``, 8 hours, this site only) and loads itself again without it in the same
-history entry (``location.replace``), so no entry keeps it. (Taking it out of Streamlit's
-query parameters instead pushes a new entry and leaves the key in the one before: a Back press
-shows it.) A reload (F5), a new session, reads the key from that cookie, never from the URL."""
+No key reaches the browser. A one-time link opens the class once: its token, which the browser's
+history and a proxy's log keep, is worthless once used. The page keeps the session it gave in
+this Streamlit session and in a cookie (``vt_class_CODE``, the code as stored; ``settings.
+teacher_minutes()``, this site only, ``SameSite=Strict``) and loads itself again without the
+token in the same history entry (``location.replace``). Streamlit cannot make that cookie
+``HttpOnly`` (a page sets cookies only through its JavaScript), so it holds a session, never the
+key: good for one class, ended by "Leave", by a new teacher's key and by its time, on every
+replica (``classroom/passes.py``). A link with a key in it (``&key=``) is refused."""
 
 from __future__ import annotations
 
@@ -16,21 +18,34 @@ import json
 import streamlit as st
 
 import viz_transformer as vt
-from viz_transformer.classroom.access import REPLACED, TEACHER
+from viz_transformer import settings
+from viz_transformer.classroom import links as class_links
+from viz_transformer.classroom import passes
+from viz_transformer.classroom.access import REPLACED, TEACHER, key_hash
 from viz_transformer.ui import class_store, lesson_place, widgets
 
 CREATE_ERROR = "_create_error"
-KEYS = "_teacher_keys"  # class code -> the key this session's link gave, once checked
-HIDDEN = "_teacher_keys_hidden"  # codes whose key the browser has taken out of its history
-COOKIE, COOKIE_S = "vt_class_", 8 * 3600  # the cookie that keeps a key for a reload, its life
-# the browser keeps the key for a reload (a cookie) and, leaving a URL with the key, loads the
-# page again without it in the same history entry; a wrong key's cookie is deleted (max-age 0)
+KEYS = "_teacher_keys"  # class code -> this session's pass (a session token, never a key)
+OPENED = "_teacher_links_opened"  # hashes of the one-time links this session used
+HIDDEN = "_teacher_keys_hidden"  # codes whose session this browser was told to keep
+NEW_KEY = "_teacher_new_key"  # class code -> a teacher's key made here, shown once
+LEFT = "_teacher_left"  # the class code this browser just left
+PENDING = "_teacher_cookie"  # the cookie script this run asks for: (code, session, seconds, leave)
+COOKIE = "vt_class_"  # + the class code as stored
+NO_KEY_IN_LINKS = (
+    "A teacher's key is never taken from a link (a browser's history keeps every link it "
+    "opens). Open a one-time link instead: `.venv/bin/python -m viz_transformer class link "
+    "{code}` prints one (the key in VT_TEACHER_KEY)."
+)
+# the browser keeps the session for a reload (a cookie; max-age 0 deletes it) and, leaving a URL
+# with a link's token or a key, loads the page again without it in the same history entry
 _SCRIPT = """<script>(() => {{
   const secure = location.protocol === 'https:' ? '; Secure' : '';
-  document.cookie = {name} + '=' + encodeURIComponent({key}) + '; path=/; max-age={age}'
+  document.cookie = {name} + '=' + encodeURIComponent({value}) + '; path=/; max-age={age}'
     + '; SameSite=Strict' + secure;
   const url = new URL(window.location.href);
-  if ({leave} && url.searchParams.has('key')) {{
+  if ({leave} && (url.searchParams.has('once') || url.searchParams.has('key'))) {{
+    url.searchParams.delete('once');
     url.searchParams.delete('key');
     window.location.replace(url.toString());
   }}
@@ -39,9 +54,16 @@ _SCRIPT = """<script>(() => {{
 
 def creator() -> None:
     """No class in the URL: open a class on a lesson; the page becomes its teacher's view."""
+    if LEFT in st.session_state:
+        code = st.session_state.pop(LEFT)
+        _keep_in_browser(code, "", 0)
+        st.success(
+            f"You left class {code} on this browser: it holds nothing of the class now. To open "
+            f"it again: `.venv/bin/python -m viz_transformer class link {code}`."
+        )
     st.markdown(
         "Open a class on a lesson: students join with its code or link, and this page shows "
-        "where each of them is. Keep the teacher's link: its key is shown once."
+        "where each of them is. Keep the teacher's key it shows once (for the class commands)."
     )
     names = _in_course_order(widgets.or_stop(vt.lessons))  # the course's first lesson first
     with st.form("create-class", border=False):
@@ -53,11 +75,14 @@ def creator() -> None:
 
 def _create() -> None:
     try:
-        code, key = class_store.store().create(st.session_state["class-lesson"])
+        store = class_store.store()
+        code, key = store.create(st.session_state["class-lesson"])
+        session = store.open_session(code, key)
     except class_store.STORE_ERRORS as exc:
         st.session_state[CREATE_ERROR] = class_store.message(exc)
     else:
-        st.session_state.setdefault(KEYS, {})[code] = key  # never in the URL
+        st.session_state.setdefault(KEYS, {})[code] = session  # never in the URL
+        st.session_state.setdefault(NEW_KEY, {})[code] = key
         st.query_params.from_dict({"class": code})
 
 
@@ -79,55 +104,127 @@ def _title(name: str) -> str:
 
 
 def access(code: str) -> tuple[str, str] | None:
-    """``(key, role)`` for class ``code``: the key from the link, kept in this session, or kept
-    by this browser for a reload, checked on every run, and ``"teacher"`` or ``"viewer"`` (a
-    read-only link); None, with a message and nothing of the class, without a right key."""
+    """``(session, role)`` for class ``code`` (as stored): the session a one-time link in the
+    URL gives, or the one this Streamlit session or this browser keeps, checked on every run,
+    and ``"teacher"`` or ``"viewer"``; None, with a message and nothing of the class, without
+    one that is still good."""
     kept = st.session_state.setdefault(KEYS, {})
-    linked = st.query_params.get("key", "").strip()
-    key = linked or kept.get(code, "") or st.context.cookies.get(COOKIE + code, "").strip()
-    if not key:
-        st.error(
-            "This page needs the teacher's link of the class (it ends with `&key=...`). "
-            "Nothing of a class is shown without it."
+    if st.query_params.get("key", ""):
+        _keep_in_browser(code, "", 0, leave=True)  # out of this history entry too
+        widgets.show_error(NO_KEY_IN_LINKS.format(code=code))
+        return None
+    once = st.query_params.get("once", "").strip()
+    if once:
+        opened = st.session_state.setdefault(OPENED, set())
+        if key_hash(once) not in opened:  # not on a rerun before the browser loads the page
+            try:  # again (the session it gave may have changed since: a new key)
+                kept[code], _ = class_store.store().open_link(code, once)
+            except (PermissionError, ValueError) as exc:
+                _refused(code, exc)
+                return None
+            except class_store.STORE_ERRORS as exc:
+                widgets.show_error(class_store.message(exc))
+                return None
+            opened.add(key_hash(once))
+    session = kept.get(code) or st.context.cookies.get(COOKIE + code, "").strip()
+    if not session:
+        widgets.show_error(
+            "This page needs the teacher's one-time link of the class (it ends with "
+            f"`&once=...`). Nothing of a class is shown without it. `.venv/bin/python -m "
+            f"viz_transformer class link {code}` prints a new one."
         )
         return None
     try:
-        role = class_store.store().check_key(code, key)
+        role = class_store.store().check_key(code, session)
     except PermissionError as exc:
-        kept.pop(code, None)
-        _keep_in_browser(code, "", 0)
-        replaced = str(exc) == REPLACED  # a read-only link the teacher has since replaced
-        st.error(
-            "The teacher made a new read-only link for this class: this one no longer opens "
-            "it. Ask the teacher for the new one."
-            if replaced
-            else "The key in this link is not this class's teacher key. Nothing of the class "
-            "is shown; open the teacher's link printed when the class was created."
-        )
+        _refused(code, exc)
         return None
     except class_store.STORE_ERRORS as exc:
         widgets.show_error(class_store.message(exc))
         return None
-    kept[code] = key
-    _hide(code, key, bool(linked))
-    return key, role
+    kept[code] = session
+    _hide(code, session, bool(once))
+    return session, role
 
 
-def _hide(code: str, key: str, linked: bool) -> None:
-    """The script that keeps the key in this browser for a reload (once a session) and, when the
-    key came in the URL, loads the page again without it in the same history entry."""
+def _refused(code: str, exc: BaseException) -> None:
+    """What a refused link or an ended session says; this browser forgets the class."""
+    st.session_state.setdefault(KEYS, {}).pop(code, None)
+    st.session_state.setdefault(HIDDEN, set()).discard(code)
+    _keep_in_browser(code, "", 0)  # the URL stays: a used link is worthless, the message stays
+    text = str(exc)
+    if text == REPLACED:  # a read-only link the teacher has since replaced
+        text = "The teacher made a new read-only link for this class: ask the teacher for it."
+    elif text.startswith("wrong teacher key"):
+        text = "This browser's access to the class is not valid. " + passes.ENDED.split(": ")[-1]
+    widgets.show_error(text[0].upper() + text[1:])
+
+
+def _hide(code: str, session: str, linked: bool) -> None:
+    """Ask for the script that keeps the session in this browser for a reload (once a session)
+    and, when a one-time link opened the page, loads it again without its token in the same
+    entry; ``this_browser``, the page's last element, draws it (an element that comes and goes
+    above the others would make Streamlit draw them anew: an open expander would close)."""
     hidden = st.session_state.setdefault(HIDDEN, set())
     if linked or code not in hidden:
         hidden.add(code)
-        _keep_in_browser(code, key, COOKIE_S, leave=linked)
+        st.session_state[PENDING] = (code, session, settings.teacher_minutes() * 60, linked)
 
 
-def _keep_in_browser(code: str, key: str, seconds: int, leave: bool = False) -> None:
-    name, key = json.dumps(COOKIE + code), json.dumps(key)
-    script = _SCRIPT.format(name=name, key=key, age=seconds, leave=json.dumps(leave))
+def _keep_in_browser(code: str, value: str, seconds: int, leave: bool = False) -> None:
+    name, value = json.dumps(COOKIE + code), json.dumps(value)
+    script = _SCRIPT.format(name=name, value=value, age=seconds, leave=json.dumps(leave))
     st.html(script, unsafe_allow_javascript=True)
 
 
 def is_teacher(role: str) -> bool:
     """Whether ``role`` may change the class (a read-only link may not)."""
     return role == TEACHER
+
+
+def this_browser(code: str, session: str, teacher: bool, base: str) -> None:
+    """The teacher's key made in this tab (never on a projector), a one-time link for another
+    browser, and "Leave this class on this browser" (its session ends on every replica)."""
+    pending = st.session_state.pop(PENDING, None)
+    if pending:
+        _keep_in_browser(*pending)
+    private = teacher and not widgets.presenting()  # a projector shows neither key nor link
+    made = st.session_state.get(NEW_KEY, {}).get(code)
+    if made and private:
+        with st.expander("The teacher's key, shown in this tab only: keep it", expanded=True):
+            st.markdown(
+                "For the class commands (`export VT_TEACHER_KEY=...`) and new one-time links. "
+                "No link contains it; `class rotate` replaces it."
+            )
+            st.code(made, language=None)
+    left, right = st.columns(2)
+    if private and left.button(
+        "One-time link for another browser",
+        key="class-once",
+        help="Opens this class once (a projector's PC, another laptop), then nothing.",
+    ):
+        try:
+            once = class_store.store().one_time_link(code, session)
+        except class_store.STORE_ERRORS as exc:
+            widgets.show_error(class_store.message(exc))
+        else:
+            left.code(class_links(base, code, once)[1], language=None)
+    right.button(
+        "Leave this class on this browser",
+        key="class-leave",
+        icon=":material/logout:",
+        on_click=_leave,
+        args=(code, session),
+        help="This browser forgets the class: a reload or Back shows nothing of it.",
+    )
+
+
+def _leave(code: str, session: str) -> None:
+    try:
+        class_store.store().leave(code, session)
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[CREATE_ERROR] = class_store.message(exc)
+    st.session_state.setdefault(KEYS, {}).pop(code, None)
+    st.session_state.setdefault(HIDDEN, set()).discard(code)
+    st.session_state[LEFT] = code
+    st.query_params.clear()

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
+from pages.sections.teacher import access
 from viz_transformer.classroom import Controls, viewer_link
 from viz_transformer.figures.classroom import step_label
 from viz_transformer.ui import class_store, widgets
@@ -95,17 +96,18 @@ def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: st
     if st.button(
         "Make a read-only link",
         key="class-viewer",
-        help="For a co-teacher or an assistant: sees this page, changes nothing. "
-        "A new one replaces the last.",
+        help="For a co-teacher or an assistant: opens this page once, on one browser, where it "
+        "changes nothing. A new one ends the last and the browsers it opened.",
     ):
         try:
-            made = viewer_link(base, code, store.viewer_key(code, key))
+            made = viewer_link(base, code, store.read_only_link(code, key))
         except class_store.STORE_ERRORS as exc:
             widgets.show_error(class_store.message(exc))
         else:
             st.session_state.setdefault(VIEWER_LINK, {})[code] = made
     if code in st.session_state.get(VIEWER_LINK, {}):
         st.code(st.session_state[VIEWER_LINK][code], language=None)
+    _rotation(code, key)
     if controls.closed:
         st.caption("The class is closed: no more joins or answers. Its answers stay.")
         return
@@ -154,3 +156,34 @@ def _removal(code: str, key: str, who: dict[int, str]) -> None:
             disabled=st.session_state.get("class-rejoin") is None,
             on_click=lambda: _do(store.let_rejoin, code, key, st.session_state["class-rejoin"]),
         )
+
+
+def _rotation(code: str, key: str) -> None:
+    """A new teacher's key: the old one, its one-time links and every other browser holding
+    the class end (each open Teacher page at its next redraw); this browser keeps the class."""
+    sure = st.checkbox(
+        "I want a new teacher's key (the old key and every other browser stop working)",
+        key="class-rotate-ok",
+    )
+    st.button(
+        "Change the teacher's key",
+        key="class-rotate",
+        icon=":material/key:",
+        disabled=not sure,
+        on_click=_rotate,
+        args=(code, key),
+    )
+
+
+def _rotate(code: str, key: str) -> None:
+    store = class_store.store()
+    try:
+        new = store.rotate(code, key)
+        session = store.open_session(code, new)  # the session held here ended with the old key
+    except class_store.STORE_ERRORS as exc:
+        st.session_state[ERROR] = class_store.message(exc)
+        return
+    st.session_state.setdefault(access.KEYS, {})[code] = session
+    st.session_state.setdefault(access.HIDDEN, set()).discard(code)  # the cookie: the new one
+    st.session_state.setdefault(access.NEW_KEY, {})[code] = new
+    st.session_state["class-rotate-ok"] = False

@@ -91,7 +91,7 @@ def csv_download(code: str, key: str) -> None:
 def join_box(code: str, lesson: vt.Lesson) -> None:
     """The lesson's title and what students need to join: the code, the link and its QR code,
     large enough to read off a projector (the first screen at 1024x768 in presenter mode)."""
-    students, _ = class_links(base_url(), code, "")
+    students = class_links(base_url(), code, "")[0]
     text, qr = st.columns([5, 1], vertical_alignment="center")
     text.caption(widgets.literal(lesson.title))
     text.markdown(f"## Class code **{code}**")
@@ -103,21 +103,18 @@ def join_box(code: str, lesson: vt.Lesson) -> None:
     qr.image(qr_png(students), width=width, alt=f"QR code of the students' link, {students}")
 
 
-def teacher_link(code: str, key: str) -> None:
-    """The teacher's link to keep (never on a projector: the page leaves it out then)."""
-    _, teacher = class_links(base_url(), code, key)
-    with st.expander("The teacher's link (keep it; it shows this page)"):
-        st.code(teacher, language=None)
-
-
 @st.fragment(run_every=REFRESH_S)
 def live(code: str, key: str, lesson: vt.Lesson, drawn: Controls | None = None) -> None:
-    """Class ``code`` as it is now; the ``key`` (the teacher's or a read-only one) was checked
-    by the page. When the stored controls differ from ``drawn``, those the page's own controls
+    """Class ``code`` as it is now; the ``key`` (a session of the teacher or a read-only one)
+    was checked by the page, and is checked again at each redraw: a session ended (a new
+    teacher's key, "Leave" on this browser) redraws the page, which then shows nothing of the
+    class. When the stored controls differ from ``drawn``, those the page's own controls
     (Pause, the pace, Hide names) were drawn with, the whole page is drawn again: a command
     (``class pause``) or another tab changed them."""
     try:  # one transaction, one check of the key
         view = class_store.store().teacher_view(code, key)
+    except PermissionError:  # a new teacher's key, or left on this browser: the page says so
+        st.rerun(scope="app")
     except class_store.STORE_ERRORS as exc:  # the next redraw tries again
         widgets.show_error(class_store.message(exc))
         return
