@@ -8,6 +8,7 @@ Every import counts, also those inside functions or under ``TYPE_CHECKING``.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -75,10 +76,16 @@ def _resolve(module: str, name: str) -> str:
     return full if full in SOURCES else module
 
 
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of this file's syntax tree (parsed once per run: several checks read it)."""
+    return tuple(ast.walk(ast.parse(path.read_text())))
+
+
 def _imports(path: Path) -> set[str]:
     """Every module this file imports, at any depth of the syntax tree."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level:
@@ -218,7 +225,7 @@ def test_tests_import_no_other_test_file_or_bench():
 def _bench_imports(path: Path) -> set[str]:
     """The ``bench.*`` modules this file imports (``from bench import x`` names ``bench.x``)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("bench.")}
         elif isinstance(node, ast.ImportFrom) and node.module == "bench":

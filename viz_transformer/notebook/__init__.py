@@ -17,7 +17,8 @@ from viz_transformer.records.trace import Trace
 if TYPE_CHECKING:
     from viz_transformer.notebook.widgets import HeadView, ModelView
 
-INSTALL = "pip install -r requirements-notebook.txt"
+# as a library, or in the repository (its lock)
+INSTALL = "pip install 'viz-transformer[notebook]' (here: pip install -r requirements-notebook.txt)"
 
 
 def _widgets():
