@@ -16,9 +16,11 @@ import viz_transformer as vt
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.analysis.why import reads
 from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf import calls as hf_calls
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import qkv as hf_qkv
+from viz_transformer.models.hf.call_record import PROBE_ROWS
 from viz_transformer.networks import hooks as vt_hooks
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.qkv import Layers
@@ -36,7 +38,8 @@ def half(tmp_path_factory: pytest.TempPathFactory) -> vt.LoadedModel:
 
 @pytest.fixture()
 def spies(half, monkeypatch) -> dict[str, list]:
-    """What each pass hooked, and each eager attention and dense mask it made."""
+    """What each pass hooked, the query rows of each eager attention it ran, and each dense mask
+    it made."""
     seen: dict[str, list] = {"hooked": [], "eager": [], "dense mask": []}
     real_collect = vt_hooks.collect_calls
 
@@ -50,13 +53,12 @@ def spies(half, monkeypatch) -> dict[str, list]:
     monkeypatch.setattr(
         modeling,
         "eager_attention_forward",
-        lambda *a, **k: seen["eager"].append(1) or real_eager(*a, **k),
+        lambda *a, **k: seen["eager"].append(a[1].shape[2]) or real_eager(*a, **k),
     )
-    monkeypatch.setattr(
-        hf_attention,
-        "eager_mask",
-        lambda *a, **k: seen["dense mask"].append(1) or real_mask(*a, **k),
-    )
+    for where in (hf_attention, hf_calls):
+        monkeypatch.setattr(
+            where, "eager_mask", lambda *a, **k: seen["dense mask"].append(1) or real_mask(*a, **k)
+        )
     return seen
 
 
@@ -89,8 +91,10 @@ def test_the_walkthrough_still_captures_every_pattern(half, spies):
 def test_a_bfloat16_trace_keeps_its_queries_and_keys_in_bfloat16(half, spies):
     trace = half.trace(TEXT)
     assert isinstance(trace.decoder, LazyPatterns)
-    assert trace.decoder.kept_dtype == torch.bfloat16  # collect_calls(host=False) keeps it
-    assert not spies["eager"] and not spies["dense mask"]  # SDPA masks causally by itself
+    assert trace.decoder.kept_dtype == torch.bfloat16  # the capture keeps the model's dtype
+    assert not spies["dense mask"]  # SDPA masks causally by itself
+    # the model's own function ran only on the few rows each call's formula is checked on
+    assert len(spies["eager"]) == 2 and max(spies["eager"]) <= PROBE_ROWS
     rows = np.asarray(trace.decoder).sum(-1)
     np.testing.assert_allclose(rows, 1.0, atol=1e-5)
 

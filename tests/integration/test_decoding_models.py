@@ -102,7 +102,7 @@ def test_hf_decoder_only_steps_continue_the_prompt(load_tiny, family):
     # the whole continuation in one causal pass: step t's row is row p - 1 + t
     out_ids = list(dec.output_ids[:-1])
     mask = [1] * (p + len(out_ids))
-    _, arrays = hf_lazy.run(model, input_ids=[*ids, *out_ids], attention_mask=mask)
+    _, arrays, _ = hf_lazy.run(model, input_ids=[*ids, *out_ids], attention_mask=mask)
     for t, step in enumerate(dec.steps):
         q = p - 1 + t
         assert step.self_row.shape[-1] == q + 1 and step.cross_row is None

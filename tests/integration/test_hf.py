@@ -125,7 +125,7 @@ def test_hook_names_follow_the_module_paths_in_layer_order(name, loaded):
     }
     assert all(len(v) == 2 and v[0] == v[1].replace(".1.", ".0.", 1) for v in model.names.values())
     flat = [n for v in model.names.values() for n in v]
-    qkvz = [n.replace("hook_pattern", f"hook_{x}") for n in flat for x in "qkvz"]
+    qkvz = [n.replace("hook_pattern", f"hook_{x}") for n in flat for x in [*"qkvz", "call"]]
     # decoder-only stacks also give each block's output (the logit lens reads it)
     streams = [n.split(".self_attn")[0].split(".attn")[0] + ".hook_resid_post" for n in flat]
     streams = streams if set(model.names) == {"decoder"} else []

@@ -14,7 +14,7 @@ from viz_transformer.networks.hooks import active_hook_names, hooks
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.testing.hf import BUILDERS, TARGET, TEXT
 
-LAZY = ["marian", "bart", "bert", "gpt2", "llama"]  # plain softmax(q k^T * scale) attention
+LAZY = ["marian", "bart", "bert", "gpt2", "llama", "t5"]  # every model through "vt"
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HFModel]:
     }
 
 
-def test_plain_attention_models_can_be_lazy_and_t5_cannot(models):
+def test_every_model_through_our_attention_function_can_be_lazy(models):
     assert {n for n, m in models.items() if m.lazy_capable} == set(LAZY)
     assert all(m.module.config._attn_implementation == "vt" for m in models.values())
 
@@ -56,10 +56,18 @@ def test_short_inputs_stay_whole_arrays(models):
     assert isinstance(trace.encoder, np.ndarray)
 
 
-def test_t5_keeps_whole_arrays_even_when_long(models, monkeypatch):
+def test_t5s_relative_bias_is_kept_as_its_diagonals(models, monkeypatch):
+    """T5's bias depends on ``j - i`` alone: the lazy trace keeps ``2T - 1`` numbers per head,
+    not the ``T x T`` tensor the model made, and no call is held whole."""
     monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
     trace = models["t5"].trace(TEXT)
-    assert all(isinstance(trace.get(k), np.ndarray) for k in ("encoder", "decoder", "cross"))
+    for kind in ("encoder", "decoder"):
+        arr = trace.get(kind)
+        bias = arr.formula(0).bias
+        n = arr.shape[2]
+        assert bias.dense is None and bias.diagonals.shape == (arr.shape[1], 2 * n - 1)
+        assert not any(arr.is_whole(i) for i in range(arr.shape[0]))
+    assert not trace.messages
 
 
 def test_no_capture_runs_the_fused_kernel(models, monkeypatch):

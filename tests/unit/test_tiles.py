@@ -141,7 +141,7 @@ def test_half_precision_queries_stay_half_and_give_float32_rows(half, tile):
     k = torch.from_numpy(rng.normal(size=(1, 1, n_k, 8)).astype(np.float32)).to(half)
     lazy = LazyPatterns([q[0].to(DEVICE)], [k[0].to(DEVICE)], causal)
     lazy.tile = tile
-    assert lazy._qk(0)[0].dtype == half and lazy._qk(0)[1].dtype == half
+    assert lazy.kept_dtype == half and lazy._in.qk(0)[1].dtype == half
     ref = direct(q[0, 1].float().numpy(), k[0, 0].float().numpy(), causal, None)
     whole = lazy.head(0, 1)
     assert whole.dtype == np.float32

@@ -13,8 +13,7 @@ with a message saying what to do).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,12 +22,13 @@ import torch
 from viz_transformer import settings
 from viz_transformer.records import tiles
 from viz_transformer.records.bounded import BoundedCache
+from viz_transformer.records.formula import Formula
+from viz_transformer.records.lazy_layers import Fetch, LayerInputs
 from viz_transformer.records.tiles import Array, Index, Scale, block_reduce
 
 __all__ = ["LazyPatterns", "block_reduce", "drawn", "fits_in_memory", "is_lazy"]
 
 HEAD_CACHE_BYTES = 64 * 2**20  # recently computed heads kept per record (at least one)
-Fetch = Callable[[int], dict[int, tuple[Array, Array, float]]]  # layer -> (q, k, scale)
 
 
 class LazyPatterns:
@@ -50,6 +50,10 @@ class LazyPatterns:
         device: where to keep and compute (None: where the tensors are; numpy: the CPU).
         scale: what ``q . k`` is multiplied by (1/sqrt(d_k), or the model's own scaling; 1 for
             queries already scaled), applied in float32 on each tile; one, or one per layer.
+        formulas: per layer, the call's whole formula (``records.formula``: its scale, soft-cap,
+            mask predicate, bias and sinks) instead of ``scale``.
+        whole: layer -> its ``[heads, q, k]`` weights as the model computed them, for a call whose
+            formula is not known (its queries and keys may then be None).
     """
 
     ndim = 4
@@ -64,19 +68,16 @@ class LazyPatterns:
         key_mask: Array | None = None,
         device: torch.device | str | None = None,
         scale: Scale = 1.0,
+        formulas: Sequence[Formula] | None = None,
+        whole: dict[int, Array] | None = None,
     ):
         if not queries or len(queries) != len(keys):
             raise ValueError(f"{len(queries)} query and {len(keys)} key layers; need one each.")
-        qs = [tiles.as_stored(q, device) for q in queries]
-        ks = [tiles.as_stored(k, qs[0].device) for k in keys]
-        (heads, n_q, _), (kv_heads, n_k, _) = qs[0].shape, ks[0].shape
-        if heads % kv_heads or any(q.shape != qs[0].shape for q in qs):
-            raise ValueError(f"queries {qs[0].shape} and keys {ks[0].shape} do not pair.")
-        self._q: list[torch.Tensor | None] = list(qs)
-        self._k: list[torch.Tensor | None] = list(ks)
-        shape = (len(self._q), heads, n_q, n_k)
-        self._setup(shape, causal, heads // kv_heads, None, key_mask)
-        self._scale = tiles.per_layer(scale, len(qs))
+        if formulas is not None and len(formulas) != len(queries):
+            raise ValueError(f"{len(formulas)} formulas for {len(queries)} layers; one per layer.")
+        formulas = formulas or [Formula(s) for s in tiles.per_layer(scale, len(queries))]
+        self._in = LayerInputs(queries, keys, formulas, whole, device)
+        self._setup(self._in.shape(), causal, self._in.group(), key_mask)
 
     @classmethod
     def deferred(
@@ -95,9 +96,9 @@ class LazyPatterns:
         needs no model.
         """
         self = cls.__new__(cls)
-        self._q, self._k = [None] * shape[0], [None] * shape[0]
-        self._scale = [1.0] * shape[0]
-        self._setup(tuple(shape), causal, group, fetch, key_mask)  # type: ignore[arg-type]
+        empty = [None] * shape[0]
+        self._in = LayerInputs(empty, empty, [Formula()] * shape[0], fetch=fetch)
+        self._setup(tuple(shape), causal, group, key_mask)  # type: ignore[arg-type]
         return self
 
     def _setup(
@@ -105,10 +106,9 @@ class LazyPatterns:
         shape: tuple[int, int, int, int],
         causal: bool,
         group: int,
-        fetch: Fetch | None,
         key_mask: Array | None,
     ) -> None:
-        self.shape, self.causal, self._group, self._fetch = shape, causal, group, fetch
+        self.shape, self.causal, self._group = shape, causal, group
         if isinstance(key_mask, torch.Tensor):
             key_mask = key_mask.cpu().numpy()
         self._key_ok = None if key_mask is None else np.asarray(key_mask, dtype=bool)
@@ -117,39 +117,39 @@ class LazyPatterns:
         self._cache: BoundedCache[tuple[int, int], np.ndarray] = BoundedCache(
             max(1, shape[0] * shape[1]), weigh=lambda a: a.nbytes, budget=HEAD_CACHE_BYTES
         )
-        self._lock = threading.RLock()
-
-    def _qk(self, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The layer's queries and keys, fetched once (under the lock: one fetch per layer)."""
-        with self._lock:
-            if self._q[layer] is None:
-                assert self._fetch is not None
-                for i, (q, k, scale) in self._fetch(layer).items():
-                    if self._q[i] is None:
-                        q = self._q[i] = tiles.as_stored(q, None)
-                        self._k[i], self._scale[i] = tiles.as_stored(k, q.device), float(scale)
-                if self._q[layer] is None:
-                    raise RuntimeError(f"the model gave no queries and keys for layer {layer}.")
-            return self._q[layer], self._k[layer]  # type: ignore[return-value]
 
     def fetched_layers(self) -> list[int]:
-        """Layers whose queries and keys are already computed."""
-        return [i for i, q in enumerate(self._q) if q is not None]
+        """Layers whose queries and keys (or whole weights) are already computed."""
+        return self._in.fetched()
+
+    def is_whole(self, layer: int) -> bool:
+        """Whether ``layer``'s weights are held whole: a call whose formula the tiles do not
+        know, kept as the model computed it."""
+        self._in.qk(layer)
+        return self._in.whole[layer] is not None
+
+    def formula(self, layer: int) -> Formula:
+        """What ``layer``'s heads compute (``records.formula``)."""
+        self._in.qk(layer)
+        return self._in.formula[layer]
+
+    def has_sinks(self, layer: int) -> bool:
+        """Whether ``layer``'s rows sum to 1 together with a sink's weight (``sink_weights``)."""
+        return self.formula(layer).sinks is not None
 
     def finite(self) -> bool:
         """Whether every query and key computed so far is finite (checked where they are)."""
-        kept = [t for t in (*self._q, *self._k) if t is not None]
-        return all(bool(torch.isfinite(t).all()) for t in kept)
+        return self._in.finite()
 
     @property
     def device(self) -> torch.device:
         """Where the queries and keys are kept and heads computed (fetches layer 0 if need be)."""
-        return self._qk(self.fetched_layers()[0] if self.fetched_layers() else 0)[0].device
+        return self._in.first().device
 
     @property
     def kept_dtype(self) -> torch.dtype:
         """The dtype queries and keys are kept in (the model's: bfloat16 for a bfloat16 model)."""
-        return self._qk(self.fetched_layers()[0] if self.fetched_layers() else 0)[0].dtype
+        return self._in.first().dtype
 
     @property
     def size(self) -> int:
@@ -167,30 +167,21 @@ class LazyPatterns:
         return f"LazyPatterns(shape={self.shape}, causal={self.causal})"
 
     def __getstate__(self) -> dict[str, Any]:  # pickled by st.cache_data: host arrays, no cache
-        pairs = [self._qk(layer) for layer in range(self.shape[0])]
-        q, k = ([t.float().cpu().numpy() for t in ts] for ts in zip(*pairs, strict=True))
-        return {
-            "q": q,
-            "k": k,
-            "causal": self.causal,
-            "key_mask": self._key_ok,
-            "scale": self._scale,
-        }
+        return {**self._in.state(), "causal": self.causal, "key_mask": self._key_ok}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         args = state["q"], state["k"], state["causal"], state.get("key_mask")
-        self.__init__(*args, scale=state.get("scale", 1.0))  # type: ignore[misc]
+        more = {"formulas": state.get("formulas"), "whole": state.get("whole")}
+        self.__init__(*args, scale=state.get("scale", 1.0), **more)  # type: ignore[misc]
 
     def _select(
         self, layer: int, head: int, rows: Index, cols: Index
     ) -> tuple[tiles.HeadQK, torch.Tensor, torch.Tensor | None]:
         """One head's inputs and the chosen rows and columns as index tensors on its device."""
-        layer, head = range(self.shape[0])[layer], range(self.shape[1])[head]
-        q, k = self._qk(layer)
-        ok = None
-        if self._key_ok is not None:
-            ok = torch.from_numpy(self._key_ok).to(q.device)
-        one = tiles.HeadQK(q[head], k[head // self._group], self.causal, ok, self._scale[layer])
+        q = self._in.qk(layer)[0]
+        assert q is not None
+        ok = None if self._key_ok is None else torch.from_numpy(self._key_ok).to(q.device)
+        one = self._in.head(layer, head, self.causal, ok)
         n_q, n_k = self.shape[2:]
         picked = tiles.positions(rows, n_q, "query")
         r = torch.arange(n_q, device=q.device) if picked is None else picked.to(q.device)
@@ -204,12 +195,31 @@ class LazyPatterns:
         Returns:
             float32 ``(len(rows), len(cols))`` on the host.
         """
+        layer, head = range(self.shape[0])[layer], range(self.shape[1])[head]
+        held = self._in.held(layer, head, rows, cols)
+        if held is not None:
+            return held
         one, r, c = self._select(layer, head, rows, cols)
         n_cols = self.shape[3] if c is None else len(c)
         out = torch.empty(len(r), n_cols, dtype=torch.float32, device="cpu")
         with torch.no_grad():
             tiles.cells_into(out, one, r, c, self.tile)
         return out.numpy()
+
+    def sink_weights(self, layer: int, head: int, rows: Index = None) -> np.ndarray:
+        """Each row's weight on the head's sink (zeros where the layer has none): with it, a
+        row of ``cells`` sums to 1.
+
+        Returns:
+            float32 ``(len(rows),)`` on the host.
+        """
+        layer, head = range(self.shape[0])[layer], range(self.shape[1])[head]
+        held = self._in.held(layer, head, rows, None)
+        if held is not None:  # the model's own weights: what they lack of 1 is the sink's
+            return np.clip(1.0 - held.sum(-1, dtype=np.float64), 0.0, 1.0).astype(np.float32)
+        one, r, _ = self._select(layer, head, rows, None)
+        with torch.no_grad():
+            return tiles.sink_weights(one, r).cpu().numpy()
 
     def reduced(
         self,
@@ -222,6 +232,9 @@ class LazyPatterns:
     ) -> tuple[np.ndarray, int, int]:
         """``block_reduce`` of ``cells(layer, head, rows, cols)``, computed tile by tile where
         the queries and keys are: only the ``<= size x size`` blocks reach the host."""
+        layer, head = range(self.shape[0])[layer], range(self.shape[1])[head]
+        if self.is_whole(layer):
+            return block_reduce(self.cells(layer, head, rows, cols), size, how)
         one, r, c = self._select(layer, head, rows, cols)
         n_cols = self.shape[3] if c is None else len(c)
         bq, bk = -(-len(r) // size), -(-n_cols // size)

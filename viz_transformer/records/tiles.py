@@ -18,6 +18,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from viz_transformer.records.formula import Formula
+
 Array = np.ndarray | torch.Tensor
 Index = np.ndarray | Sequence[int] | None  # positions in a map's rows or columns; None: all
 Scale = float | Sequence[float]  # what q . k is multiplied by: one for all layers, or per layer
@@ -36,6 +38,8 @@ class HeadQK:
         key_ok: ``(n_k,)`` bool, False for keys no query sees (padding); None: every key.
         scale: what ``q . k`` is multiplied by (the model's 1/sqrt(d_k)), in float32 on each
             tile, so that half-precision queries are never rounded once more by it.
+        formula: the rest of the call's formula (soft-cap, mask predicate, bias, sink:
+            ``records.formula``), read at head ``head``; None: plain.
     """
 
     q: torch.Tensor
@@ -43,13 +47,15 @@ class HeadQK:
     causal: bool = False
     key_ok: torch.Tensor | None = None
     scale: float = 1.0
+    formula: Formula | None = None
+    head: int = 0
 
     def scores(
         self, rows: torch.Tensor, cols: torch.Tensor | None, out: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """Masked ``q k^T`` of query positions ``rows`` and key positions ``cols`` (None: every
-        key), ``(len(rows), len(cols))``, written into ``out`` when given; masked cells are
-        ``-inf``."""
+        """The softmax's logits (masked, scaled ``q k^T`` and the rest of ``formula``) of query
+        positions ``rows`` and key positions ``cols`` (None: every key), ``(len(rows),
+        len(cols))``, written into ``out`` when given; masked cells are ``-inf``."""
         keys = self.k if cols is None else self.k.index_select(0, cols)
         # bfloat16 / float16 queries and keys (a model run in half precision) are kept so, half
         # the memory of float32, and taken to float32 a tile at a time: scores and softmax are
@@ -58,6 +64,8 @@ class HeadQK:
         if self.scale != 1.0:  # in float32, on the tile's rows x d (not its rows x keys)
             q = q.mul_(self.scale)
         s = torch.matmul(q, keys.T.float(), out=out)
+        if self.formula is not None:
+            self.formula.logits_(s, self.head, rows, cols, self.k.shape[0])
         if self.causal:
             n_q, n_k = self.q.shape[0], self.k.shape[0]
             at = torch.arange(n_k, device=s.device) if cols is None else cols
@@ -66,6 +74,10 @@ class HeadQK:
             ok = self.key_ok if cols is None else self.key_ok.index_select(0, cols)
             s.masked_fill_(~ok[None, :], -math.inf)
         return s
+
+    def sink(self, rows: torch.Tensor) -> torch.Tensor | None:
+        """The sink's logit at each of ``rows``, or None (no sink)."""
+        return None if self.formula is None else self.formula.sink(self.head, rows)
 
 
 def plan(
@@ -131,9 +143,9 @@ def _scratch(rows: int, cols: int, device: torch.device) -> Callable[[int, int],
     return lambda r, c: buf[: r * c].view(r, c)
 
 
-def log_sum_exp(head: HeadQK, rows: torch.Tensor, step: int) -> torch.Tensor:
-    """Each row's ``log sum_j exp(score_j)`` over every key, ``step`` keys at a time (``-inf``
-    for a row that sees no key)."""
+def log_sum_exp(head: HeadQK, rows: torch.Tensor, step: int, sink: bool = True) -> torch.Tensor:
+    """Each row's ``log sum_j exp(score_j)`` over every key and, with ``sink``, the head's sink
+    logit, ``step`` keys at a time (``-inf`` for a row that sees nothing)."""
     n_k = head.k.shape[0]
     top = torch.full((len(rows),), -math.inf, device=rows.device)
     total = torch.zeros(len(rows), device=rows.device)
@@ -145,7 +157,31 @@ def log_sum_exp(head: HeadQK, rows: torch.Tensor, step: int) -> torch.Tensor:
         shift = torch.where(torch.isinf(new), 0.0, new)  # rows that saw no key yet stay at 0
         total = total * torch.exp(top - shift) + s.sub_(shift[:, None]).exp_().sum(-1)
         top = new
-    return top + torch.log(total)
+    lse = top + torch.log(total)
+    logit = head.sink(rows) if sink else None
+    return lse if logit is None else torch.logaddexp(lse, logit)
+
+
+def sink_weights(head: HeadQK, rows: torch.Tensor, step: int | None = None) -> torch.Tensor:
+    """Each row's weight on the head's sink (``(len(rows),)``; zeros without a sink): what the
+    row's weights on the keys lack of 1."""
+    logit = head.sink(rows)
+    if logit is None:
+        return torch.zeros(len(rows), device=rows.device)
+    lse = log_sum_exp(head, rows, step or plan(head.k.shape[0], rows.device)[1], sink=False)
+    return torch.sigmoid(logit - lse)
+
+
+def _softmax_(s: torch.Tensor, sink: torch.Tensor | None) -> torch.Tensor:
+    """Softmax of each row of ``s`` in place; a sink logit per row joins the normaliser."""
+    top = s.amax(-1, keepdim=True)
+    if sink is not None:
+        top = torch.maximum(top, sink[:, None])
+    s.sub_(top).exp_()
+    total = s.sum(-1, keepdim=True)
+    if sink is not None:
+        total = total + (sink[:, None] - top).exp()
+    return s.div_(total)
 
 
 def tiles(
@@ -164,8 +200,7 @@ def tiles(
     for r0 in range(0, len(rows), row_step):
         r = rows[r0 : r0 + row_step]
         if key_step >= n_k:  # whole rows fit: softmax in one pass, in place
-            s = head.scores(r, None, view(len(r), n_k))
-            w = s.sub_(s.amax(-1, keepdim=True)).exp_().div_(s.sum(-1, keepdim=True))
+            w = _softmax_(head.scores(r, None, view(len(r), n_k)), head.sink(r))
             yield r0, 0, (w if cols is None else w.index_select(1, cols))
             continue
         lse = log_sum_exp(head, r, key_step)[:, None]

@@ -32,6 +32,9 @@ class Trace:
         cross: ``[layers, heads, tgt, src]`` encoder-decoder attention, or None.
         output_text: the model's translation (greedy) or the forced target.
         scaled: whether scores were divided by sqrt(d_k).
+        sink_layers: kind -> layers whose heads have an attention sink (gpt-oss): a row's
+            weights on the keys sum to 1 less the sink's weight (``LazyPatterns.sink_weights``;
+            1 - the row's sum for a whole array).
     """
 
     model_name: str
@@ -46,6 +49,7 @@ class Trace:
     scaled: bool = True
     notes: dict[str, str] = field(default_factory=dict)  # kind -> why it has no map
     messages: tuple[str, ...] = ()  # what the capture changed in the input (e.g. truncation)
+    sink_layers: dict[AttentionKind, tuple[int, ...]] = field(default_factory=dict)
 
     def get(self, kind: AttentionKind) -> Patterns | None:
         return getattr(self, kind)
@@ -100,21 +104,30 @@ class Trace:
                 arr.flags.writeable = False  # records are shared between sessions: read-only
             at = np.arange(arr.shape[2])  # the rows checked: all, or a sample of a lazy map
             finite = True
+            sinks = set(self.sink_layers.get(kind, ()))
+            sink_w: np.ndarray | float = 0.0
             if isinstance(arr, LazyPatterns):  # layer 0 and the deepest layer computed
                 at = (
                     np.linspace(0, arr.shape[2] - 1, min(arr.shape[2], 64)).round().astype(np.int64)
                 )
                 first = arr.cells(0, 0, at)  # fetches layer 0 of a deferred encoder
-                deepest = arr.cells(max(arr.fetched_layers()), -1, at)
+                deep = max(arr.fetched_layers())
+                deepest = arr.cells(deep, -1, at)
                 finite = arr.finite()  # every row's queries and keys, not only the sampled rows
+                sink_w = np.stack([arr.sink_weights(0, 0, at), arr.sink_weights(deep, -1, at)])
+                sink_w = sink_w[None]
                 arr = np.stack([first, deepest])[None]
+                sinks = set()  # the sink's own weight is added to the rows instead
             if arr.dtype != np.float32:
                 raise ValueError(f"{where} is {arr.dtype}; convert with .astype(np.float32).")
-            sums = arr.sum(-1)  # one pass: a NaN or inf anywhere makes its row's sum non-finite
+            sums = arr.sum(-1) + sink_w  # one pass: a NaN or inf anywhere makes its sum non-finite
             if not (finite and np.isfinite(sums).all()):
                 raise ValueError(
                     f"{where} holds NaN or inf: a row was masked entirely; check the masks."
                 )
+            if sinks:  # the sink's weight is what a row lacks of 1: at least 0
+                sums = sums.copy()
+                sums[sorted(sinks)] = np.maximum(sums[sorted(sinks)], 1.0)
             worst = float(np.abs(sums - 1.0).max()) if sums.size else 0.0
             if worst > 1e-5:
                 raise ValueError(

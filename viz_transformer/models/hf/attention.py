@@ -1,43 +1,49 @@
-"""One attention function for every Hugging Face model we load: fused SDPA unless this thread
-asks for the weights or for the queries and keys.
+"""One attention function for every Hugging Face model we load: what each call passes is read,
+and the call computes what this thread captures, never more.
 
 transformers 5 routes a model's attention through ``ALL_ATTENTION_FUNCTIONS[impl]``. We register
-``"vt"`` there, so one cached model serves every Streamlit session whatever each one captures:
+``"vt"`` there, so one cached model serves every Streamlit session whatever each one captures.
+Per call (a module run twice is two calls, in call order):
 
-- no capture active in this thread: ``sdpa_attention_forward``, the fused kernel (fast, and it
-  never holds a ``heads x n x n`` matrix, which long inputs need);
 - ``<module>.hook_pattern`` active: the model's own ``eager_attention_forward`` (from its modeling
-  file), whose weights the permanent forward hooks of ``hf_names`` pass on;
-- ``<module>.hook_q`` / ``hook_k`` active: the queries and the keys as the model made them (after
-  rotary position embeddings, before grouped-query repetition, in the model's dtype; the scale the
-  model multiplies their product by is left on the module as ``vt_scaling``) go to ``dispatch``;
-  ``LazyPatterns`` computes each head from them when asked, scale and softmax in float32.
+  file); its weights go to ``hook_pattern``, one per call (a module that calls no attention
+  function passes its returned weights there from its forward hook, ``hf.names``);
+- ``<module>.hook_call`` active (long inputs): the call's queries and keys as the model made them
+  (after rotary embeddings, before grouped-query repetition, in the model's dtype) and the
+  formula read from the call's arguments (``hf.calls``: scale, soft-cap, the mask's predicate,
+  position bias, sinks), checked against the model's own function on a few rows
+  (``hf.call_record``), go to ``hook_call``; a call that cannot be read keeps its weights whole;
+- otherwise the output alone: fused SDPA where the call is plain, else the model's own function
+  a block of query rows at a time.
 
-The choice reads the per-thread hook context (``networks.hooks``), never a module flag. So does
-the mask: a dense additive ``T x T`` mask (2 GB at 32,768 tokens) is made only when a pattern is
-asked (eager attention adds it) or when some token is padding; otherwise SDPA masks causally by
-itself (``vt_mask``).
+The mask function (``vt_mask``) builds no ``T x T`` mask unless eager attention will add it: it
+gives None where SDPA needs none, else the predicate the mask is built from (``RuleMask``).
 """
 
 from __future__ import annotations
 
-import sys
+import threading
 from typing import Any
 
 import torch
 from torch import nn
-from transformers import AttentionInterface, PretrainedConfig
+from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
-from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask, sdpa_mask
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
+from viz_transformer.models.hf.call_record import CallRecord, checked
+from viz_transformer.models.hf.calls import (
+    RuleMask,
+    attend_in_rows,
+    own_eager,
+    read_call,
+    rule_mask,
+)
 from viz_transformer.networks.hooks import active_hook_names, dispatch, is_active, point_name
 
 IMPLEMENTATION = "vt"
-# config keys of attention that is not softmax(q k^T * scale + causal mask): such models keep
-# their weights whole (no lazy per-head patterns)
-NOT_PLAIN = (
-    "sliding_window", "attn_logit_softcapping", "alibi", "use_alibi", "position_biased_input",
-)  # fmt: skip
+POINTS = ("hook_q", "hook_k", "hook_v", "hook_z", "hook_call")  # what ``"vt"`` dispatches to
+_SEEN = threading.local()  # per thread: attention-function calls per hook base
 
 
 def _generic_eager(
@@ -60,8 +66,14 @@ def _generic_eager(
     return (weights @ value).transpose(1, 2).contiguous(), weights
 
 
-def _own_eager(module: nn.Module) -> Any:
-    return getattr(sys.modules[type(module).__module__], "eager_attention_forward", _generic_eager)
+def calls_seen(base: str) -> int:
+    """How many calls of the attention function this thread has made from module ``base``."""
+    return getattr(_SEEN, "calls", {}).get(base, 0)
+
+
+def _count(base: str) -> None:
+    seen = _SEEN.__dict__.setdefault("calls", {})
+    seen[base] = seen.get(base, 0) + 1
 
 
 def vt_attention_forward(
@@ -74,34 +86,67 @@ def vt_attention_forward(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Attention for ``ALL_ATTENTION_FUNCTIONS["vt"]``; see the module docstring."""
     base = getattr(module, "vt_hook_base", None)
+    eager = own_eager(module, _generic_eager)
     if base is None:
-        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+        return _output(eager, module, query, key, value, attention_mask, kwargs), None
+    _count(base)
     if is_active(point_name(base, "hook_q")):
-        scaling = kwargs.get("scaling")
-        module.vt_scaling = float(query.size(-1) ** -0.5 if scaling is None else scaling)
         dispatch(point_name(base, "hook_q"), query)  # unscaled: no rounding in a half dtype
         dispatch(point_name(base, "hook_k"), key)
     value = dispatch(point_name(base, "hook_v"), value)  # (B, h_kv, Tk, d_k), bias included
-    attend = _own_eager(module) if is_active(point_name(base, "hook_pattern")) else None
-    out, weights = (attend or sdpa_attention_forward)(
-        module, query, key, value, attention_mask, **kwargs
-    )  # out (B, Tq, h, d_k)
+    record = is_active(point_name(base, "hook_call"))
+    formula, why = (
+        read_call(module, query, key, attention_mask, kwargs, eager) if record else (None, "")
+    )
+    if formula is not None:
+        formula = checked(eager, module, query, key, value, attention_mask, kwargs, formula)
+        why = why or "the model's own function gives other weights than its arguments say"
+    pattern = is_active(point_name(base, "hook_pattern"))
+    weights = None
+    if pattern or (record and formula is None):
+        out, weights = eager(module, query, key, value, attention_mask, **kwargs)
+        if pattern:  # a sink's weight may be what a row lacks of 1 (``Trace.sink_layers``)
+            weights.vt_sinks = kwargs.get("s_aux") is not None or kwargs.get("sinks") is not None
+            dispatch(point_name(base, "hook_pattern"), weights)
+        if record:
+            kept = weights[0].detach().to("cpu", torch.float32)
+            dispatch(point_name(base, "hook_call"), CallRecord(weights=kept, why=why))
+    else:
+        if record:
+            rec = CallRecord(query[0].detach(), key[0].detach(), formula)
+            dispatch(point_name(base, "hook_call"), rec)
+        out = _output(eager, module, query, key, value, attention_mask, kwargs)
     z_name = point_name(base, "hook_z")
     if is_active(z_name):  # the heads' outputs before W^O, (B, h, Tq, d_k) as in our networks
         out = dispatch(z_name, out.transpose(1, 2)).transpose(1, 2)
     return out, weights
 
 
+def _output(
+    eager: Any,
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    kwargs: dict[str, Any],
+) -> torch.Tensor:
+    """A call's output ``(B, Tq, h, d_k)`` without its weights: fused SDPA when the call is
+    plain (scale, mask, position bias), else the model's own function; a block of query rows at
+    a time when the mask is a predicate (no ``T x T`` mask made)."""
+    plain = kwargs.get("softcap") is None and kwargs.get("s_aux") is None
+    plain = plain and kwargs.get("sinks") is None
+    if isinstance(mask, RuleMask) or not plain:
+        fn = sdpa_attention_forward if plain else eager
+        return attend_in_rows(fn, module, query, key, value, mask, kwargs)
+    return sdpa_attention_forward(module, query, key, value, mask, **kwargs)[0]
+
+
 def vt_mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
-    """The mask of ``"vt"``: None where SDPA needs none (no padding, and no pattern asked in this
-    thread, so no eager attention runs), else eager's additive mask, which both paths read. T5's
-    relative bias is added to its mask: it always gets one."""
-    relative = getattr(kwargs.get("config"), "relative_attention_num_buckets", None)
-    if relative is None and not _patterns_asked():
-        skip = {k: v for k, v in kwargs.items() if k != "dtype"}
-        if sdpa_mask(*args, **skip) is None:
-            return None
-    return eager_mask(*args, **kwargs)
+    """The mask of ``"vt"`` (``calls.rule_mask``): dense only where eager attention runs."""
+    if args:  # transformers passes keywords; anything else gets eager's own mask
+        return eager_mask(*args, **kwargs)
+    return rule_mask(_patterns_asked(), **kwargs)
 
 
 def _patterns_asked() -> bool:
@@ -118,22 +163,11 @@ def register() -> str:
 
 def name_modules(modules: dict[str, list[tuple[str, nn.Module, int]]]) -> list[str]:
     """Give every attention module its hook base name (its path); return the names of the
-    points ``vt_attention_forward`` dispatches to (q, k, v and the heads' outputs z)."""
+    points ``vt_attention_forward`` dispatches to (``POINTS``)."""
     names = []
     for entries in modules.values():
         for path, module, _ in entries:
             for part in module.modules():  # T5 hooks the layer; its SelfAttention calls attention
                 part.vt_hook_base = path
-            names += [point_name(path, p) for p in ("hook_q", "hook_k", "hook_v", "hook_z")]
+            names += [point_name(path, p) for p in POINTS]
     return names
-
-
-def plain_attention(config: PretrainedConfig, positions: str) -> bool:
-    """True when every head is ``softmax(q k^T * scale + causal mask)`` of the queries and keys
-    the attention function receives (no relative bias, ALiBi, soft-capping or sliding window), so
-    ``LazyPatterns`` recomputes exactly what eager attention gives."""
-    if positions == "relative":
-        return False
-    cfg = config.to_dict()
-    parts = [cfg, *(v for v in cfg.values() if isinstance(v, dict))]
-    return not any(part.get(key) for part in parts for key in NOT_PLAIN)

@@ -1,25 +1,41 @@
-"""Long inputs of Hugging Face models: when a pass keeps each layer's queries and keys instead of
-every weight, and the ``LazyPatterns`` built from them (``settings.LAZY_ABOVE``)."""
+"""Every attention call of a Hugging Face model's pass, in call order (a module run twice is two
+calls: ALBERT shares one module across layers, HRM runs its modules in cycles, DiffLlama calls
+attention twice per layer), and long inputs: when a pass keeps each call's queries, keys and
+formula instead of its weights, and the ``LazyPatterns`` built from them
+(``settings.LAZY_ABOVE``)."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from transformers import PretrainedConfig, PreTrainedModel
 
 from viz_transformer import settings
+from viz_transformer.models.hf.call_record import CallRecord
 from viz_transformer.models.hf.heads import accepts
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import row_argmax
-from viz_transformer.networks.hooks import collect_calls, hooks, point_name
+from viz_transformer.networks.hooks import hooks, point_name
+from viz_transformer.records.formula import Formula
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
 from viz_transformer.records.trace import Patterns
 
-QK = ("hook_q", "hook_k")
 ARGMAX_CELLS = 2**24  # logits per chunk of rows whose argmax ``next_ids`` takes (64 MB float32)
+ROW_SUM_SLACK = 1e-3  # a map's row may sum below 1 (a sink's weight), never above this
+
+
+@dataclass
+class Capture:
+    """What a pass read besides the maps: notes for the page, and the layers whose rows sum to
+    1 with a sink's weight (``Trace.sink_layers``)."""
+
+    messages: list[str] = field(default_factory=list)
+    sink_layers: dict[AttentionKind, tuple[int, ...]] = field(default_factory=dict)
 
 
 class _Enough(Exception):
@@ -29,6 +45,21 @@ class _Enough(Exception):
 def _bases(pattern_names: list[str]) -> list[str]:
     """The attention modules' paths of their ``hook_pattern`` names."""
     return [n.removesuffix(".hook_pattern") for n in pattern_names]
+
+
+@contextlib.contextmanager
+def in_call_order(
+    module: PreTrainedModel, names: list[str]
+) -> Iterator[list[tuple[str, torch.Tensor | CallRecord]]]:
+    """Record what reaches the hook points ``names`` (``*.hook_pattern`` or ``*.hook_call``),
+    one entry per call, in the order the calls ran: (module path, what it passed)."""
+    seen: list[tuple[str, torch.Tensor | CallRecord]] = []
+
+    def record(x: torch.Tensor | CallRecord, name: str) -> None:
+        seen.append((name.rsplit(".", 1)[0], x))
+
+    with hooks(module, dict.fromkeys(names, record)):
+        yield seen
 
 
 def too_big(
@@ -50,42 +81,66 @@ def too_big(
     return biggest > settings.LAZY_ABOVE
 
 
-def one_call_per_layer(names: dict[AttentionKind, list[str]]) -> bool:
-    """False for ALBERT-like models that run one attention module in every layer."""
-    flat = [n for ns in names.values() for n in ns]
-    return len(set(flat)) == len(flat)
+def deferrable(model: HFParts) -> bool:
+    """Whether an encoder-only model runs one attention call per module, one module per layer
+    (so that layer ``i`` is the ``i``-th call: ALBERT's shared module is not)."""
+    flat = [n for ns in model.names.values() for n in ns]
+    layers = getattr(model.module.config, "num_hidden_layers", None)
+    return model.spec.encoder_only and len(set(flat)) == len(flat) == layers
 
 
-def qk_names(names: dict[AttentionKind, list[str]]) -> list[str]:
-    """The query and key hook points of every attention module in ``names``."""
-    return [point_name(b, p) for ns in names.values() for b in _bases(ns) for p in QK]
-
-
-def scaling(module: PreTrainedModel, base: str) -> float:
-    """What the attention module at ``base`` multiplied ``q . k`` by in the last pass that
-    captured its queries (``hf_attention`` leaves it on the module as ``vt_scaling``)."""
-    for part in module.get_submodule(base).modules():
-        if hasattr(part, "vt_scaling"):
-            return float(part.vt_scaling)
-    raise RuntimeError(f"{base} recorded no scale: it did not run our attention function.")
+def call_names(names: dict[AttentionKind, list[str]]) -> list[str]:
+    """The ``hook_call`` points of every attention module in ``names``."""
+    return [point_name(b, "hook_call") for ns in names.values() for b in _bases(ns)]
 
 
 def lazy_patterns(
-    module: PreTrainedModel,
-    calls: dict[str, list[torch.Tensor]],
+    seen: list[tuple[str, torch.Tensor | CallRecord]],
     names: dict[AttentionKind, list[str]],
+    capture: Capture,
 ) -> dict[AttentionKind, Patterns]:
-    """Per kind, patterns that compute a head's ``[q, k]`` when indexed, from the captured calls
-    of ``qk_names(names)`` (``(H, n, d_k)`` tensors each, in layer order, kept on the model's
-    device in its dtype: the heads are computed there, scale and softmax in float32)."""
+    """Per kind, patterns from the recorded calls (``CallRecord``s, in call order): a call's
+    head is computed from its queries, keys and formula when indexed, on the model's device; a
+    call the tiles cannot read is kept whole, and a module without a softmax map is left out
+    (both said in ``capture.messages``)."""
     out: dict[AttentionKind, Patterns] = {}
     for kind, ns in names.items():
-        bases = _bases(ns)
-        qs = [q for b in bases for q in calls[point_name(b, "hook_q")]]
-        ks = [k for b in bases for k in calls[point_name(b, "hook_k")]]
-        scales = [scaling(module, b) for b in bases for _ in calls[point_name(b, "hook_q")]]
-        out[kind] = LazyPatterns(qs, ks, causal=kind == "decoder", scale=scales)
+        calls = _softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
+        recs = [r for _, r in calls]
+        assert all(isinstance(r, CallRecord) for r in recs)
+        whole = {i: r.weights for i, r in enumerate(recs) if r.weights is not None}
+        capture.messages += [
+            f"The {kind} map of call {i} ({base}) is the model's own, held whole: {r.why}."
+            for i, (base, r) in enumerate(calls)
+            if r.weights is not None
+        ]
+        formulas = [r.formula or Formula() for r in recs]
+        sinks = tuple(i for i, f in enumerate(formulas) if f.sinks is not None)
+        capture.sink_layers[kind] = sinks
+        qs, ks = [r.q for r in recs], [r.k for r in recs]
+        out[kind] = LazyPatterns(qs, ks, kind == "decoder", formulas=formulas, whole=whole)
     return out
+
+
+def _softmax_calls(kind: AttentionKind, calls: list, capture: Capture) -> list:
+    """``calls`` without those of modules that have no softmax map (linear attention), named in
+    ``capture.messages``."""
+    linear = sorted({b for b, r in calls if not _is_softmax(r)})
+    if linear:
+        capture.messages.append(
+            f"{', '.join(linear)}: linear attention, which has no softmax map; the {kind} maps "
+            "are the other layers' (numbered in call order)."
+        )
+    return [(b, r) for b, r in calls if b not in linear]
+
+
+def _is_softmax(r: torch.Tensor | CallRecord) -> bool:
+    """Whether a call's weights are a softmax's: nonnegative rows summing to at most 1 (less
+    with a sink)."""
+    if isinstance(r, CallRecord):
+        return r.softmax
+    sums = r.sum(-1)
+    return bool((r >= 0).all() and (sums <= 1 + ROW_SUM_SLACK).all() and (sums > 0).all())
 
 
 def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) -> LazyPatterns:
@@ -93,35 +148,32 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
     that head's layer (``LazyPatterns.deferred``).
 
     Args:
-        module: an encoder-only model with one attention module per layer.
+        module: an encoder-only model with one attention call per layer (``deferrable``).
         names: its encoder hook-pattern names, in layer order; ids: the input ids (S,).
     """
     bases = _bases(names)
     batch = {"input_ids": torch.tensor([ids], device=module.device)}
     batch["attention_mask"] = torch.ones_like(batch["input_ids"])
 
-    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor, float]]:
-        flat = [point_name(b, p) for b in bases[: layer + 1] for p in QK]
+    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor, Formula]]:
+        flat = [point_name(b, "hook_call") for b in bases[: layer + 1]]
 
-        def stop(x: torch.Tensor, name: str) -> None:
+        def stop(x: CallRecord, name: str) -> None:
             raise _Enough
 
-        last = {point_name(bases[layer], "hook_k"): stop}
         with (
             torch.no_grad(),
-            collect_calls(module, flat, host=False) as calls,
-            hooks(module, last),
+            in_call_order(module, flat) as seen,
+            hooks(module, {flat[-1]: stop}),
             contextlib.suppress(_Enough),
         ):
             module(**batch)
-        return {
-            i: (
-                calls[point_name(b, "hook_q")][0],
-                calls[point_name(b, "hook_k")][0],
-                scaling(module, b),
-            )
-            for i, b in enumerate(bases[: layer + 1])
-        }
+        out = {}
+        for i, (_, r) in enumerate(seen):
+            if not isinstance(r, CallRecord) or r.q is None or r.k is None:
+                raise RuntimeError(f"{bases[i]}'s map cannot be computed a head at a time.")
+            out[i] = (r.q, r.k, r.formula or Formula())
+        return out
 
     shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))
     return LazyPatterns.deferred(shape, False, fetch)
@@ -140,36 +192,49 @@ def lazy(model: HFParts, **inputs: list[int]) -> bool:
 
 def run(
     model: HFParts, **inputs: list[int]
-) -> tuple[list[int] | None, dict[AttentionKind, Patterns]]:
-    """One forward pass of ``model`` over ``inputs`` reading every attention module.
-
-    Each call of a hooked module is kept in call order, rather than the last one as
-    ``collect`` does, because ALBERT runs one shared attention module once per layer.
-    Long inputs (``lazy``) keep each layer's queries and keys on the model's device and return
-    ``LazyPatterns``.
+) -> tuple[list[int] | None, dict[AttentionKind, Patterns], Capture]:
+    """One forward pass of ``model`` over ``inputs`` reading every attention call, in call
+    order. Long inputs (``lazy``) keep each call's queries, keys and formula on the model's
+    device and return ``LazyPatterns``.
 
     Returns:
         the most likely next id at every output row (``next_ids``; None for a model without a
-        head) and kind -> ``[L, H, q, k]``.
+        head), kind -> ``[calls, H, q, k]``, and what else the pass read (``Capture``).
     """
     keep_qk = lazy(model, **inputs)
-    flat = qk_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
+    flat = call_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
     batch = {k: torch.tensor([v], device=model.device) for k, v in inputs.items()}
-    with torch.no_grad(), collect_calls(model.module, flat, host=not keep_qk) as calls:
+    with torch.no_grad(), in_call_order(model.module, flat) as seen:
         preds = next_ids(model, batch)
-    missing = [n for n in flat if not calls[n]]
+    missing = sorted(
+        set(_bases([n for ns in model.names.values() for n in ns])) - {b for b, _ in seen}
+    )
     if missing:
         raise RuntimeError(
             f"{model.name} returned no attention weights at {missing[:2]}; it must run with "
             "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
         )
+    capture = Capture()
     if keep_qk:
-        arrays = lazy_patterns(model.module, calls, model.names)
-    else:
-        arrays = {
-            kind: np.stack([a for n in ns for a in calls[n]]) for kind, ns in model.names.items()
-        }
-    return preds, arrays
+        return preds, lazy_patterns(seen, model.names, capture), capture
+    arrays: dict[AttentionKind, Patterns] = {}
+    for kind, ns in model.names.items():
+        calls = _softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
+        sinks = (i for i, (_, r) in enumerate(calls) if getattr(r, "vt_sinks", False))
+        capture.sink_layers[kind] = tuple(sinks)
+        arrays[kind] = np.stack([r[0].detach().to("cpu", torch.float32).numpy() for _, r in calls])
+    return preds, arrays, capture
+
+
+def run_single(
+    model: HFParts, ids: list[int]
+) -> tuple[list[int] | None, dict[AttentionKind, Patterns], Capture]:
+    """``run`` over one stack's input ``ids``; a long input of an encoder that runs one call
+    per layer (``deferrable``) runs nothing until a head is asked (``deferred_encoder``)."""
+    if deferrable(model) and lazy(model, input_ids=ids):
+        encoder = deferred_encoder(model.module, model.names["encoder"], ids)
+        return None, {"encoder": encoder}, Capture()
+    return run(model, input_ids=ids, attention_mask=[1] * len(ids))
 
 
 def next_ids(model: HFParts, batch: dict[str, torch.Tensor]) -> list[int] | None:

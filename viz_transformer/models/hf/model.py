@@ -31,10 +31,10 @@ from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
     T5_TYPES,
     check_hf_id,
-    install_pattern_hooks,
     offline_first,
     read_config,
 )
+from viz_transformer.models.hf.pattern_hooks import install_pattern_hooks
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.models.results import (
@@ -81,7 +81,8 @@ class HFModel(LoadedModel):
                 ``accelerate`` package); used only when the caller asks for it.
             dtype: the weights' dtype. Below float32 the maps come from the queries and keys
                 (``LazyPatterns``, softmax in float32), so a model whose attention is not plain
-                softmax(q k^T) (``hf_attention.plain_attention``) loads in float32 only.
+                softmax of the call's formula (one that computes attention in its own code)
+                loads in float32 only.
 
         Raises:
             ValueError: one message naming the model and why it cannot be loaded.
@@ -102,11 +103,11 @@ class HFModel(LoadedModel):
         names = install_pattern_hooks(module, spec.shows)
         hf_heads.install_stream_hooks(module, names)  # the logit lens's residual stream
         lazy = module.config._attn_implementation == hf_attention.IMPLEMENTATION
-        lazy = lazy and hf_attention.plain_attention(module.config, spec.positions)
         if dtype != torch.float32 and not lazy:  # its own softmax in bf16: rows off by ~2e-3
             raise ValueError(
-                f"{spec.name} computes attention its own way (not plain softmax(q k^T)), so its "
-                f"maps would be {dtype_name(dtype)} too: load it in float32 (no dtype)."
+                f"{spec.name} computes attention in its own code (not through transformers' "
+                f"attention functions), so its maps would be {dtype_name(dtype)} too: load it "
+                "in float32 (no dtype)."
             )
         return cls(spec, module.device, module, tokenizer, names, lazy)
 
@@ -137,12 +138,7 @@ class HFModel(LoadedModel):
         messages: list[str] = []
         ids = self.encode_text(text, messages)
         spec = self.spec
-        deferred = spec.encoder_only and hf_lazy.one_call_per_layer(self.names)
-        if deferred and hf_lazy.lazy(self, input_ids=ids):  # nothing runs until a head is asked
-            encoder = hf_lazy.deferred_encoder(self.module, self.names["encoder"], ids)
-            preds, arrays = None, {"encoder": encoder}
-        else:
-            preds, arrays = hf_lazy.run(self, input_ids=ids, attention_mask=[1] * len(ids))
+        preds, arrays, capture = hf_lazy.run_single(self, ids)
         tokens = self.token_labels(ids)
         labels, output = (), ""
         if not spec.encoder_only:
@@ -160,7 +156,8 @@ class HFModel(LoadedModel):
             forced=target is not None,
             scaled=self.module.config.model_type not in T5_TYPES,
             notes=NOTES[spec.architecture],
-            messages=tuple(messages),
+            messages=(*messages, *capture.messages),
+            sink_layers=capture.sink_layers,
         ).validate()
 
     def _trace_seq2seq(self, text: str, target: str | None) -> Trace:
@@ -175,7 +172,7 @@ class HFModel(LoadedModel):
             out_ids = out_ids[:-1]
         tgt_in = [hf_generation.decoder_start(self.module), *out_ids]
         self._check_length(len(tgt_in))
-        preds, arrays = hf_lazy.run(
+        preds, arrays, capture = hf_lazy.run(
             self, input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
         )
         return Trace(
@@ -189,7 +186,8 @@ class HFModel(LoadedModel):
             output_text=target if target is not None else self.decode(out_ids),
             forced=target is not None,
             scaled=self.module.config.model_type not in T5_TYPES,
-            messages=tuple(messages),
+            messages=(*messages, *capture.messages),
+            sink_layers=capture.sink_layers,
         ).validate()
 
     def greedy_outputs(self, texts: Sequence[str]) -> list[str]:

@@ -1,5 +1,6 @@
 """How a Hugging Face model is named and read: id checks, offline-first config reading, what it
-shows, and its attention modules mapped onto encoder / decoder / cross and hooked for capture.
+shows, and its attention modules mapped onto encoder / decoder / cross (``hf.pattern_hooks`` hooks
+them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 from urllib.parse import urlparse
 
 import transformers
@@ -28,9 +29,6 @@ from transformers.utils.output_capturing import OutputRecorder
 
 from viz_transformer import settings
 from viz_transformer.models.hf import smollm2
-from viz_transformer.models.hf.attention import name_modules
-from viz_transformer.models.hf.returned import with_returned
-from viz_transformer.networks.hooks import dispatch, point_name
 from viz_transformer.records.kinds import AttentionKind
 
 T = TypeVar("T")
@@ -292,43 +290,3 @@ def _kind(key: str, in_encoder: bool, shows: tuple[AttentionKind, ...]) -> Atten
     if "cross" in shows:
         return "encoder" if in_encoder else "decoder"
     return shows[0]
-
-
-def _weights_reader(name: str, index: int) -> Callable[[nn.Module, Any, Any], None]:
-    """A forward hook passing the module's attention weights (``output[index]``) to
-    ``dispatch``. It only reads: the module has already used the weights it returns."""
-
-    def hook(module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        weights = output[index] if isinstance(output, (tuple, list)) else None
-        if weights is not None:
-            dispatch(name, weights)
-
-    return hook
-
-
-def install_pattern_hooks(
-    module: PreTrainedModel, shows: tuple[AttentionKind, ...]
-) -> dict[AttentionKind, list[str]]:
-    """Register one permanent hook per attention module and declare its ``hook_pattern`` name
-    (and the ``hook_q`` / ``hook_k`` names the ``"vt"`` attention function dispatches to).
-
-    Returns:
-        kind -> hook names in layer order (``model.decoder.layers.0.encoder_attn.hook_pattern``).
-
-    A family that does not declare its attention modules to transformers
-    (``_can_record_outputs``) is read from the modules that return its weights
-    (``returned.with_returned``).
-
-    Raises:
-        ValueError: the model returns no softmax attention map (``returned.NoMaps``).
-    """
-    names: dict[AttentionKind, list[str]] = {}
-    modules = with_returned(module, shows, attention_modules(module, shows))
-    qk_names = name_modules(modules)
-    for kind, entries in modules.items():
-        names[kind] = []
-        for path, attn, index in entries:
-            names[kind].append(point_name(path, "hook_pattern"))
-            attn.register_forward_hook(_weights_reader(names[kind][-1], index))
-    module.extra_hook_names = [n for ns in names.values() for n in ns] + qk_names
-    return names
