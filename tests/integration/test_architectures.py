@@ -32,20 +32,7 @@ NO_MAP = {
 }
 # known, with why: the entry goes when a fix makes the family right
 KNOWN: dict[str, tuple[str, str]] = {
-    # the attention formula read from the call (another change): per call, sinks, windows
-    "albert": ("wrong", "one attention module run in every layer: the long path keeps one layer"),
-    "diffllama": ("wrong", "two maps per layer: the long path shows four layers of two"),
-    "hrm_text": ("wrong", "modules run many times per pass"),
-    "modernbert": ("wrong", "the local window is ignored on the long path"),
-    "nllb-moe": ("wrong", "the long path differs by 2e-4"),
-    "inkling_text": ("wrong", "the long path differs (sliding-window heads)"),
-    "gpt_oss": ("refused", "attention sinks: rows sum below 1, refused as scores"),
-    "flint": ("refused", "attention sinks: rows sum below 1, refused as scores"),
-    "hy_v4": ("refused", "attention sinks: rows sum below 1, refused as scores"),
-    "mimo_v2_flash": ("refused", "attention sinks: rows sum below 1, refused as scores"),
-    "inkling2_text": ("refused", "attention sinks: rows sum below 1, refused as scores"),
     "deepseek_v4": ("refused", "maps of several shapes in one stack (compressed keys)"),
-    "minimax": ("refused", "linear-attention layers' outputs are no softmax maps"),
     "t5gemma2": ("refused", "maps of several shapes in one stack"),
     # weights returned (not declared) in a form that is no query x key softmax map
     "cpmant": ("refused", "returned rows do not sum to 1"),

@@ -40,8 +40,8 @@ class Mask:
         q_offset, kv_offset: added to row and key positions before the predicate reads them.
         causal: query ``i`` sees keys ``j <= i + (n_k - n_q)`` (what SDPA does without a mask).
         n_q: the call's query rows (``causal`` needs it when keys outnumber them).
-        dense: ``(1 | heads, n_q, n_k)``, a mask the model handed over as a tensor: bool (True:
-            seen) or additive float.
+        dense: ``(1 | heads, n_q | 1, n_k)``, a mask the model handed over as a tensor: bool
+            (True: seen) or additive float; one row stands for every row.
         batch: the batch element the predicate is asked about.
         device: where the predicate's own tensors (a padding mask) are.
     """
@@ -66,7 +66,8 @@ class Mask:
             seen = self.allowed(rows, at)
             s.masked_fill_(~seen, -math.inf)
         if self.dense is not None:
-            part = self.dense[min(head, self.dense.shape[0] - 1)].index_select(0, rows)
+            part = self.dense[min(head, self.dense.shape[0] - 1)]  # (n_q | 1, n_k)
+            part = part.index_select(0, rows) if part.shape[0] > 1 else part
             part = part.index_select(1, at) if cols is not None else part
             if part.dtype == torch.bool:
                 s.masked_fill_(~part, -math.inf)

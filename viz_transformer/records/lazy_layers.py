@@ -15,8 +15,9 @@ from viz_transformer.records import tiles
 from viz_transformer.records.formula import Formula
 from viz_transformer.records.tiles import Array, Index
 
-# layer -> (q, k, scale or the call's whole formula) for every layer a deferred pass ran
-Fetch = Callable[[int], dict[int, tuple[Array, Array, float | Formula]]]
+# layer -> (q, k, scale or the call's whole formula), or its whole weights, for every layer a
+# deferred pass ran
+Fetch = Callable[[int], dict[int, tuple[Array, Array, float | Formula] | torch.Tensor]]
 
 
 class LayerInputs:
@@ -74,14 +75,18 @@ class LayerInputs:
         with self._lock:
             if self.q[layer] is None and self.whole[layer] is None:
                 assert self._fetch is not None
-                for i, (q, k, scale) in self._fetch(layer).items():
+                for i, got in self._fetch(layer).items():
+                    if isinstance(got, torch.Tensor):  # a call held whole
+                        self.whole[i] = tiles.as_float32(got, "cpu")
+                        continue
+                    q, k, scale = got
                     if self.q[i] is None:
                         q = self.q[i] = tiles.as_stored(q, None)
                         self.k[i] = tiles.as_stored(k, q.device)
                         self.formula[i] = (
                             scale if isinstance(scale, Formula) else Formula(float(scale))
                         )
-                if self.q[layer] is None:
+                if self.q[layer] is None and self.whole[layer] is None:
                     raise RuntimeError(f"the model gave no queries and keys for layer {layer}.")
             return self.q[layer], self.k[layer]
 

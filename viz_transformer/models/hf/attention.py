@@ -35,6 +35,7 @@ from viz_transformer.models.hf.call_record import CallRecord, checked
 from viz_transformer.models.hf.calls import (
     RuleMask,
     attend_in_rows,
+    fused,
     own_eager,
     read_call,
     rule_mask,
@@ -132,10 +133,11 @@ def _output(
     kwargs: dict[str, Any],
 ) -> torch.Tensor:
     """A call's output ``(B, Tq, h, d_k)`` without its weights: fused SDPA when the call is
-    plain (scale, mask, position bias), else the model's own function; a block of query rows at
-    a time when the mask is a predicate (no ``T x T`` mask made)."""
+    plain (scale, mask, position bias) and the model supports SDPA, else the model's own
+    function; a block of query rows at a time when the mask is a predicate (no ``T x T`` mask
+    made)."""
     plain = kwargs.get("softcap") is None and kwargs.get("s_aux") is None
-    plain = plain and kwargs.get("sinks") is None
+    plain = plain and kwargs.get("sinks") is None and fused(module)
     if isinstance(mask, RuleMask) or not plain:
         fn = sdpa_attention_forward if plain else eager
         return attend_in_rows(fn, module, query, key, value, mask, kwargs)

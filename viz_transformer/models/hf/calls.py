@@ -46,6 +46,25 @@ KNOWN = frozenset(
 )
 ROW_CELLS = 2**24  # heads x rows x keys of one block of a call computed in rows (64 MB float32)
 Attend = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]
+# ids of the configs of models whose class does not support SDPA: their modules' ``is_causal``
+# may not say what their masks say (NLLB-MoE's and BigBird-Pegasus's decoders), so their masks
+# are never left to SDPA's ``is_causal`` and their outputs come from their own eager function
+_UNFUSED: set[int] = set()
+
+
+def mark_unfused(model: nn.Module) -> None:
+    """Remember that ``model`` (its every config) is not to run through SDPA, unless its class
+    says it supports it (``_supports_sdpa``)."""
+    if getattr(type(model), "_supports_sdpa", False):
+        return
+    for part in model.modules():
+        if getattr(part, "config", None) is not None:
+            _UNFUSED.add(id(part.config))
+
+
+def fused(module: nn.Module) -> bool:
+    """Whether ``module``'s calls may run through SDPA (``mark_unfused``)."""
+    return id(getattr(module, "config", None)) not in _UNFUSED
 
 
 class RuleMask(torch.Tensor):
@@ -101,7 +120,7 @@ def rule_mask(patterns_asked: bool, **kwargs: Any) -> torch.Tensor | None:
     padding = prepare_padding_mask(kwargs.get("attention_mask"), kv_len, kv_off)
     relative = getattr(kwargs.get("config"), "relative_attention_num_buckets", None)
     local = kwargs.get("local_size")
-    if relative is None:
+    if relative is None and id(kwargs.get("config")) not in _UNFUSED:
         causal_skip = kwargs.get("allow_is_causal_skip", True) and _ignore_causal_mask_sdpa(
             padding, q_len, kv_len, q_off, kv_off, local
         )
@@ -116,7 +135,8 @@ def rule_mask(patterns_asked: bool, **kwargs: Any) -> torch.Tensor | None:
     device = str(kwargs.get("device", "cpu"))
     rule = Mask(predicate, int(q_off), int(kv_off), n_q=q_len, device=device)
     shape = (kwargs["batch_size"], 1, q_len, kv_len)
-    return RuleMask(rule, shape, kwargs.get("dtype", torch.float32), lambda: eager_mask(**kwargs))
+    dense = {**kwargs, "allow_is_bidirectional_skip": False}  # a tensor, even with no padding
+    return RuleMask(rule, shape, kwargs.get("dtype", torch.float32), lambda: eager_mask(**dense))
 
 
 def own_eager(module: nn.Module, generic: Attend) -> Attend:
@@ -125,7 +145,10 @@ def own_eager(module: nn.Module, generic: Attend) -> Attend:
 
 
 def sdpa_causal(module: nn.Module, kwargs: dict[str, Any], q_len: int) -> bool:
-    """Whether a call without a mask is causal, as SDPA decides it."""
+    """Whether a call without a mask is causal, as SDPA decides it (never for a model that
+    does not run through SDPA: its eager function adds no mask)."""
+    if not fused(module):
+        return False
     causal = kwargs.get("is_causal")
     return q_len > 1 and bool(getattr(module, "is_causal", True) if causal is None else causal)
 
@@ -158,7 +181,7 @@ def read_call(
     elif mask is None:
         causal = sdpa_causal(module, kwargs, n_q)
         rule = Mask(causal=True, n_q=n_q) if causal else None
-    elif mask.ndim == 4 and mask.shape[-2:] == (n_q, n_k):
+    elif mask.ndim == 4 and mask.shape[-1] == n_k and mask.shape[-2] in (1, n_q):
         rule = Mask(dense=mask[0], n_q=n_q)
     else:
         return None, f"its mask has shape {tuple(mask.shape)}"
@@ -204,7 +227,9 @@ def mask_rows(
     adds it (a ``RuleMask``'s predicate evaluated there: 0 seen, the dtype's minimum hidden);
     None: every key seen."""
     if not isinstance(mask, RuleMask):
-        return None if mask is None else mask.index_select(-2, rows.to(mask.device))
+        if mask is None or mask.shape[-2] == 1:  # none, or one row for every row
+            return mask
+        return mask.index_select(-2, rows.to(mask.device))
     rule, at = mask.rule, torch.arange(n_k, device=rows.device)
     b = torch.arange(batch, device=rule.device)[:, None, None, None]
     h = torch.zeros((), dtype=torch.long, device=rule.device)

@@ -155,7 +155,7 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
     batch = {"input_ids": torch.tensor([ids], device=module.device)}
     batch["attention_mask"] = torch.ones_like(batch["input_ids"])
 
-    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor, Formula]]:
+    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor, Formula] | torch.Tensor]:
         flat = [point_name(b, "hook_call") for b in bases[: layer + 1]]
 
         def stop(x: CallRecord, name: str) -> None:
@@ -168,11 +168,13 @@ def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) 
             contextlib.suppress(_Enough),
         ):
             module(**batch)
-        out = {}
+        out: dict[int, tuple[torch.Tensor, torch.Tensor, Formula] | torch.Tensor] = {}
         for i, (_, r) in enumerate(seen):
-            if not isinstance(r, CallRecord) or r.q is None or r.k is None:
-                raise RuntimeError(f"{bases[i]}'s map cannot be computed a head at a time.")
-            out[i] = (r.q, r.k, r.formula or Formula())
+            assert isinstance(r, CallRecord)
+            if r.q is None or r.k is None:  # a call the tiles cannot read: its weights
+                out[i] = r.weights  # type: ignore[assignment]
+            else:
+                out[i] = (r.q, r.k, r.formula or Formula())
         return out
 
     shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))

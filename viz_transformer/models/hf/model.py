@@ -19,6 +19,7 @@ from viz_transformer.models.base import LoadedModel
 from viz_transformer.models.devices import default_device, dtype_name
 from viz_transformer.models.hf import architecture as hf_architecture
 from viz_transformer.models.hf import attention as hf_attention
+from viz_transformer.models.hf import calls as hf_calls
 from viz_transformer.models.hf import generation as hf_generation
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
@@ -103,6 +104,7 @@ class HFModel(LoadedModel):
         names = install_pattern_hooks(module, spec.shows)
         hf_heads.install_stream_hooks(module, names)  # the logit lens's residual stream
         lazy = module.config._attn_implementation == hf_attention.IMPLEMENTATION
+        hf_calls.mark_unfused(module)
         if dtype != torch.float32 and not lazy:  # its own softmax in bf16: rows off by ~2e-3
             raise ValueError(
                 f"{spec.name} computes attention in its own code (not through transformers' "
