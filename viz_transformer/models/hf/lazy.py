@@ -37,6 +37,17 @@ class Capture:
     messages: list[str] = field(default_factory=list)
     sink_layers: dict[AttentionKind, tuple[int, ...]] = field(default_factory=dict)
 
+    def said(self) -> Capture:
+        """This capture, its messages naming the layers with an attention sink."""
+        self.messages += [
+            f"The {kind} layers {', '.join(map(str, layers))} have an attention sink (a learned "
+            "logit that joins each row's softmax): a row's weights on the tokens sum to 1 less "
+            "the weight the sink takes."
+            for kind, layers in self.sink_layers.items()
+            if layers
+        ]
+        return self
+
 
 class _Enough(Exception):
     """Raised by a hook to end a forward pass once it has the layers it needs."""
@@ -218,14 +229,14 @@ def run(
         )
     capture = Capture()
     if keep_qk:
-        return preds, lazy_patterns(seen, model.names, capture), capture
+        return preds, lazy_patterns(seen, model.names, capture), capture.said()
     arrays: dict[AttentionKind, Patterns] = {}
     for kind, ns in model.names.items():
         calls = _softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
         sinks = (i for i, (_, r) in enumerate(calls) if getattr(r, "vt_sinks", False))
         capture.sink_layers[kind] = tuple(sinks)
         arrays[kind] = np.stack([r[0].detach().to("cpu", torch.float32).numpy() for _, r in calls])
-    return preds, arrays, capture
+    return preds, arrays, capture.said()
 
 
 def run_single(
