@@ -142,9 +142,10 @@ def test_a_teachers_folder_adds_lessons_and_replaces_a_builtin(tmp_path, monkeyp
     assert vt.load_lesson("mine", paths=False).title == "Tiny"
 
 
-@pytest.mark.parametrize("name", ["paper_tour"])  # the course: tests/integration/test_curriculum.py
-def test_builtin_lessons_pass_validation(name):
-    assert vt.validate_lesson(name) == []
+@pytest.mark.parametrize("name", ["paper_tour"])
+def test_a_builtin_lesson_reads_with_questions_of_every_graded_kind(name):
+    """Its shape only (no model runs: reading a lesson loads none); validating it on its model
+    is tests/integration/test_curriculum.py's, for every lesson of the course."""
     lesson = vt.load_lesson(name)
     assert 8 <= len(lesson.steps) <= 12
     graded = [s for s in lesson.steps if s.question is not None and s.question.kind != "text"]
