@@ -76,7 +76,7 @@ def lesson_of_commands(db: str, env: dict[str, str]) -> dict[str, tuple[float, f
         wall, cpu, torch, out = run(args, env)
         if label == "create":
             code = re.search(r"class code: (\w+)", out)[1]
-            env["VT_TEACHER_KEY"] = re.search(r"key=(\w+)", out)[1]
+            env["VT_TEACHER_KEY"] = re.search(r"teacher key: (\w+)", out)[1]
             import viz_transformer as vt  # a student to remove, as a test join
 
             vt.classroom(db).join(code, "Ada")

@@ -48,7 +48,7 @@ class Room:
     """What the students and the teacher share: when each click was sent, and the times."""
 
     code: str
-    key: str
+    once: str  # the teacher's one-time link's token: the Teacher page's session opens with it
     lesson: vt.Lesson
     clicks: int
     timeout: float
@@ -138,7 +138,7 @@ async def student(url: str, room: Room, name: str) -> None:
 async def teacher(url: str, room: Room, students: int, settle: float) -> None:
     """The Teacher page: wait for the class, let the watches run, Pause, then Resume."""
     async with connect(ws_url(url), subprotocols=["streamlit"], max_size=None) as ws:
-        client = Client(ws, f"class={room.code}&key={room.key}", page="teacher")
+        client = Client(ws, f"class={room.code}&once={room.once}", page="teacher")
         await client.run()
         await room.ready.wait()
         await room.ready.wait()
@@ -167,7 +167,8 @@ def measure(
     load = os.getloadavg()
 
     async def everyone() -> Room:
-        room = Room(code, key, store.lesson(code), clicks, timeout, asyncio.Barrier(students + 1))
+        once, lesson = store.one_time_link(code, key), store.lesson(code)
+        room = Room(code, once, lesson, clicks, timeout, asyncio.Barrier(students + 1))
         await asyncio.gather(
             teacher(url, room, students, settle),
             *(student(url, room, f"student {i + 1}") for i in range(students)),

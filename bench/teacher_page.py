@@ -64,12 +64,13 @@ def fill(store: vt.ClassStore, lesson_path: Path, students: int) -> tuple[str, s
     return code, key
 
 
-async def times(url: str, code: str, key: str, runs: int) -> list[float]:
-    """Seconds of ``runs`` runs of the Teacher page of class ``code`` in one session."""
+async def times(url: str, code: str, once: str, runs: int) -> list[float]:
+    """Seconds of ``runs`` runs of the Teacher page of class ``code`` in one session, opened by
+    the one-time link ``once``."""
     ws_url = url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
     out = []
     async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as ws:
-        client = Client(ws, f"class={code}&key={key}", page="teacher")
+        client = Client(ws, f"class={code}&once={once}", page="teacher")
         for _ in range(runs):
             start = time.monotonic()
             await client.run()
@@ -84,13 +85,14 @@ def measure(kind: str, students: int, runs: int) -> list[object]:
     with tempfile.TemporaryDirectory() as folder, database(kind) as db_url:
         start = time.monotonic()
         traces = functools.lru_cache(maxsize=64)(vt_lessons.traced)  # a server's trace cache
-        code, key = fill(vt.classroom(db_url, traces), twelve_steps(Path(folder)), students)
+        store = vt.classroom(db_url, traces)
+        code, key = fill(store, twelve_steps(Path(folder)), students)
         print(f"{kind}: {students} students x {STEPS} steps stored in "
               f"{time.monotonic() - start:.0f} s", flush=True)  # fmt: skip
         os.environ["VT_DATABASE_URL"] = db_url
         with serving(1) as url:
             load = os.getloadavg()[0]
-            got = asyncio.run(times(url, code, key, runs))
+            got = asyncio.run(times(url, code, store.one_time_link(code, key), runs))
     warm = statistics.median(got[1:])
     return [kind, students, STEPS, f"{got[0]:.2f}", f"{warm:.2f}", f"{max(got[1:]):.2f}",
             "pass" if warm < TARGET_S else "miss", f"{load:.1f}"]  # fmt: skip
@@ -107,12 +109,12 @@ def main() -> None:
     header = ["database", "students", "steps", "cold (s)", "warm median (s)", "warm max (s)",
               "target < 1 s", "load average before"]  # fmt: skip
     note = (
-        "`bench/teacher_page.py`: the Teacher page (`?class=CODE&key=KEY`) of a class whose "
-        f"students each opened and answered every one of {STEPS} steps (the built-in lesson's "
-        "steps repeated), asked for by one websocket client of `serve --replicas 1` as a reload "
-        "does, from the request to the end of the run (roster, funnel and wrong-answer queries, "
-        "the funnel figure, the tables). The first run is cold; the others warm. PostgreSQL: a "
-        "temporary server with fsync on."
+        "`bench/teacher_page.py`: the Teacher page (opened by a one-time link, "
+        "`?class=CODE&once=TOKEN`) of a class whose students each opened and answered every one "
+        f"of {STEPS} steps (the built-in lesson's steps repeated), asked for by one websocket "
+        "client of `serve --replicas 1` as a reload does, from the request to the end of the "
+        "run (roster, funnel and wrong-answer queries, the funnel figure, the tables). The first "
+        "run is cold; the others warm. PostgreSQL: a temporary server with fsync on."
     )
     write_section("teacher_page", "The Teacher page of a full class",
                   f"{note}\n\n{table(header, rows)}")  # fmt: skip

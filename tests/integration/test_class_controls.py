@@ -4,6 +4,8 @@ another's (databases of earlier releases: test_class_migrations.py)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 import viz_transformer as vt
@@ -41,3 +43,44 @@ def test_every_control_on_postgres_reaches_another_replica(postgres_url, lesson_
         store.join(code, "Cy")
     assert store.answers(code, viewer)["student"].tolist() == ["Ana"]
     store.engine.dispose()
+
+
+def test_one_time_links_sessions_and_a_new_key_across_replicas_on_postgres(
+    postgres_url, lesson_model
+):
+    """Issue 55 on PostgreSQL: a link opened by two replicas at once opens one browser; a new
+    key from one replica ends the sessions another made; "Leave" ends one session."""
+    store, replica = (
+        vt.ClassStore(make_engine(postgres_url)),
+        vt.ClassStore(make_engine(postgres_url)),
+    )
+    code, key = store.create(read_lesson(COUNTING_LESSON, "counting"))
+    once, opened, refused = store.one_time_link(code, key), [], []
+    start = threading.Barrier(2)
+
+    def open_it(through: vt.ClassStore) -> None:
+        start.wait()
+        try:
+            opened.append(through.open_link(code, once))
+        except PermissionError as exc:
+            refused.append(str(exc))
+
+    threads = [threading.Thread(target=open_it, args=(s,)) for s in (store, replica)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(opened) == 1 and len(refused) == 1 and "already used" in refused[0]
+    session = opened[0][0]
+    other = replica.open_session(code, key)
+    replica.pause(code, session)
+    assert store.leave(code, other) and store.controls(code).paused
+    with pytest.raises(PermissionError, match="has ended"):
+        replica.check_key(code, other)
+    new = replica.rotate(code, session)
+    with pytest.raises(PermissionError, match="has ended"):
+        store.resume(code, session)
+    store.resume(code, new)
+    assert not replica.controls(code).paused
+    store.engine.dispose()
+    replica.engine.dispose()
