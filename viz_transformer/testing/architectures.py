@@ -71,7 +71,8 @@ SIZES: dict[str, int] = {  # attribute -> tiny value, set where the config has t
     "swa_head_dim": 16, "swa_num_attention_heads": 4, "swa_num_key_value_heads": 2,
     "sliding_window_size": WINDOW, "rotary_dim": 8, "hidden_size_global": 64,
     "encoder_hash_byte_group_vocab": 64, "local_attention_window_len": WINDOW,
-    "d_latents": 64, "num_latents": 16, "embedding_size": 64, "vocab_size": VOCAB,
+    "d_latents": 64, "num_latents": 16, "vocab_size_per_layer_input": VOCAB,
+    "hidden_size_per_layer_input": 16, "embedding_size": 64, "vocab_size": VOCAB,
 }  # fmt: skip
 TOKEN_IDS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "unk_token_id": 3,
              "mask_token_id": 4, "sep_token_id": 5, "cls_token_id": 6,
@@ -80,6 +81,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {  # what a family needs beyond ``SIZES``
     "mamba2": {"head_dim": 32},  # heads x head_dim = 2 x width
     "xmod": {"default_language": "en_XX"},
     "zaya": {"num_experts_per_tok": 1},
+    "dots3_note_text": {"swa_head_dim": 32},  # its sliding heads: nope + rope dimensions
     "jamba": {"attn_layer_offset": 1, "attn_layer_period": 2},  # one attention layer of 2
     "esmc": {"num_key_value_heads": 4},
     "reformer": {"axial_pos_shape": [16, 32], "axial_pos_embds_dim": [32, 32]},
@@ -123,6 +125,9 @@ def shrink(config: PretrainedConfig) -> PretrainedConfig:
         ``config``.
     """
     for cfg in _sub_configs(config):
+        with contextlib.suppress(AttributeError):  # Gemma 4: every layer alike when tiny
+            if cfg.per_layer_config:
+                cfg.per_layer_config = {}
         before = _layers(cfg)
         grouped = _grouped(cfg)
         present = set(cfg.to_dict()) | set(getattr(cfg, "attribute_map", {}))
