@@ -50,7 +50,7 @@ KNOWN: dict[str, tuple[str, str]] = {
     "recurrent_gemma": ("refused", "no attention layer among the tiny model's layers"),
     # the tiny model's own eager forward does not run, or a family not read yet
     "t5gemma": ("refused", "its tiny checkpoint does not load back"),
-    "blt": ("wrong", "layers named in module order, not call order; local encoder's missed"),
+    "blt": ("wrong", "the local decoder's maps differ by 0.5 on the default path (its mask)"),
     "deepseek_v2": ("no reference", "its router needs a top-k the tiny config lacks"),
     "pegasus_x": ("no reference", "its block size and the tiny input"),
     "zamba2": ("no reference", "its mamba sizes are not shrunk"),
