@@ -132,13 +132,8 @@ def main() -> None:
         return
     if args.sweep or args.forms:
         if args.sweep:
-            sweeps(
-                ["copy"],
-                SWEEP,
-                "sweep",
-                "Retrieval heads across depth x length (issue 54)",
-                not args.no_write,
-            )
+            title = "Retrieval heads across depth x length (issue 54)"
+            sweeps(__file__, ["copy"], SWEEP, "sweep", title, not args.no_write)
         if args.forms:
             title = "Retrieval heads: the two prompt forms (issue 54)"
             sweeps(__file__, ["copy", "question"], FORMS, "forms", title, not args.no_write)

@@ -177,6 +177,7 @@ def retrieval_sweep(
                 model, cut, needle, d, inner, stop, prompt=prompt, question=question, answer=answer
             )
             run = RunSummary(i, n, r.without_trace(), sources[i])
+            del r  # its trace (every layer's queries and keys) must not live into the next run
             _save(out, key, run)
         elif (run.haystack, run.source) != (i, sources[i]):
             # kept under another order of the texts: its key is that of this text, cut
