@@ -14,7 +14,9 @@ import torch
 from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 from viz_transformer import settings
+from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.models.hf import calls as hf_calls
+from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf.call_record import PROBE_ROWS
 from viz_transformer.models.hf.generation import decoder_start
 from viz_transformer.models.hf.model import HFModel
@@ -144,3 +146,17 @@ def test_a_window_models_long_path_builds_no_dense_mask(loaded, monkeypatch):
     monkeypatch.setattr(modeling, "eager_attention_forward", real_eager)
     want = _eager(model, folder, ids, None)["decoder"]
     np.testing.assert_allclose(np.asarray(trace.decoder), want, atol=1e-5)
+
+
+def test_decoding_steps_read_the_calls_in_the_traces_order(loaded):
+    """DiffLlama calls attention twice per layer: each step's row of every call equals the
+    trace's row of the same call, in call order."""
+    model, _ = loaded("diffllama")
+    dec = decode_steps(model, LONGER, max_steps=3)
+    ids, out = model.encode_text(LONGER), list(dec.output_ids[:-1])
+    _, arrays, _ = hf_lazy.run(model, input_ids=[*ids, *out], attention_mask=[1] * (len(ids) + 2))
+    assert len(dec.steps) == 3
+    for t, step in enumerate(dec.steps):
+        q = len(ids) - 1 + t
+        assert step.self_row.shape[0] == arrays["decoder"].shape[0]  # one row per call
+        np.testing.assert_allclose(step.self_row, arrays["decoder"][:, :, q, : q + 1], atol=1e-5)

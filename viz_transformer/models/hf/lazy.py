@@ -7,8 +7,9 @@ formula instead of its weights, and the ``LazyPatterns`` built from them
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -60,14 +61,15 @@ def _bases(pattern_names: list[str]) -> list[str]:
 
 @contextlib.contextmanager
 def in_call_order(
-    module: PreTrainedModel, names: list[str]
-) -> Iterator[list[tuple[str, torch.Tensor | CallRecord]]]:
+    module: PreTrainedModel, names: list[str], select: Callable[[Any], Any] = lambda x: x
+) -> Iterator[list[tuple[str, Any]]]:
     """Record what reaches the hook points ``names`` (``*.hook_pattern`` or ``*.hook_call``),
-    one entry per call, in the order the calls ran: (module path, what it passed)."""
-    seen: list[tuple[str, torch.Tensor | CallRecord]] = []
+    one entry per call, in the order the calls ran: (module path, ``select`` of what it
+    passed)."""
+    seen: list[tuple[str, Any]] = []
 
     def record(x: torch.Tensor | CallRecord, name: str) -> None:
-        seen.append((name.rsplit(".", 1)[0], x))
+        seen.append((name.rsplit(".", 1)[0], select(x)))
 
     with hooks(module, dict.fromkeys(names, record)):
         yield seen
@@ -116,7 +118,7 @@ def lazy_patterns(
     (both said in ``capture.messages``)."""
     out: dict[AttentionKind, Patterns] = {}
     for kind, ns in names.items():
-        calls = _softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
+        calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
         recs = [r for _, r in calls]
         assert all(isinstance(r, CallRecord) for r in recs)
         whole = {i: r.weights for i, r in enumerate(recs) if r.weights is not None}
@@ -133,7 +135,7 @@ def lazy_patterns(
     return out
 
 
-def _softmax_calls(kind: AttentionKind, calls: list, capture: Capture) -> list:
+def softmax_calls(kind: AttentionKind, calls: list, capture: Capture) -> list:
     """``calls`` without those of modules that have no softmax map (linear attention), named in
     ``capture.messages``."""
     linear = sorted({b for b, r in calls if not _is_softmax(r)})
@@ -232,7 +234,7 @@ def run(
         return preds, lazy_patterns(seen, model.names, capture), capture.said()
     arrays: dict[AttentionKind, Patterns] = {}
     for kind, ns in model.names.items():
-        calls = _softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
+        calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
         sinks = (i for i, (_, r) in enumerate(calls) if getattr(r, "vt_sinks", False))
         capture.sink_layers[kind] = tuple(sinks)
         arrays[kind] = np.stack([r[0].detach().to("cpu", torch.float32).numpy() for _, r in calls])
