@@ -72,7 +72,9 @@ SIZES: dict[str, int] = {  # attribute -> tiny value, set where the config has t
     "sliding_window_size": WINDOW, "rotary_dim": 8, "hidden_size_global": 64,
     "encoder_hash_byte_group_vocab": 64, "local_attention_window_len": WINDOW,
     "d_latents": 64, "num_latents": 16, "vocab_size_per_layer_input": VOCAB,
-    "hidden_size_per_layer_input": 16, "embedding_size": 64, "vocab_size": VOCAB,
+    "hidden_size_per_layer_input": 16, "attention_hidden_size": 128, "adapter_rank": 8,
+    "cross_attention_hidden_size": 64, "query_pre_attn_scalar": 16, "num_global_tokens": 4,
+    "embedding_size": 64, "vocab_size": VOCAB,
 }  # fmt: skip
 TOKEN_IDS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "unk_token_id": 3,
              "mask_token_id": 4, "sep_token_id": 5, "cls_token_id": 6,
@@ -83,6 +85,12 @@ OVERRIDES: dict[str, dict[str, Any]] = {  # what a family needs beyond ``SIZES``
     "zaya": {"num_experts_per_tok": 1},
     "dots3_note_text": {"swa_head_dim": 32},  # its sliding heads: nope + rope dimensions
     "jamba": {"attn_layer_offset": 1, "attn_layer_period": 2},  # one attention layer of 2
+    "bamba": {"attn_layer_indices": [1]},
+    "granitemoehybrid": {"layer_types": ["linear_attention", "full_attention"]},
+    "recurrent_gemma": {"num_hidden_layers": 3},  # recurrent, recurrent, attention
+    "falcon_h1": {"mamba_d_ssm": 128},
+    "deepseek_v2": {"num_experts_per_tok": 2, "n_group": 1, "topk_group": 1},
+    "pegasus_x": {"block_size": 4},
     "esmc": {"num_key_value_heads": 4},
     "reformer": {"axial_pos_shape": [16, 32], "axial_pos_embds_dim": [32, 32]},
 }

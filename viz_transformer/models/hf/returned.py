@@ -192,8 +192,9 @@ def _check_softmax(name: str, kind: str, layer: int, weights: torch.Tensor) -> N
     rows = weights.float().sum(-1)
     if not torch.allclose(rows, torch.ones_like(rows), atol=1e-3):
         raise NoMaps(
-            f"{name} returns {kind} weights (layer {layer}) whose rows do not sum to 1: they "
-            "are no softmax map over the keys, and viz-transformer cannot show them as one."
+            f"{name} returns as {kind} attentions (layer {layer}) something whose rows do not "
+            "sum to 1 (scores before the softmax, or weights after another step), not its "
+            "softmax map: viz-transformer does not guess the map from it."
         )
     if weights.shape[-1] != weights.shape[-2] and kind != "cross":
         raise NoMaps(
