@@ -234,3 +234,34 @@ def test_opening_a_zoomed_view_logs_no_widget_warning(
         logger.removeHandler(handler)
     assert tab.session_state["zoom_q"] == 300 and not tab.exception
     assert not [m for m in seen if "Session State API" in m], seen
+
+
+def test_the_question_prompt_is_linked_and_compared(open_page, planted) -> None:
+    """The question form travels in the link (its text recomputes the same prompt), and the
+    comparison names the heads that retrieve under one prompt only: the planted head copies the
+    cue's continuation, and the question (of words it has no query for) gets no copy."""
+    from viz_transformer.ui import retrieval_view
+
+    app = _open(open_page, planted, haystack(LONG, seed=6))
+    app.radio(key="ret_form").set_value("question").run()
+    app.text_input(key="ret_question").set_value("zeta eta theta").run()
+    app.toggle(key="ret_sweep").set_value(True).run()
+    app.multiselect(key="ret_depths").set_value([0.5]).run()
+    app.multiselect(key="ret_lengths").set_value([0]).run()
+    app.button(key="ret_start").click().run()
+    assert not app.exception and not app.error
+    app.toggle(key="ret_compare").set_value(True).run()
+    assert not app.exception and not app.error
+    said = [m.value for m in app.markdown]
+    assert "**Both prompts, 0.1 or more:** none" in said
+    assert "**The copy prompt only:** L1 H2" in said
+    assert "**The question prompt only:** none" in said
+    url = app.dataframe[0].value["map"][0]
+    ref = dict(parse_qsl(url.split("?")[1]))["ret_run"]
+    assert "|question:zeta%20eta%20theta|" in ref
+    kept = retrieval_view.views()[(planted, ref)]
+    assert "Question: zeta eta theta\nAnswer:" in kept
+    retrieval_view.views.clear()  # the link's parameters make the same prompt again
+    tab = _follow(url, "attention_maps")
+    assert retrieval_view.views()[(planted, ref)] == kept
+    assert any("asked 'zeta eta theta'" in i.value for i in tab.info)

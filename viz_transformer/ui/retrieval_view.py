@@ -88,6 +88,8 @@ def _compute(name: str, ref: RunRef, haystack: str) -> Any:
             ref.needle,
             depths=[ref.depth],
             lengths=[ref.length or None],
+            prompt=ref.form,
+            question=ref.question or None,
             progress=progress,
             stop=stop,
         )

@@ -11,6 +11,7 @@ uploaded or built in), not the sidebar's sentence. What it shows, and its links,
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -30,6 +31,8 @@ NEEDLE = (
     "The best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a sunny "
     "day."
 )
+FORMS = {"copy": "Copy cue (the needle's first half)", "question": "A question (Wu et al.)"}
+QUESTION = "What is the best thing to do in San Francisco?"  # Wu et al.'s, for the needle above
 SOURCES = ("built-in", "paste", "upload")
 SWEEP = (0.1, 0.3, 0.5, 0.7, 0.9)
 DEPTHS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -108,49 +111,91 @@ def _where(model: vt.LoadedModel, haystack: str | None) -> tuple[tuple, tuple, b
     return tuple(sorted(depths)), tuple(sorted(lengths, key=lambda n: n or 10**9)), only
 
 
+@dataclass(frozen=True)
+class Job:
+    """One press of the button: the model, the text (by digest), the needle, where, and how."""
+
+    name: str
+    digest: str
+    needle: str
+    depths: tuple[float, ...]
+    lengths: tuple[int, ...]  # prompt lengths asked (0: the whole text)
+    builtin: str | None
+    several: bool  # a sweep (its picture), even of one depth and length
+    only_found: bool
+    form: str = "copy"
+    question: str = ""
+
+    def ref(self, text: str, depth: float, length: int | None) -> RunRef:
+        """The link's name of one of its runs."""
+        where = retrieval_view.haystack_ref(text, self.builtin)
+        return RunRef(where, depth, length or 0, self.form, self.needle, self.question)
+
+    @property
+    def how(self) -> dict:
+        """The prompt's form, as ``vt.retrieval_heads`` takes it."""
+        return {"prompt": self.form, "question": self.question or None}
+
+
 def _sweep(
-    model: vt.LoadedModel,
-    name: str,
-    text: str,
-    job: tuple,
-    out: dict,
-    progress: OnFraction,
-    stop: StopToken,
+    model: vt.LoadedModel, text: str, job: Job, out: dict, progress: OnFraction, stop: StopToken
 ) -> RetrievalSweep:
     """The sweep, each run's prompt + output kept for its links (``retrieval_view``)."""
-    _, _, needle, depths, lengths, builtin, _, only = job
     s = vt.retrieval_heads(
         model,
         [text],
-        needle,
-        depths=list(depths),
-        lengths=[n or None for n in lengths],
-        only_found=only,
+        job.needle,
+        depths=list(job.depths),
+        lengths=[n or None for n in job.lengths],
+        only_found=job.only_found,
         out=out,
         progress=progress,
         stop=stop,
+        **job.how,
     )
-    haystack = retrieval_view.haystack_ref(text, builtin)
     for r in s.runs:
-        ref = RunRef(haystack, r.depth, r.length or 0, "copy", needle)
-        retrieval_view.views().put((name, ref.key), r.result.text)
+        retrieval_view.views().put((job.name, job.ref(text, r.depth, r.length).key), r.result.text)
     return s
 
 
 def _one(
-    model: vt.LoadedModel,
-    name: str,
-    text: str,
-    job: tuple,
-    progress: OnFraction,
-    stop: StopToken,
+    model: vt.LoadedModel, text: str, job: Job, progress: OnFraction, stop: StopToken
 ) -> tuple[RetrievalResult, RunRef]:
     """One run (its trace dropped), and its prompt + output kept for its links."""
-    _, _, needle, depths, _, builtin, _, _ = job
-    r = vt.retrieval_heads(model, text, needle, depths[0], progress=progress, stop=stop)
-    ref = RunRef(retrieval_view.haystack_ref(text, builtin), depths[0], 0, "copy", needle)
-    retrieval_view.views().put((name, ref.key), r.text)
+    depth = job.depths[0]
+    r = vt.retrieval_heads(model, text, job.needle, depth, progress=progress, stop=stop, **job.how)
+    ref = job.ref(text, depth, 0)
+    retrieval_view.views().put((job.name, ref.key), r.text)
     return r.without_trace(), ref
+
+
+def _form() -> tuple[str, str]:
+    """The prompt's form (``copy`` or ``question``) and the question typed (also used when a
+    copy run is compared with the question prompt)."""
+    form = st.radio(
+        "Prompt",
+        ("copy", "question"),
+        horizontal=True,
+        key="ret_form",
+        format_func=FORMS.get,
+        help="Copy cue: the prompt ends with the needle's first half, so the model copies the "
+        "rest (induction). Question: it ends by asking a question whose answer is the needle's "
+        "tail, which also needs a look-up by meaning for the first answer token.",
+    )
+    question = st.text_input("Question (for the question prompt)", QUESTION, key="ret_question")
+    return form, " ".join(question.split())
+
+
+def _run(model: vt.LoadedModel, text: str, job: Job) -> RetrievalResult | RetrievalSweep | None:
+    """The job's result, computed the first time under a progress bar and Stop; its results."""
+    if job.several:
+        kept = _kept()
+        runs = (job.digest, job.needle, job.depths, job.lengths, job.form, job.question)
+        if runs not in kept:  # a sweep's runs, whatever its means count
+            kept.put(runs, {})
+        out = kept[runs]
+        return jobs.stoppable(JOB, _store(), job, lambda p, s: _sweep(model, text, job, out, p, s))
+    return jobs.stoppable(JOB, _store(), job, lambda p, s: _one(model, text, job, p, s))
 
 
 def section(name: str) -> None:
@@ -158,8 +203,9 @@ def section(name: str) -> None:
     st.caption(
         "Wu et al. (2024): a head **retrieves** when, as the model copies a sentence from far "
         "back, its strongest weight lands on the very token being copied. The needle is hidden "
-        "at a sentence boundary; the prompt ends with its first half; a head's score is the "
-        "share of the second half's tokens it copied. Sink: its mean weight on the first token."
+        "at a sentence boundary; the prompt ends with its first half (or asks a question it "
+        "answers); a head's score is the share of the answer's tokens it copied. Sink: its mean "
+        "weight on the first token."
     )
     model = caches.model(name)
     try:
@@ -169,38 +215,42 @@ def section(name: str) -> None:
         return
     haystack, builtin = _haystack()
     needle = st.text_input("Needle (a sentence to hide)", NEEDLE, key="ret_needle")
+    form, question = _form()
     depths, lengths, only = _where(model, haystack)
     if st.button("Find retrieval heads", key="ret_start", type="primary"):
         try:
             haystack = check_text(haystack or "", "long text")
             if not depths or not lengths:
                 raise ValueError("Pick at least one depth and one prompt length to sweep.")
+            asked = question if form == "question" else None
             for n in lengths:  # bad input: a message, no job
-                prepare(model, fit(model, haystack, needle, n or None), needle, depths[0])
+                cut = fit(model, haystack, needle, n or None, form, asked)
+                prepare(model, cut, needle, depths[0], form, asked)
         except ValueError as exc:
             st.error(str(exc))
             return
         digest = hashlib.sha256(haystack.encode()).hexdigest()
         several = bool(st.session_state.get("ret_sweep"))
         needle = " ".join(needle.split())
-        job = (name, digest, needle, depths, lengths, builtin, several, only)
+        job = Job(name, digest, needle, depths, lengths, builtin, several, only, form, asked or "")
         st.session_state["ret_job"] = job
         st.session_state["ret_haystack"] = haystack
     job = st.session_state.get("ret_job")
-    if not job or job[0] != name:
+    if not isinstance(job, Job) or job.name != name:
         return
     text = st.session_state["ret_haystack"]
-    if job[6]:
-        kept = _kept()
-        if job[1:6] not in kept:  # a sweep's runs, whatever it counts
-            kept.put(job[1:6], {})
-        out = kept[job[1:6]]
-        done = jobs.stoppable(
-            JOB, _store(), job, lambda p, s: _sweep(model, name, text, job, out, p, s)
-        )
-        if done is not None:
-            results.sweep(name, done, retrieval_view.haystack_ref(text, job[5]))
+    done = _run(model, text, job)
+    if done is None:
         return
-    done = jobs.stoppable(JOB, _store(), job, lambda p, s: _one(model, name, text, job, p, s))
-    if done is not None:
+    if job.several:
+        results.sweep(name, done, lambda depth, length: job.ref(text, depth, length))
+    else:
         results.run(name, *done)
+    other = replace(job, form="copy", question="") if job.form == "question" else None
+    if other is None and question:
+        other = replace(job, form="question", question=question)
+    if other is not None and st.toggle(f"Compare with the {other.form} prompt", key="ret_compare"):
+        again = _run(model, text, other)
+        if again is not None:
+            mine, theirs = (done if job.several else done[0]), (again if job.several else again[0])
+            results.forms(mine, theirs)

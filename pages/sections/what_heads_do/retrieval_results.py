@@ -7,10 +7,12 @@ sidebar's sentence is never replaced."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
-from viz_transformer.analysis.retrieval.result import RetrievalResult
+from viz_transformer.analysis.retrieval.result import RetrievalResult, compare_forms
 from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep
 from viz_transformer.figures import heads as head_figures
 from viz_transformer.figures import retrieval as figures
@@ -115,9 +117,10 @@ def run(name: str, r: RetrievalResult, ref: RunRef) -> None:
     st.caption(f"Counting: {r.counting}.")
 
 
-def sweep(name: str, s: RetrievalSweep, haystack: str) -> None:
+def sweep(name: str, s: RetrievalSweep, ref: Callable[[float, int | None], RunRef]) -> None:
     """A sweep: counts, the heads most often retrieving over depth x length (each cell a link
-    to that head's map in that run), a row per run with its links, each head's mean."""
+    to that head's map in that run), a row per run with its links, each head's mean; ``ref``
+    names the run of a (depth, length) for its links."""
     sizes = s.prompt_lengths()
     st.markdown(
         f"**{len(s.runs)} runs** ({len(s.depths)} depths × {len(s.lengths)} lengths); needle "
@@ -126,9 +129,6 @@ def sweep(name: str, s: RetrievalSweep, haystack: str) -> None:
         f"{s.runs[0].retrieval.size} heads** reach the threshold (retrieval ≥ {s.threshold:g}). "
         f"Prompts of {sizes.min():,}–{sizes.max():,} tokens."
     )
-
-    def ref(depth: float, length: int | None) -> RunRef:
-        return RunRef(haystack, depth, length or 0, s.form, s.needle)
 
     def link(i: int, j: int, layer: int, head: int) -> str | None:
         cell = s.cell(s.depths[i], s.lengths[j])
@@ -158,3 +158,15 @@ def sweep(name: str, s: RetrievalSweep, haystack: str) -> None:
         )
     st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=LINKS, key="ret_runs")
     st.dataframe(s.table.head(10), hide_index=True, key="ret_means")
+
+
+def forms(a: RetrievalResult | RetrievalSweep, b: RetrievalResult | RetrievalSweep) -> None:
+    """Which heads retrieve under both prompt forms, and which under one only."""
+    c = compare_forms(a, b)
+    st.markdown(f"**Both prompts, {c.threshold:g} or more:** {_named(c.both)}")
+    st.markdown(f"**The {c.first} prompt only:** {_named(c.only_first)}")
+    st.markdown(f"**The {c.second} prompt only:** {_named(c.only_second)}")
+
+
+def _named(heads: tuple[tuple[int, int], ...]) -> str:
+    return ", ".join(head_label(h) for h in heads) or "none"
