@@ -20,6 +20,7 @@ from viz_transformer.figures import live as live_figs
 from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.bounded import BoundedCache
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.lazy import is_lazy
 from viz_transformer.settings import TRACE_CACHE_ENTRIES, TRACE_CACHE_MB
 from viz_transformer.training.live import runs as live_runs
 from viz_transformer.ui import budget
@@ -55,7 +56,10 @@ def trace(name: str, text: str, target: str | None = None) -> vt.Trace:
     store, key = _traces(), (name, text, target)
     if key not in store:
         with st.spinner("Tracing attention…"):
-            return store.get_or_make(key, lambda: vt.trace(model(name), text, target))
+            record = store.get_or_make(key, lambda: vt.trace(model(name), text, target))
+        if any(is_lazy(record.get(kind)) for kind in record.kinds):
+            budget.give_back()  # a long input's pass: its activations are garbage now
+        return record
     record = store[key]
     store.put(key, record)  # weighed again: a lazy trace holds the layers fetched since
     return record

@@ -30,7 +30,9 @@ def decode_steps(name: str, text: str, beam: int, top_k: int, max_steps: int) ->
         budget.TooLarge: the decoding would not fit; nothing was computed.
     """
     _fits(name, text, max_steps, beam)
-    return decoding.decode_steps(model(name), text, max_steps, beam, top_k)
+    found = decoding.decode_steps(model(name), text, max_steps, beam, top_k)
+    budget.give_back()  # every step's key/value caches are garbage now
+    return found
 
 
 @st.cache_data(max_entries=64, show_spinner="Generating step by step…")
