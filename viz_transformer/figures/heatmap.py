@@ -20,6 +20,9 @@ HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)
 MASKED_GREY = "#d9d9d9"  # masked (NaN) cells show grey, not as weight 0
 MAX_HEIGHT = 900  # pixels: a 200-token map would otherwise be 5,760 px tall
 LABEL_PX = 14  # pixels a tick label needs; fewer per row and only every n-th is labelled
+# cells up to which a map's hover names both tokens (a text per cell: a 256 x 256 map's labels
+# were 1.2 MB of its update); a larger map's hover gives positions, its axes the tokens
+HOVER_TEXT_CELLS = 128 * 128
 
 
 def shown(
@@ -150,11 +153,15 @@ def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel:
     """One ``[q, k]`` map with token labels; NaN cells (masked) show grey.
 
     A long map keeps a readable aspect: at most ``MAX_HEIGHT`` pixels tall (zoom with the mouse,
-    as in plotly), with every n-th token labelled so labels never overlap (hover names all).
+    as in plotly), with every n-th token labelled so labels never overlap (hover names both
+    tokens up to ``HOVER_TEXT_CELLS`` cells, positions beyond).
     """
-    text = [[f"{r} → {c}" for c in cols] for r in rows]
-    hover = "%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>"
-    fig = go.Figure(weight_trace(z, hover, text=text))
+    if z.size <= HOVER_TEXT_CELLS:
+        text = [[f"{r} → {c}" for c in cols] for r in rows]
+        hover = "%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>"
+        fig = go.Figure(weight_trace(z, hover, text=text))
+    else:  # the axes name the tokens: a label per cell was most of a 1.7 MB update
+        fig = go.Figure(weight_trace(z, "query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>"))
     height = min(MAX_HEIGHT, max(360, 28 * len(rows) + 160))
     every = (-(-len(rows) * LABEL_PX // (height - 160)), -(-len(cols) * LABEL_PX // 900))
     label_axes(fig, rows, cols, every)
