@@ -10,6 +10,7 @@ from viz_transformer.analysis.decoding import Step
 from viz_transformer.analysis.walkthrough import Walkthrough
 from viz_transformer.figures import decoder, qkv, why
 from viz_transformer.figures.attention import HEAD_MAX
+from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.tiles import block_reduce
 
 N = 3000
@@ -89,3 +90,13 @@ def test_the_walkthrough_steps_draw_the_keys_the_query_weighs_most() -> None:
         len(qkv.shown_keys(short)) == 20
         and "keys" not in qkv.vectors_figure(short).layout.title.text
     )
+
+
+def test_a_map_of_256_tokens_names_its_tokens_on_the_axes_not_in_every_cell() -> None:
+    tokens = [f"token{i}" for i in range(256)]
+    z = np.random.default_rng(3).random((256, 256)).astype(np.float32)
+    fig = heatmap(z, tokens, tokens, "L0 H0", "query")
+    assert len(fig.to_json()) < MB / 2 and fig.data[0].text is None
+    assert "token4" in fig.layout.xaxis.ticktext and "query %{y}" in fig.data[0].hovertemplate
+    small = heatmap(z[:20, :20], tokens[:20], tokens[:20], "L0 H0", "query")
+    assert small.data[0].text[2][3] == "token2 → token3"

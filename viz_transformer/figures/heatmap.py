@@ -7,6 +7,8 @@ Token labels are HTML-escaped (plotly reads ``<s>`` as markup) and axes are nume
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -20,9 +22,9 @@ HIDDEN_NOTE = "special tokens hidden: rows no longer sum to 1 (not renormalised)
 MASKED_GREY = "#d9d9d9"  # masked (NaN) cells show grey, not as weight 0
 MAX_HEIGHT = 900  # pixels: a 200-token map would otherwise be 5,760 px tall
 LABEL_PX = 14  # pixels a tick label needs; fewer per row and only every n-th is labelled
-# cells up to which a map's hover names both tokens (a text per cell: a 256 x 256 map's labels
-# were 1.2 MB of its update); a larger map's hover gives positions, its axes the tokens
-HOVER_TEXT_CELLS = 128 * 128
+# most bytes of hover text a map sends, naming both tokens in every cell (a 256-token map's were
+# 1.2 MB of a 1.7 MB update); past it the hover gives positions and the axes the tokens
+HOVER_TEXT_BYTES = 400_000
 
 
 def shown(
@@ -149,14 +151,20 @@ def label_axes(
     )
 
 
+def _hover_bytes(rows: list[str], cols: list[str]) -> int:
+    """About what ``"row → col"`` in every cell adds to the figure's JSON (escaped as written)."""
+    size = lambda labels: sum(len(json.dumps(t)) for t in labels)  # noqa: E731
+    return size(rows) * len(cols) + size(cols) * len(rows) + 10 * len(rows) * len(cols)
+
+
 def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel: str) -> go.Figure:
     """One ``[q, k]`` map with token labels; NaN cells (masked) show grey.
 
     A long map keeps a readable aspect: at most ``MAX_HEIGHT`` pixels tall (zoom with the mouse,
     as in plotly), with every n-th token labelled so labels never overlap (hover names both
-    tokens up to ``HOVER_TEXT_CELLS`` cells, positions beyond).
+    tokens up to ``HOVER_TEXT_BYTES`` of text, positions beyond).
     """
-    if z.size <= HOVER_TEXT_CELLS:
+    if _hover_bytes(rows, cols) <= HOVER_TEXT_BYTES:
         text = [[f"{r} → {c}" for c in cols] for r in rows]
         hover = "%{text}<br>query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>"
         fig = go.Figure(weight_trace(z, hover, text=text))
