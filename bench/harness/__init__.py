@@ -2,6 +2,7 @@
 never another script, and nothing here imports a script. ``common`` (the environment, timing, the
 report in benchmarks.md), ``models`` (the benchmark models and texts), ``llama`` (the
 Llama-3-8B-size folder and its rows), ``memory`` (one operation's memory in a process of its
+own), ``page_memory`` (one page's memory, seconds and largest update in a process of its
 own), ``bergamot_timing``, ``capture_cases``, ``retrieval_sweeps`` (what one script times, kept
 apart), ``synthetic`` (attention and tokens of any length), ``counting`` (calls during a run),
 ``notebook_traces`` (the notebook benchmark's traces), ``ws_classroom`` and ``lesson_ws`` (a

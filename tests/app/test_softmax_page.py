@@ -154,3 +154,21 @@ def test_bad_input_keeps_the_other_sections(figures, open_page):
     assert not at.exception
     assert "'purple'" in at.error[0].value
     assert len(figures(at)) == 4  # synthetic views and training curves stay
+
+
+def test_a_long_heads_statistics_read_every_row_a_few_rows_at_a_time(monkeypatch) -> None:
+    from pages.sections.softmax_saturation import saturation
+    from viz_transformer.models.results import HeadScale
+    from viz_transformer.records.lazy import LazyPatterns
+
+    monkeypatch.setattr(saturation, "ROWS", 7)  # 40 rows: 6 parts, the last of 5
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(1, 2, 40, 8)), rng.normal(size=(1, 2, 40, 8))
+    lazy = LazyPatterns(list(q.astype(np.float32)), list(k.astype(np.float32)), causal=True)
+    scale = HeadScale(8, True)
+    whole = [sm.pattern_stats(p) for p in sm.with_and_without_scale(lazy[0, 1], scale)]
+    for patterns in (lazy, np.asarray(lazy)):
+        parts = saturation._head_stats(patterns, 0, 1, scale)
+        for got, want in zip(parts, whole, strict=True):
+            assert got.keys() == want.keys()
+            np.testing.assert_allclose(list(got.values()), list(want.values()), rtol=1e-5)

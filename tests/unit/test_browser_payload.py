@@ -67,10 +67,30 @@ def _walkthrough(n: int, d_k: int = 64) -> Walkthrough:
     tokens = tuple(f"w{i}" for i in range(n))
     x, k = rng.normal(size=576), rng.normal(size=(n, d_k))
     return Walkthrough(
-        "m", "decoder", 0, 0, n - 1, tokens, tokens, d_k, 9, True, x, None, None,
-        rng.normal(size=d_k), k, v, raw, raw / 8, np.ones(n, bool), weights, weights @ v,
-        rng.normal(size=9 * d_k), rng.normal(size=576),
-    )  # fmt: skip
+        "m",
+        "decoder",
+        0,
+        0,
+        n - 1,
+        tokens,
+        tokens,
+        d_k,
+        9,
+        True,
+        x,
+        None,
+        None,
+        rng.normal(size=d_k),
+        k,
+        v,
+        raw,
+        raw / 8,
+        np.ones(n, bool),
+        weights,
+        weights @ v,
+        rng.normal(size=9 * d_k),
+        rng.normal(size=576),
+    )
 
 
 def test_the_walkthrough_steps_draw_the_keys_the_query_weighs_most() -> None:

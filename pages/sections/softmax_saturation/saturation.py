@@ -11,14 +11,39 @@ import streamlit as st
 import viz_transformer as vt
 from viz_transformer.analysis import softmax as sm
 from viz_transformer.figures import softmax as figs
+from viz_transformer.models.results import HeadScale
+from viz_transformer.records.lazy import is_lazy
+from viz_transformer.records.trace import Patterns
 from viz_transformer.ui import caches, choice, state, widgets
 
 SHOWN = 256  # a long input's maps show this corner (a 4,096-token map would not draw)
+ROWS = 512  # query rows read at once for the statistics of a long head
 
 
-def _stats_table(scaled: np.ndarray, unscaled: np.ndarray) -> dict[str, list[str]]:
+def _rows(patterns: Patterns, layer: int, head: int, rows: range) -> np.ndarray:
+    """Some query rows of one head ``[len(rows), k]``: a long input's head is never held whole."""
+    if is_lazy(patterns):
+        return patterns.cells(layer, head, list(rows))
+    return np.asarray(patterns[layer, head, rows.start : rows.stop])
+
+
+def _head_stats(
+    patterns: Patterns, layer: int, head: int, scale: HeadScale
+) -> list[dict[str, float]]:
+    """``sm.pattern_stats`` of the head with and without the scale, over every row, ``ROWS`` rows
+    at a time (every statistic is a mean over rows)."""
+    n_q = patterns.shape[2]
+    sums = [dict.fromkeys(("entropy", "max_weight", "saturated"), 0.0) for _ in range(2)]
+    for start in range(0, n_q, ROWS):
+        part = _rows(patterns, layer, head, range(start, min(start + ROWS, n_q)))
+        for total, p in zip(sums, sm.with_and_without_scale(part, scale), strict=True):
+            for name, value in sm.pattern_stats(p).items():
+                total[name] += value * len(p) / n_q
+    return sums
+
+
+def _stats_table(stats: list[dict[str, float]]) -> dict[str, list[str]]:
     """Entropy, largest weight and saturated rows of both patterns, one column each."""
-    stats = [sm.pattern_stats(p) for p in (scaled, unscaled)]
     return {
         "": list(figs.MODES.values()),
         "mean entropy (nats)": [f"{s['entropy']:.3f}" for s in stats],
@@ -42,16 +67,17 @@ def real_head(name: str, text: str) -> None:
     head = right.selectbox("Head", range(n_heads), key="head")
     if not scale.scaled:
         st.info(f"{name} does not divide its scores by √d_k: what it computes is the right map.")
-    scaled, unscaled = sm.with_and_without_scale(trace.get(kind)[layer, head], scale)
+    patterns = trace.get(kind)
+    top = _rows(patterns, layer, head, range(min(SHOWN, patterns.shape[2])))  # whole rows
+    scaled, unscaled = (p[:, :SHOWN] for p in sm.with_and_without_scale(top, scale))
     rows, cols = (t[:SHOWN] for t in trace.tokens_for(kind))
-    if max(scaled.shape) > SHOWN:
+    if max(patterns.shape[2:]) > SHOWN:
         st.info(
-            f"{max(scaled.shape):,} tokens: the maps show the first {SHOWN} queries and keys; "
-            "the table below reads every row."
+            f"{max(patterns.shape[2:]):,} tokens: the maps show the first {SHOWN} queries and "
+            "keys, and the downloads their numbers; the table below reads every row."
         )
-    pair = figs.pattern_pair(scaled[:SHOWN, :SHOWN], unscaled[:SHOWN, :SHOWN], rows, cols)
-    widgets.chart(pair, f"{kind}-scale")
-    st.table(_stats_table(scaled, unscaled))
+    widgets.chart(figs.pattern_pair(scaled, unscaled, rows, cols), f"{kind}-scale")
+    st.table(_stats_table(_head_stats(patterns, layer, head, scale)))
     st.caption(
         f"d_k = {scale.d_k}. Softmax ignores a constant per row, so the scores are log p + c "
         f"and removing the scale gives p^√d_k = p^{math.sqrt(scale.d_k):.2f}, renormalised."

@@ -1,20 +1,19 @@
-"""One page of the app opened on a long sentence in a process of its own (issue 53): its peak
-memory above the loaded model, its seconds, and the largest element it sends the browser.
+"""One page of the app opened on a long sentence in a process of its own (issue 53): its peak memory
+above the loaded model, its seconds, and the largest element it sends the browser.
 
-``measure(page, tokens)`` starts ``python bench/page_memory.py <page stem> <tokens>...``, which
+``measure(page, tokens)`` starts ``python bench/harness/page_memory.py <page> <tokens>...``, which
 loads ``smollm2`` (float32 on the CPU, as the app does), opens the page once on the model's own
-example sentence in Streamlit's ``AppTest`` (so that imports, plotly, the first-touched weights
-and the page's one-off work are not counted), then, for each length, frees what it can (``gc``,
-``malloc_trim``), resets the process's peak resident set (``/proc/self/clear_refs``), opens the
-page afresh on a text of exactly that many tokens and prints, as JSON: the peak minus the
-resident set before it (``extra_gib``), what is still held after the run (``held_gib``), the
-seconds, the largest element of the page (``largest_bytes``: the protobuf message one update
-carries to the browser, a chart's figure JSON included) and the page's errors and notes, so a
-page that refuses a job before starting it says so.
+example sentence in Streamlit's ``AppTest`` (so that imports, plotly, the first-touched weights and
+the page's one-off work are not counted), then, for each length, frees what it can (``gc``,
+``malloc_trim``), resets the process's peak resident set (``/proc/self/clear_refs``), opens the page
+afresh on a text of exactly that many tokens and prints, as JSON: the peak minus the resident set
+before it (``extra_gib``), what is still held after the run (``held_gib``), the seconds, the largest
+element of the page (``largest_bytes``: the protobuf message one update carries to the browser, a
+chart's figure JSON included) and the page's errors and notes, so a page that refuses a job before
+starting it says so.
 
 The test ``tests/app/test_page_memory.py`` runs this script (never imports it) and
-``bench/bench_pages.py`` writes its figures to docs/benchmarks.md.
-"""
+``bench/bench_pages.py`` writes its figures to docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -30,12 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = "smollm2"
-# every page that reads the sidebar's sentence (the corpus, lesson, teacher and live-training
-# pages read something else)
+# every page that reads the sidebar's sentence (2017 vs today, the corpus, lesson, teacher and
+# live-training pages read something else)
 PAGES = ("home", "attention_maps", "positional_encoding", "softmax_saturation", "decoder_steps",
-         "qkv_walkthrough", "what_heads_do", "then_and_now", "compare_models")  # fmt: skip
+         "qkv_walkthrough", "what_heads_do", "compare_models")  # fmt: skip
 TIMEOUT_S = 900  # one page's run, in AppTest and around the child
 
 

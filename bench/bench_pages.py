@@ -1,0 +1,88 @@
+"""Every page that reads the sentence on ``smollm2`` with a long sentence (issue 53), each page
+in a process of its own (``bench/harness/page_memory.py``): seconds to open, peak memory above
+the loaded model, what it still holds afterwards, and the largest element it sends the browser,
+at 3,000 and 8,000 tokens (smollm2's context).
+
+Run: ``OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_pages.py [--pages a,b]``. Targets
+(``tests/app/test_page_memory.py`` asserts the memory and size ones): at most 2 GiB above the
+model, no update over 1 MB, the walkthrough within 60 s at 3,000 tokens; at 8,000 every page
+opens within the same memory or refuses before starting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness.common import table, write_section
+from bench.harness.page_memory import PAGES, measure
+
+LENGTHS = (3000, 8000)
+LIMIT_GIB, LARGEST_MB, WALKTHROUGH_S = 2.0, 1.0, 60.0
+REFUSED = "so it was not started"
+
+
+def _said(row: dict) -> str:
+    """``opened``, ``refused: <the job>`` or the first error."""
+    refusals = [s for s in row["errors"] + row["notes"] if REFUSED in s]
+    if refusals:
+        return "refused: " + refusals[0].split(" would take")[0]
+    problems = row["exceptions"] + row["errors"]
+    return f"error: {problems[0][:80]}" if problems else "opened"
+
+
+def row_of(row: dict) -> list[object]:
+    largest = row["largest_bytes"] / 2**20
+    ok = row["extra_gib"] <= LIMIT_GIB and largest <= LARGEST_MB and not row["exceptions"]
+    slow = row["page"] == "qkv_walkthrough" and row["tokens"] <= 3000
+    ok = ok and not (slow and row["seconds"] > WALKTHROUGH_S and "refused" not in _said(row))
+    return [
+        row["page"],
+        f"{row['tokens']:,}",
+        f"{row['seconds']:.1f}",
+        f"+{row['extra_gib']:.2f}",
+        f"+{row['held_gib']:.2f}",
+        f"{largest:.2f} ({row['largest_element']})",
+        _said(row),
+        "pass" if ok else "miss",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated page stems")
+    args = parser.parse_args()
+    rows, loads = [], []
+    for page in args.pages.split(","):
+        start = time.perf_counter()
+        found = measure(page, list(LENGTHS))
+        loads.append(os.getloadavg()[0])
+        rows += [row_of(r) for r in found]
+        print(page, f"{time.perf_counter() - start:.0f} s in all", rows[-2:], flush=True)
+    columns = ["page", "tokens", "seconds", "peak GiB above the model", "held after GiB",
+               "largest element MB", "what it did", f"<= {LIMIT_GIB:g} GiB, <= 1 MB"]  # fmt: skip
+    body = (
+        "`smollm2` (float32, CPU) loaded, then each page opened in Streamlit's `AppTest` in a "
+        "process of its own: once on the model's example (imports, plotly, first-touched "
+        "weights: not counted), then on a text of exactly 3,000 and 8,000 tokens. Peak: the "
+        "process's peak resident set (reset through `/proc/self/clear_refs`) minus the "
+        "resident set before the page ran; held: what it still held after it (caches "
+        "included); largest element: the biggest protobuf message of the page, which one "
+        "update carries to the browser (a chart's figure JSON included). A refusal is the "
+        "page's message that a job would not fit `VT_JOB_MEMORY_MB` (2,048) before it starts. "
+        f"Load average after each page: {', '.join(f'{x:.1f}' for x in loads)} on 2 cores "
+        "shared with other sessions: seconds are indicative only. No GPU was used.\n\n"
+        + table(columns, rows)
+    )
+    write_section("bench_pages", "Pages at 3,000 and 8,000 tokens: smollm2", body)
+
+
+if __name__ == "__main__":
+    main()
