@@ -8,7 +8,7 @@ import numpy as np
 
 from viz_transformer.analysis.decoding import Step
 from viz_transformer.analysis.walkthrough import Walkthrough
-from viz_transformer.figures import decoder, qkv, why
+from viz_transformer.figures import decoder, positional, qkv, why
 from viz_transformer.figures.attention import HEAD_MAX
 from viz_transformer.figures.heatmap import heatmap
 from viz_transformer.records.tiles import block_reduce
@@ -120,3 +120,14 @@ def test_a_map_of_256_tokens_names_its_tokens_on_the_axes_not_in_every_cell() ->
     assert "token4" in fig.layout.xaxis.ticktext and "query %{y}" in fig.data[0].hovertemplate
     small = heatmap(z[:20, :20], tokens[:20], tokens[:20], "L0 H0", "query")
     assert small.data[0].text[2][3] == "token2 → token3"
+
+
+def test_a_large_position_table_is_sent_as_block_means() -> None:
+    table = np.random.default_rng(4).standard_normal((1000, 1024), np.float32)
+    fig = positional.table_figure(table, "PE")
+    assert len(fig.to_json()) < MB
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert z.shape == (250, 256) and (fig.data[0].dy, fig.data[0].dx) == (4, 4)
+    np.testing.assert_allclose(z[3, 5], table[12:16, 20:24].mean(), rtol=1e-5)
+    small = positional.table_figure(table[:100, :128], "PE")
+    np.testing.assert_array_equal(np.asarray(small.data[0].z), table[:100, :128])
