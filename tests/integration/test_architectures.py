@@ -45,7 +45,6 @@ KNOWN: dict[str, tuple[str, str]] = {
     "xlnet": ("refused", "returned maps are permuted copies of what its modules output"),
     "perceiver": ("refused", "latents attend to the input (no token x token map); no input ids"),
     # the tiny model's own eager forward does not run, or a family not read yet
-    "blt": ("wrong", "the local decoder's maps differ by 0.5 on the default path (its mask)"),
     "pegasus_x": ("no reference", "its tiny forward fails (KeyError 0)"),
     "zamba2": ("no reference", "its tiny forward fails (KeyError 1)"),
 }

@@ -76,14 +76,19 @@ def inputs(folder: Path, spec: ModelSpec) -> dict[str, list[int]]:
 
 
 def reference(
-    folder: Path, spec: ModelSpec, config: PretrainedConfig | None = None
+    folder: Path,
+    spec: ModelSpec,
+    config: PretrainedConfig | None = None,
+    weights: dict[str, torch.Tensor] | None = None,
 ) -> dict[AttentionKind, list[np.ndarray]] | None:
     """The folder's model loaded with eager attention (and ``config``, the one our loader
-    settled on, when given), its ``output_attentions`` over the ids our trace reads: kind ->
-    per layer ``[heads, q, k]`` float32 (None: it gives no weights)."""
+    settled on, and its ``weights``, when given), its ``output_attentions`` over the ids our
+    trace reads: kind -> per layer ``[heads, q, k]`` float32 (None: it gives no weights)."""
     auto = AUTO[spec.architecture]
     extra = {} if config is None else {"config": copy.deepcopy(config)}
     eager = auto.from_pretrained(folder, attn_implementation="eager", **extra).float().eval()
+    if weights is not None:  # what a checkpoint leaves out is drawn anew at each load (BLT's)
+        eager.load_state_dict(weights, strict=False)
     batch = {k: torch.tensor([v], device=eager.device) for k, v in inputs(folder, spec).items()}
     batch["attention_mask"] = torch.ones_like(batch["input_ids"])
     with torch.no_grad():
@@ -150,7 +155,7 @@ def check(model_type: str) -> Outcome:
     except Exception as exc:
         return Outcome(model_type, "crash", f"at load: {_one_line(exc)} at {_where(exc)}")
     try:
-        expected = reference(folder, spec, model.module.config)
+        expected = reference(folder, spec, model.module.config, model.module.state_dict())
     except Exception as exc:
         return Outcome(model_type, "no reference", f"its eager forward: {_one_line(exc)}")
     if expected is None:
