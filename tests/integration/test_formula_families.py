@@ -6,6 +6,7 @@ nothing held whole); and a window model's long path builds no ``T x T`` mask."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -160,3 +161,37 @@ def test_decoding_steps_read_the_calls_in_the_traces_order(loaded):
         q = len(ids) - 1 + t
         assert step.self_row.shape[0] == arrays["decoder"].shape[0]  # one row per call
         np.testing.assert_allclose(step.self_row, arrays["decoder"][:, :, q, : q + 1], atol=1e-5)
+
+
+def test_an_argument_the_tiles_do_not_read_keeps_that_calls_map_whole(loaded, monkeypatch):
+    """With soft-capping taken as unknown, every Gemma 2 call is held whole as its own eager
+    function computed it, the trace says why, and the maps are still the model's."""
+    model, folder = loaded("gemma2")
+    monkeypatch.setattr(hf_calls, "KNOWN", hf_calls.KNOWN - {"softcap"})
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
+    trace = model.trace(LONGER)
+    arr = trace.decoder
+    assert all(arr.is_whole(i) for i in range(arr.shape[0]))
+    assert len(trace.messages) == 2 and all("softcap" in m for m in trace.messages)
+    want = _eager(model, folder, model.encode_text(LONGER), None)["decoder"]
+    np.testing.assert_allclose(np.asarray(arr), want, atol=1e-5)
+
+
+def test_a_function_that_does_more_than_its_arguments_say_is_caught(loaded, monkeypatch):
+    """A model whose eager function scales the queries by what no argument says: the rows the
+    formula is checked on differ, so each call is held whole, equal to the default path."""
+    model, _ = loaded("mistral")
+    modeling = sys.modules[type(model.module).__module__]
+    real = modeling.eager_attention_forward
+    monkeypatch.setattr(
+        modeling,
+        "eager_attention_forward",
+        lambda module, q, *rest, **kw: real(module, q * 1.5, *rest, **kw),
+    )
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 10**12)
+    default = np.asarray(model.trace(LONGER).decoder)
+    monkeypatch.setattr(settings, "LAZY_ABOVE", 1)
+    trace = model.trace(LONGER)
+    assert all(trace.decoder.is_whole(i) for i in range(2))
+    assert all("other weights" in m for m in trace.messages) and len(trace.messages) == 2
+    np.testing.assert_allclose(np.asarray(trace.decoder), default, atol=1e-6)
