@@ -34,10 +34,15 @@ SEED = 0
 POSITIONS = 1024  # inputs up to this many tokens (the memory tests read a few hundred)
 WINDOW = 3  # keys a sliding window holds: shorter than every test input
 DECODER = {  # sizes every tiny decoder shares
-    "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
-    "num_key_value_heads": 2, "max_position_embeddings": POSITIONS, "bos_token_id": 1,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": POSITIONS,
+    "bos_token_id": 1,
     "eos_token_id": 2,
-}  # fmt: skip
+}
 
 
 def _save(
