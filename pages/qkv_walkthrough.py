@@ -9,12 +9,12 @@ from pages.nav import table
 import streamlit as st
 
 from pages.sections.qkv_walkthrough import notes as qkv_notes
+from pages.sections.qkv_walkthrough import pickers as qkv_pickers
 from pages.sections.qkv_walkthrough import why as why_section
 from viz_transformer.analysis import walkthrough
 from viz_transformer.figures import qkv as figures
 from viz_transformer.figures.equations import walkthrough_equations
-from viz_transformer.ui import caches, choice, input_notes, sidebar, state, switch, widgets
-from viz_transformer.ui.qkv_caches import capture
+from viz_transformer.ui import caches, choice, input_notes, sidebar, switch, widgets
 from viz_transformer.ui.retrieval_view import run_text
 
 # figure of each step, beside its equation; the part names the PNG and keys the chart
@@ -25,23 +25,6 @@ STEPS = (
     (figures.weighted_sum_figure, "weighted-sum"),
     (figures.output_figure, "output"),
 )
-
-
-def pickers(cap: walkthrough.KindCapture, preds: tuple[str, ...]) -> tuple[int, int, int]:
-    """Query token, layer and head; returns (position, layer, head)."""
-    tokens = cap.query_tokens
-    state.keep_choice("token", range(len(tokens)), min(1, len(tokens) - 1))  # 0 is often <s>
-    state.clamp_state(layer=cap.n_layers, head=cap.n_heads)
-    col_token, col_layer, col_head = st.columns(3)
-    position = col_token.selectbox(
-        "Query token",
-        range(len(tokens)),
-        format_func=lambda i: f"{i}: {tokens[i]}" + (f" (predicts {preds[i]})" if preds else ""),
-        key="token",
-    )
-    layer = col_layer.selectbox("Layer", range(cap.n_layers), key="layer")
-    head = col_head.selectbox("Head", range(cap.n_heads), key="head")
-    return position, layer, head
 
 
 def qkv_walkthrough_page() -> None:
@@ -61,20 +44,12 @@ def qkv_walkthrough_page() -> None:
     input_notes.output_line(trace, text)
     notes = st.container()  # filled once the model is known to have a walkthrough
     kind = choice.kind_picker(trace)
-    try:
-        cap = capture(name, text, kind)
-    except ValueError as exc:  # a model without our hook points says why
-        st.info(str(exc))
-        st.stop()
-    except RuntimeError as exc:
-        widgets.show_error(exc)
-        st.stop()
+    # a decoder position's query works for the next output token: name it beside the input
+    preds = trace.pred_tokens if kind != "encoder" else ()
+    position, layer, head, cap = qkv_pickers.pickers(name, text, kind, preds)
     if not widgets.presenting():  # in presenter mode below the figures: a chart shows first
         with notes:
             switch.show_missing(trace, "walkthrough")
-    # a decoder position's query works for the next output token: name it beside the input
-    same = kind != "encoder" and len(trace.pred_tokens) == len(cap.query_tokens)
-    position, layer, head = pickers(cap, trace.pred_tokens if same else ())
     w = walkthrough.explain(cap, layer, head, position)
     stem = f"qkv-{kind}-L{layer}-H{head}-t{position}"
     for equation, (figure, part) in zip(walkthrough_equations(w, cap.biased), STEPS, strict=True):
@@ -82,7 +57,7 @@ def qkv_walkthrough_page() -> None:
         widgets.chart(figure(w), f"{stem}-{part}", key=part)
     st.caption(qkv_notes.caption(name, cap, w))
     widgets.downloads(stem, w.arrays(), w.meta())
-    why_section.section(cap, layer, head, position)
+    why_section.section(name, text, cap, layer, head, position)
     if widgets.presenting():
         switch.show_missing(trace, "walkthrough")
 

@@ -1,18 +1,22 @@
-"""A pass captures only what is read (issue 46), on the tiny Llama loaded in bfloat16 (lazy maps):
-the score split and what a head writes hook no pattern, so no eager attention and no dense mask
-run; a trace keeps queries and keys in the model's dtype, reads the output layer a chunk of rows
-at a time with no cache, and still predicts what the whole logits predict; what a head writes is
+"""A pass captures only what is read (issues 46, 53), on the tiny Llama loaded in bfloat16 (lazy
+maps): the score split, what a head writes and the Q, K, V walkthrough hook no pattern, so no
+eager attention and no dense mask run, hook one layer's attention (and earlier layers at two
+positions), ask no ``output_hidden_states`` and keep q, k and the streams in the model's dtype;
+a trace keeps queries and keys in the model's dtype, reads the output layer a chunk of rows at a
+time with no cache, and still predicts what the whole logits predict; what a head writes is
 float32 whatever the model's dtype."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 import torch
 
 import viz_transformer as vt
+from viz_transformer.analysis import walkthrough
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.analysis.why import reads
 from viz_transformer.models.hf import attention as hf_attention
@@ -22,8 +26,9 @@ from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import qkv as hf_qkv
 from viz_transformer.models.hf.call_record import PROBE_ROWS
 from viz_transformer.networks import hooks as vt_hooks
+from viz_transformer.notebook import query_key
 from viz_transformer.records.lazy import LazyPatterns
-from viz_transformer.records.qkv import Layers
+from viz_transformer.records.qkv import Layers, rows_of
 from viz_transformer.testing.hf import BUILDERS, TEXT
 from viz_transformer.text.after import labels_after
 
@@ -37,10 +42,10 @@ def half(tmp_path_factory: pytest.TempPathFactory) -> vt.LoadedModel:
 
 
 @pytest.fixture()
-def spies(half, monkeypatch) -> dict[str, list]:
-    """What each pass hooked, the query rows of each eager attention it ran, and each dense mask
-    it made."""
-    seen: dict[str, list] = {"hooked": [], "eager": [], "dense mask": []}
+def spies(half, monkeypatch) -> Iterator[dict[str, list]]:
+    """What each pass hooked, the query rows of each eager attention it ran, each dense mask it
+    made, and whether it asked every layer's hidden states."""
+    seen: dict[str, list] = {"hooked": [], "eager": [], "dense mask": [], "all states": []}
     real_collect = vt_hooks.collect_calls
 
     def collect(model, names, *args, **kwargs):
@@ -59,7 +64,12 @@ def spies(half, monkeypatch) -> dict[str, list]:
         monkeypatch.setattr(
             where, "eager_mask", lambda *a, **k: seen["dense mask"].append(1) or real_mask(*a, **k)
         )
-    return seen
+    handle = half.module.register_forward_pre_hook(
+        lambda m, a, k: seen["all states"].append(bool(k.get("output_hidden_states"))),
+        with_kwargs=True,
+    )
+    yield seen
+    handle.remove()
 
 
 @pytest.mark.parametrize("by", ["dimension", "component"])
@@ -70,22 +80,34 @@ def test_a_score_split_hooks_no_pattern_and_runs_no_eager_attention(half, spies,
     assert attention == (  # the asked layer's queries and keys, earlier heads' outputs
         ["0.self_attn.hook_z"] if by == "component" else []
     ) + ["1.self_attn.hook_k", "1.self_attn.hook_q"]
-    assert not spies["eager"] and not spies["dense mask"]
+    assert not spies["eager"] and not spies["dense mask"] and spies["all states"] == [False]
     score = vt.attention_scores(half, TEXT, "decoder", 1, 2)[5, 1]
     assert float(parts["value"].sum()) == pytest.approx(score, abs=1e-3)
+    window = vt.attention_scores(half, TEXT, "decoder", 1, 2, queries=range(4, 6), keys=range(3))
+    assert window.shape == (2, 3) and window[1, 1] == score
 
 
 def test_what_a_head_writes_hooks_no_pattern_and_reads_one_layer(half, spies):
     writes = vt.head_writes(half, TEXT, "decoder", 1, 2, 4)
     attention = [n for n in spies["hooked"] if "self_attn" in n]
     assert attention == ["model.layers.1.self_attn.hook_z"]  # and the final stream
-    assert not spies["eager"] and not spies["dense mask"]
+    assert not spies["eager"] and not spies["dense mask"] and spies["all states"] == [False]
     assert len(writes.promoted) == 10
 
 
-def test_the_walkthrough_still_captures_every_pattern(half, spies):
-    cap = capture(half, TEXT, "decoder")
-    assert cap.captured["pattern"].shape[:2] == (2, 4) and len(spies["eager"]) == 2
+def test_the_walkthrough_reads_one_layer_and_no_pattern(half, spies):
+    cap = capture(half, TEXT, "decoder", needs=walkthrough.reads(1))
+    attention = sorted(n.split(".layers.")[1] for n in spies["hooked"] if "self_attn" in n)
+    assert attention == ["1.self_attn.hook_k", "1.self_attn.hook_q", "1.self_attn.hook_z"]
+    assert not spies["eager"] and not spies["dense mask"] and spies["all states"] == [False]
+    assert "pattern" not in cap.captured and list(cap.x_q.arrays) == list(cap.resid.arrays) == [1]
+    kept = [cap.x_q.arrays[1], cap.resid.arrays[1], cap.captured["q"].arrays[1]]
+    assert all(t.dtype == torch.bfloat16 for t in kept)  # the model's dtype, float32 when read
+    w = walkthrough.explain(cap, 1, 2, 5)
+    row = half.trace(TEXT).decoder.cells(1, 2, [5])[0][: len(w.weights)]  # the row it shows
+    np.testing.assert_allclose(w.weights, row, atol=2e-2)  # q, k in float64 against bfloat16
+    with pytest.raises(ValueError, match=r"layer 0 was not captured in this run \(kept: 1\)"):
+        walkthrough.explain(cap, 0, 2, 5)
 
 
 def test_a_bfloat16_trace_keeps_its_queries_and_keys_in_bfloat16(half, spies):
@@ -150,3 +172,25 @@ def test_a_split_keeps_only_the_block_inputs_it_reads(half):
     np.testing.assert_array_equal(component.resid[0], full.resid[0])
     with pytest.raises(ValueError, match=r"layer 1 was not captured in this run \(kept: none\)"):
         dimension.resid[1, 0]
+    rows = capture(half, TEXT, "decoder", needs=reads(1, "component", (5, 1)))
+    assert sorted(rows.resid.arrays) == [0, 1] and rows.resid.shape[1:] == (2, full.resid.shape[2])
+    np.testing.assert_array_equal(rows_of(rows.resid, 1, [5, 1]), full.resid[1][[5, 1]])
+    assert rows.captured["z"].shape[1:] == (4, 2, 8)  # heads x the two positions x d_k
+    with pytest.raises(ValueError, match=r"position 3 was not captured in this run"):
+        rows_of(rows.resid, 0, [3])
+    with pytest.raises(ValueError, match="read them with rows_of"):
+        rows.resid[0]
+
+
+def test_the_notebook_panel_reads_one_row_of_one_layer(half, spies, monkeypatch):
+    trace = half.trace(TEXT)
+    monkeypatch.setattr(LazyPatterns, "head", lambda *a: pytest.fail("a whole head was made"))
+    cache: dict = {}
+    got = query_key.parts(half, TEXT, trace, "decoder", 1, 2, 5, cache)
+    attention = sorted(n.split(".layers.")[1] for n in spies["hooked"] if "self_attn" in n)
+    assert attention == ["1.self_attn.hook_k", "1.self_attn.hook_q"]  # one layer's, no pattern
+    row = trace.decoder.cells(1, 2, [5])[0]
+    assert got["keys"] == [int(k) for k in np.argsort(-row, kind="stable")[: len(got["keys"])]]
+    assert got["weights"] == pytest.approx([float(row[k]) for k in got["keys"]])
+    query_key.parts(half, TEXT, trace, "decoder", 0, 2, 5, cache)
+    assert cache["at"] == ("decoder", 0) and list(cache["capture"].captured["q"].arrays) == [0]

@@ -97,7 +97,7 @@ def check_outputs(cap: KindCapture, projs: list[nn.Module], kept) -> None:
 
 def swapped(cap: KindCapture, layer: int, a: int, b: int) -> KindCapture:
     """``cap`` with heads ``a`` and ``b``'s rows of W^O at ``layer`` exchanged."""
-    w_o = cap.weights["w_o"].copy()
+    w_o = np.stack([cap.weights["w_o"][i] for i in range(cap.n_layers)])  # a copy, every layer
     rows_a, rows_b = (slice(h * cap.d_k, (h + 1) * cap.d_k) for h in (a, b))
     w_o[layer, rows_a], w_o[layer, rows_b] = (
         cap.weights["w_o"][layer, rows_b],

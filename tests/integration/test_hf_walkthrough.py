@@ -1,6 +1,7 @@
 """The Q/K/V walkthrough of a Hugging Face Llama (tiny, random, grouped-query): every step
 recomputed by ``analysis.walkthrough`` equals what the model's own modules computed, read here
-with forward hooks on the block, q_proj, k_proj and o_proj."""
+with forward hooks on the block, q_proj, k_proj and o_proj, and its weights equal the trace's row
+(``cells``: the one row the page shows, never a whole head). The capture reads one layer."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import torch
 
 import viz_transformer as vt
 from viz_transformer.analysis import walkthrough
+from viz_transformer.records.lazy import is_lazy
 from viz_transformer.testing.hf import BUILDERS
 
 TEXT = "the cat sat on the mat"
@@ -52,9 +54,21 @@ def _module_reads(model: vt.LoadedModel, layer: int) -> dict[str, np.ndarray]:
     return seen
 
 
+def trace_row(model: vt.LoadedModel, text: str, layer: int, head: int, position: int):
+    """The trace's weights of one query row of the prompt ``text`` (a lazy trace computes that
+    row alone), its keys cut to the row's own (the trace runs on with the greedy output)."""
+    pattern = model.trace(text).decoder
+    if is_lazy(pattern):
+        row = pattern.cells(layer, head, [position])[0]
+    else:
+        row = np.asarray(pattern[layer, head, position])
+    return row[: len(model.encode_text(text))]
+
+
 @pytest.mark.parametrize(("layer", "head", "position"), [(0, 0, 3), (1, 3, 5), (1, 2, 0)])
 def test_every_step_equals_the_model(llama: vt.LoadedModel, layer, head, position) -> None:
-    cap = walkthrough.capture(llama, TEXT, "decoder")
+    cap = walkthrough.capture(llama, TEXT, "decoder", needs=walkthrough.reads(layer))
+    assert "pattern" not in cap.captured and list(cap.x_q.arrays) == [layer]
     assert cap.n_heads == 4 and cap.kv_heads == 2 and cap.d_k == 8
     w = walkthrough.explain(cap, layer, head, position)
     seen = _module_reads(llama, layer)
@@ -65,7 +79,7 @@ def test_every_step_equals_the_model(llama: vt.LoadedModel, layer, head, positio
     np.testing.assert_allclose(w.normed, w.x, atol=1e-5)  # our RMSNorm = the model's
     np.testing.assert_allclose(w.q_plain, seen["q"][position, head * d : (head + 1) * d], atol=1e-5)
     np.testing.assert_allclose(w.k_plain, seen["k"][: len(w.k), kv * d : (kv + 1) * d], atol=1e-5)
-    np.testing.assert_allclose(w.weights, cap.captured["pattern"][layer, head, position], atol=1e-5)
+    np.testing.assert_allclose(w.weights, trace_row(llama, TEXT, layer, head, position), atol=1e-5)
     assert np.all(w.weights[position + 1 :] == 0) and w.weights.sum() == pytest.approx(1.0)
     np.testing.assert_allclose(w.concat, seen["concat"][position], atol=1e-5)
     np.testing.assert_allclose(w.z, seen["concat"][position, head * d : (head + 1) * d], atol=1e-5)
@@ -89,11 +103,13 @@ def test_wrong_kind_for_a_decoder_only(llama: vt.LoadedModel) -> None:
 @pytest.mark.slow
 def test_smollm2_walkthrough_equals_its_attention(smollm2_model) -> None:
     text = "The capital of France is"
-    cap = walkthrough.capture(smollm2_model, text, "decoder")
-    assert (cap.n_heads, cap.kv_heads, cap.d_k) == (9, 3, 64)
     assert smollm2_model.kv_groups("decoder") == (0, 0, 0, 1, 1, 1, 2, 2, 2)
     for layer, head in ((0, 0), (15, 4), (29, 8)):
-        w = walkthrough.explain(cap, layer, head, len(cap.query_tokens) - 1)
+        cap = walkthrough.capture(smollm2_model, text, "decoder", needs=walkthrough.reads(layer))
+        assert (cap.n_heads, cap.kv_heads, cap.d_k) == (9, 3, 64)
+        last = len(cap.query_tokens) - 1
+        w = walkthrough.explain(cap, layer, head, last)
         assert w.kv_head == head // 3
         np.testing.assert_allclose(w.normed, w.x, atol=1e-4)
-        np.testing.assert_allclose(w.weights, cap.captured["pattern"][layer, head, -1], atol=1e-5)
+        row = trace_row(smollm2_model, text, layer, head, last)
+        np.testing.assert_allclose(w.weights, row, atol=1e-5)

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import viz_transformer as vt
+from viz_transformer.analysis import lens as lens_module
 from viz_transformer.analysis.roles import (
     alignment_score,
     diagonal_score,
@@ -224,6 +225,21 @@ def test_head_roles_and_logit_lens_on_the_tiny_model(tiny):
     tr = vt.trace(tiny, TEXT)
     assert lens.probs.shape == (2, len(tr.tgt_tokens))
     assert lens.output == tr.pred_tokens  # the last layer's top token is the model's own
+
+
+def test_the_logit_lens_unembeds_a_few_rows_at_a_time(tiny, monkeypatch):
+    whole = vt.logit_lens(tiny, TEXT)
+    rows: list[int] = []
+    unembed = tiny.unembed
+    monkeypatch.setattr(tiny, "unembed", lambda x: rows.append(len(x)) or unembed(x))
+    width = tiny.module.cfg.d_model
+    monkeypatch.setattr(
+        lens_module, "LENS_CELLS", 2 * unembed(torch.zeros(1, width, device=tiny.device)).shape[-1]
+    )
+    chunked = vt.logit_lens(tiny, TEXT)
+    assert max(rows) == 2 and sum(rows) == 1 + whole.probs.size  # the width, then 2 at a time
+    np.testing.assert_allclose(chunked.probs, whole.probs, atol=1e-6)
+    assert chunked.tokens == whole.tokens
 
 
 class _Stop(Exception):

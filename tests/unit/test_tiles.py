@@ -171,3 +171,18 @@ def test_the_scale_multiplies_each_float32_tile_not_the_half_queries(tile):
         np.testing.assert_allclose(lazy.head(layer, 0), ref, atol=1e-6, err_msg=f"layer {layer}")
     with pytest.raises(ValueError, match="one per layer"):
         LazyPatterns(list(q), list(k), causal, scale=[1.0])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_kept_queries_are_copied_only_where_they_share_a_buffer(dtype):
+    """Llama's queries after RoPE, ``(H, T, d)`` over a ``(T, H, d)`` buffer of their own, are
+    kept as they are (a contiguous copy held both, every layer's); GPT-2's q, a slice of its fused
+    q|k|v, is copied so that it keeps no k and v alive."""
+    q = torch.randn(1, 6, 4, 8).to(dtype).transpose(1, 2)[0]  # (H, T, d), strided
+    kept = tiles.as_stored(q, None)
+    assert not q.is_contiguous() and kept.data_ptr() == q.data_ptr() and torch.equal(kept, q)
+    fused = torch.randn(6, 3 * 8).to(dtype)
+    part = fused[:, 8:16]
+    kept = tiles.as_stored(part, None)
+    assert kept.data_ptr() != part.data_ptr() and torch.equal(kept, part)
+    assert kept.untyped_storage().nbytes() == part.nbytes

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from viz_transformer.records.kinds import head_label
-from viz_transformer.records.qkv import KindCapture
+from viz_transformer.records.qkv import KindCapture, rows_of
 
 
 def residual_components(
@@ -36,12 +36,14 @@ def residual_components(
         )
     if "z" not in cap.captured or (layer == cap.n_layers and cap.final is None):
         raise ValueError(f"{cap.model_name}: its heads' outputs were not recorded in this run.")
-    streams = {i: cap.resid[i] for i in range(layer + 1) if i < cap.n_layers}  # what it reads
-    streams[cap.n_layers] = cap.final
-    names, parts = ["embeddings"], [cap.resid[0][positions].astype(np.float64)]
+    # the streams at ``positions`` (a capture may keep no others), one layer's W^O at a time
+    streams = {i: rows_of(cap.resid, i, positions) for i in range(min(layer + 1, cap.n_layers))}
+    if layer == cap.n_layers:
+        streams[layer] = np.asarray(cap.final)[positions]
+    names, parts = ["embeddings"], [streams[0].astype(np.float64)]
     n_heads, d_k = cap.n_heads, cap.d_k
     for lay in range(layer):
-        z = cap.captured["z"][lay][:, positions].astype(np.float64)  # (H, P, d_k)
+        z = rows_of(cap.captured["z"], lay, positions).astype(np.float64)  # (H, P, d_k)
         w_o = cap.weights["w_o"][lay].astype(np.float64).reshape(n_heads, d_k, -1)
         heads = np.einsum("hpk,hkd->hpd", z, w_o)  # (H, P, d)
         b_o = cap.weights["b_o"][lay].astype(np.float64)
@@ -50,7 +52,7 @@ def residual_components(
         if b_o.any():
             names.append(f"L{lay} attention bias")
             parts.append(np.broadcast_to(b_o, heads.shape[1:]))
-        change = (streams[lay + 1][positions] - streams[lay][positions]).astype(np.float64)
+        change = (streams[lay + 1] - streams[lay]).astype(np.float64)
         names.append(f"L{lay} MLP")
         parts.append(change - heads.sum(0) - b_o)
     return names, np.stack(parts)

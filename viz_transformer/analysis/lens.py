@@ -15,6 +15,8 @@ from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.text.after import labels_after
 from viz_transformer.text.checks import check_text
 
+LENS_CELLS = 2**24  # logits unembedded at a time (64 MB of float32)
+
 
 @dataclass(frozen=True)
 class Lens:
@@ -93,14 +95,19 @@ def _top(
     model: LoadedModel, streams: list[torch.Tensor], progress: OnFraction | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The most likely next token's probability and id after each layer, ``[L, T]`` each, from
-    each layer's residual stream ``(T, d_model)``: one layer's logits at a time (smollm2's 30
-    layers x 300 positions x 49,152 ids at once took 1.8 GB), ``progress`` after each."""
+    each layer's residual stream ``(T, d_model)``: ``LENS_CELLS`` logits at a time (smollm2's 30
+    layers x 300 positions x 49,152 ids at once took 1.8 GB; one layer of Llama 3 at 32,768
+    tokens would be 15.7 GiB of float32), ``progress`` after each layer."""
     top_p, top_id = [], []
     with torch.no_grad():
+        rows = max(1, LENS_CELLS // model.unembed(streams[0][:1]).shape[-1])  # of the vocabulary
         for i, stream in enumerate(streams):
-            p, ids = model.unembed(stream).float().softmax(-1).max(-1)  # (T,) each
-            top_p.append(p.cpu().numpy())
-            top_id.append(ids.cpu().numpy())
+            p_id = [
+                model.unembed(stream[r : r + rows]).float().softmax(-1).max(-1)
+                for r in range(0, len(stream), rows)
+            ]
+            top_p.append(torch.cat([p for p, _ in p_id]).cpu().numpy())
+            top_id.append(torch.cat([ids for _, ids in p_id]).cpu().numpy())
             if progress is not None:
                 progress((i + 1) / len(streams))
     return np.stack(top_p), np.stack(top_id)

@@ -1,9 +1,11 @@
 """Q, K, V walkthrough: one query token through one head of one layer, step by step, in numbers.
 
 ``capture()`` asks the model for one ``KindCapture`` (``model.qkv_run``), the record every
-family's adapter fills alike: every layer's input and weights and what the forward pass computed
-(our own networks: q, k, v, scores, pattern and z at their hook points; a Hugging Face BERT, GPT-2
-or Llama: the pattern, and each block's input before its pre-attention norm).
+family's adapter fills alike: each layer's input and weights and what the forward pass computed
+(our own networks: q, k, v, scores, pattern and z at their hook points, every layer; a Hugging
+Face BERT, GPT-2 or Llama: what ``needs`` names, ``reads(layer)`` for one layer's walkthrough:
+its input, its block input before the pre-attention norm, q, k and z, and no pattern: the steps
+recompute the weights, and the model's own row is one read of the trace's ``cells``).
 ``explain()`` recomputes Eq. 1 and section 3.2.2 for one query row from the layer input and the
 weights alone, so each step can be checked against what the model itself computed.
 """
@@ -19,8 +21,10 @@ import numpy as np
 from viz_transformer.analysis.rope import rotate
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import KINDS, AttentionKind
-from viz_transformer.records.qkv import KindCapture, Needs, PreNorm
+from viz_transformer.records.qkv import KindCapture, Needs, PreNorm, rows_of
 from viz_transformer.text.checks import check_text
+
+PROJECTIONS = ("w_q", "w_k", "w_v", "b_q", "b_k", "b_v")  # what each head's steps read
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,9 @@ def capture(
     target: str | None = None,
     needs: Needs | None = None,
 ) -> KindCapture:
-    """Run ``text`` once and keep everything the walkthrough of ``kind`` needs, for every layer,
-    or only what ``needs`` names (as TransformerLens' ``names_filter``).
+    """Run ``text`` once and keep what ``needs`` names (as TransformerLens' ``names_filter``;
+    ``reads(layer)``: one layer's walkthrough and its score map and splits by dimension and
+    input; None: every point but the pattern at every layer, which grows with the layers).
 
     Args:
         model: a paper or Bergamot model, or a Hugging Face BERT, GPT-2 or Llama, from
@@ -122,24 +127,52 @@ def capture(
     return model.qkv_run(text, kind, target, needs)
 
 
+def reads(layer: int) -> Needs:
+    """What the walkthrough of ``layer`` reads (``capture``'s ``needs``): that layer's input,
+    its block input before the pre-attention norm, its q, k, v and heads' outputs z, and the
+    last block's output (the score map and the split by dimension read q and k; the split by
+    input layer 0's block input, here when ``layer`` is 0; what a head writes z and the last
+    output). One layer, whatever the model's depth; no pattern."""
+    return Needs({**Needs.at([layer], "x", "resid", "q", "k", "v", "z").layers, "final": None})
+
+
+def _layer_weights(cap: KindCapture, layer: int) -> dict[str, np.ndarray]:
+    """The projections of ``layer`` in float64, read once for every head."""
+    return {n: cap.weights[n][layer].astype(np.float64) for n in PROJECTIONS}
+
+
 def _head(
-    cap: KindCapture, layer: int, head: int, position: int, x: np.ndarray, keep: np.ndarray
+    cap: KindCapture,
+    w: dict[str, np.ndarray],
+    xs: np.ndarray,
+    head: int,
+    position: int,
+    x: np.ndarray,
+    keep: np.ndarray,
+    shared: dict[int, tuple[np.ndarray, ...]],
 ) -> dict:
-    """Steps 2 to 6 of one head for the query vector ``x`` ``(d,)`` at ``position``, in float64;
-    with rotary positions q and k are rotated by their positions before they meet."""
+    """Steps 2 to 6 of one head for the query vector ``x`` ``(d,)`` at ``position`` over the key
+    inputs ``xs`` ``(Tk, d)``, with the layer's projections ``w``, in float64; with rotary
+    positions q and k are rotated by their positions before they meet. A K/V head's keys and
+    values are made once, in ``shared``, for the query heads that read it (grouped-query)."""
     sl = slice(head * cap.d_k, (head + 1) * cap.d_k)
     kv = cap.kv_head(head)
-    kv_sl = slice(kv * cap.d_k, (kv + 1) * cap.d_k)  # grouped-query: the shared K/V head
-    w = {n: a[layer].astype(np.float64) for n, a in cap.weights.items()}
-    xs = cap.x_kv[layer].astype(np.float64)  # (Tk, d)
+    if kv not in shared:
+        kv_sl = slice(kv * cap.d_k, (kv + 1) * cap.d_k)  # grouped-query: the shared K/V head
+        k = xs @ w["w_k"][:, kv_sl] + w["b_k"][kv_sl]  # (Tk, d_k)
+        v = xs @ w["w_v"][:, kv_sl] + w["b_v"][kv_sl]  # (Tk, d_k)
+        rotated = k
+        if cap.rotary is not None:
+            cos, sin = (t[: len(k)].astype(np.float64) for t in cap.rotary)
+            rotated = rotate(k, cos, sin)
+        shared[kv] = k, v, rotated
+    k_plain, v, k = shared[kv]
     q = x @ w["w_q"][:, sl] + w["b_q"][sl]  # (d_k,)
-    k = xs @ w["w_k"][:, kv_sl] + w["b_k"][kv_sl]  # (Tk, d_k)
-    v = xs @ w["w_v"][:, kv_sl] + w["b_v"][kv_sl]  # (Tk, d_k)
     plain = {}
     if cap.rotary is not None:
-        cos, sin = (t.astype(np.float64) for t in cap.rotary)
-        plain = {"q_plain": q, "k_plain": k, "kv_head": kv}
-        q, k = rotate(q, cos[position], sin[position]), rotate(k, cos[: len(k)], sin[: len(k)])
+        plain = {"q_plain": q, "k_plain": k_plain, "kv_head": kv}
+        cos, sin = (t[position].astype(np.float64) for t in cap.rotary)
+        q = rotate(q, cos, sin)
     raw = k @ q  # (Tk,)
     scaled = np.where(keep, raw / math.sqrt(cap.d_k) if cap.scaled else raw, -np.inf)
     # -inf -> exp 0: masked keys get exactly zero weight (section 3.2.3)
@@ -178,7 +211,10 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
     keep = np.ones(len(cap.key_tokens), dtype=bool)
     if cap.kind == "decoder":  # a decoder position sees itself and the earlier ones only
         keep[position + 1 :] = False
-    heads = [_head(cap, layer, h, position, x, keep) for h in range(cap.n_heads)]
+    w, xs = _layer_weights(cap, layer), cap.x_kv[layer].astype(np.float64)  # xs: (Tk, d)
+    shared: dict[int, tuple[np.ndarray, ...]] = {}
+    heads = [_head(cap, w, xs, h, position, x, keep, shared) for h in range(cap.n_heads)]
+    del w, xs, shared
     concat = np.concatenate([h["z"] for h in heads])  # (d,)
     out = concat @ cap.weights["w_o"][layer].astype(np.float64) + cap.weights["b_o"][layer]
     at_start = layer == 0 and cap.embed is not None and cap.pos is not None
@@ -210,7 +246,7 @@ def _norm(cap: KindCapture, layer: int, position: int) -> dict[str, np.ndarray]:
     or LayerNorm ``(r - mean(r)) / sqrt(var(r) + eps) * g + b``; nothing without a norm."""
     if cap.resid is None or cap.norm == "none":
         return {}
-    resid = cap.resid[layer, position].astype(np.float64)
+    resid = rows_of(cap.resid, layer, [position])[0].astype(np.float64)
     centred = resid - resid.mean() if cap.norm == "layer" else resid
     normed = centred / np.sqrt(np.mean(centred**2) + cap.norm_eps) * cap.weights["norm"][layer]
     if cap.norm == "layer":
@@ -227,5 +263,5 @@ def walkthrough(
     position: int,
     target: str | None = None,
 ) -> Walkthrough:
-    """``explain(capture(model, text, kind, target), layer, head, position)`` in one call."""
-    return explain(capture(model, text, kind, target), layer, head, position)
+    """``explain`` of ``capture(..., needs=reads(layer))``: one layer read, in one call."""
+    return explain(capture(model, text, kind, target, reads(layer)), layer, head, position)

@@ -17,17 +17,19 @@ Pure functions of the ``KindCapture`` the model's adapter fills from its hook po
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from viz_transformer import settings
 from viz_transformer.analysis.components import residual_components
 from viz_transformer.analysis.rope import pair_angles, rotate
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture, Needs
+from viz_transformer.records.qkv import KindCapture, Needs, rows_of
 
 SplitBy = Literal["dimension", "input", "component"]
 SPLITS: tuple[SplitBy, ...] = ("dimension", "input", "component")
@@ -41,20 +43,13 @@ POSITION_NOTE = (
 def position_note(cap: KindCapture) -> str:
     """The line under the input split: position.position depends on the positions alone (with
     a pre-norm model's held norm scales, which the tokens set, as the one exception)."""
-    if cap.resid is None:
-        return POSITION_NOTE
-    return POSITION_NOTE.removesuffix(".") + (
-        ", up to each token's norm scale, which is held at its value in this run and which the "
-        "content sets."
-    )
+    held = ", up to each token's norm scale, which is held at its value in this run and which the "
+    return POSITION_NOTE if cap.resid is None else f"{POSITION_NOTE[:-1]}{held}content sets."
 
 
 def _check(cap: KindCapture, layer: int, head: int, *positions: tuple[str, int, int]) -> None:
-    for what, value, upper in (
-        ("layer", layer, cap.n_layers),
-        ("head", head, cap.n_heads),
-        *positions,
-    ):
+    bounds = (("layer", layer, cap.n_layers), ("head", head, cap.n_heads), *positions)
+    for what, value, upper in bounds:
         if not 0 <= value < upper:
             raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
 
@@ -64,31 +59,53 @@ def _scale(cap: KindCapture) -> float:
     return 1 / math.sqrt(cap.d_k) if cap.scaled else 1.0
 
 
-def _qk(cap: KindCapture, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
-    """q ``[Tq, d_k]`` and k ``[Tk, d_k]`` of ``head`` as the model's hook points recorded them
-    (after rotary positions; grouped-query heads read their shared key head), float64."""
+def _qk(
+    cap: KindCapture, layer: int, head: int, queries: Sequence[int], keys: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """q ``[len(queries), d_k]`` and k ``[len(keys), d_k]`` of ``head`` at those positions, as
+    the model's hook points recorded them (after rotary positions; grouped-query heads read
+    their shared key head), float64."""
     if "q" not in cap.captured or "k" not in cap.captured:
         raise ValueError(
             f"{cap.model_name} runs its attention outside our attention function, so its queries "
             "and keys were not recorded; the Attention maps page shows its weights."
         )
-    q = cap.captured["q"][layer, head].astype(np.float64)
-    return q, cap.captured["k"][layer, cap.kv_head(head)].astype(np.float64)
+    q = rows_of(cap.captured["q"], layer, list(queries))[head]
+    k = rows_of(cap.captured["k"], layer, list(keys))[cap.kv_head(head)]
+    return q.astype(np.float64), k.astype(np.float64)
 
 
-def head_scores(cap: KindCapture, layer: int, head: int) -> np.ndarray:
-    """Pre-softmax scores of one head, ``[Tq, Tk]`` float64: q · k times the model's scale,
-    ``-inf`` where the decoder masks a later key (section 3.2.3); their softmax over keys is the
-    head's weights.
+def head_scores(
+    cap: KindCapture,
+    layer: int,
+    head: int,
+    queries: range | None = None,
+    keys: range | None = None,
+) -> np.ndarray:
+    """Pre-softmax scores of one head, ``[len(queries), len(keys)]`` float64 (None: every
+    position): q · k times the model's scale, ``-inf`` where the decoder masks a later key
+    (section 3.2.3); their softmax over every key is the head's weights. Only the window is
+    made (a whole head of 32,768 tokens: 8 GiB), at most ``settings.MAX_MATERIALISE`` scores.
 
     Raises:
-        ValueError: a layer or head out of range, or a model whose q and k are not recorded.
+        ValueError: a layer or head out of range, a window outside the map or too large, or a
+            model whose q and k are not recorded.
     """
-    _check(cap, layer, head)
-    q, k = _qk(cap, layer, head)
-    scores = (q @ k.T) * _scale(cap)  # (Tq, Tk)
+    n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
+    rows, cols = queries or range(n_q), keys or range(n_k)
+    ends = [("query", p, n_q) for p in (rows[0], rows[-1])] + [
+        ("key", p, n_k) for p in (cols[0], cols[-1])
+    ]
+    _check(cap, layer, head, *ends)
+    if len(rows) * len(cols) > settings.MAX_MATERIALISE:
+        raise ValueError(
+            f"{len(rows):,} x {len(cols):,} scores exceed VT_MAX_MATERIALISE "
+            f"({settings.MAX_MATERIALISE:,}): pass queries= and keys= ranges (a window)."
+        )
+    q, k = _qk(cap, layer, head, rows, cols)
+    scores = (q @ k.T) * _scale(cap)  # (len(rows), len(cols))
     if cap.kind == "decoder":  # query i sees keys 0..i
-        scores[np.triu(np.ones(scores.shape, dtype=bool), 1)] = -np.inf
+        scores[np.asarray(cols)[None, :] > np.asarray(rows)[:, None]] = -np.inf
     return scores
 
 
@@ -99,14 +116,18 @@ def attention_scores(
     layer: int,
     head: int,
     target: str | None = None,
+    queries: range | None = None,
+    keys: range | None = None,
 ) -> np.ndarray:
-    """``head_scores`` of ``text`` (greedy output, or ``target`` forced): ``[queries, keys]``.
+    """``head_scores`` of ``text`` (greedy output, or ``target`` forced) in the window
+    ``queries`` x ``keys`` (None: every position); the pass keeps one layer's q and k.
 
     Raises:
-        ValueError: a model, kind or text the Q, K, V capture cannot read, or an index out of
-            range; the message says what to do.
+        ValueError: a model, kind or text the Q, K, V capture cannot read, or an index or window
+            out of range; the message says what to do.
     """
-    return head_scores(capture(model, text, kind, target, reads(layer, "dimension")), layer, head)
+    cap = capture(model, text, kind, target, reads(layer, "dimension"))
+    return head_scores(cap, layer, head, queries, keys)
 
 
 def _frame(score: float, parts: pd.DataFrame) -> pd.DataFrame:
@@ -117,8 +138,8 @@ def _frame(score: float, parts: pd.DataFrame) -> pd.DataFrame:
 
 def _by_dimension(cap: KindCapture, layer: int, head: int, query: int, key: int) -> pd.DataFrame:
     """q_i k_i times the scale per dimension; rotary: per frequency pair (i, i + d_k/2)."""
-    q, k = _qk(cap, layer, head)
-    terms = q[query] * k[key] * _scale(cap)  # (d_k,)
+    q, k = _qk(cap, layer, head, [query], [key])
+    terms = q[0] * k[0] * _scale(cap)  # (d_k,)
     if cap.rotary is None:
         return pd.DataFrame({"part": [f"d{i}" for i in range(len(terms))], "value": terms})
     half = len(terms) // 2
@@ -197,9 +218,11 @@ def _pairs(
     )
 
 
-def _input_parts(cap: KindCapture, layer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Content ``[T, d]``, position ``[T, d]`` and the layer-0 stream they sum to (before a
-    pre-norm model's norm, or the attention input itself).
+def _input_parts(
+    cap: KindCapture, layer: int, at: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Content, position and the layer-0 stream they sum to (before a pre-norm model's norm, or
+    the attention input itself), each ``[len(at), d]`` at positions ``at``.
 
     Raises:
         ValueError: a layer, kind or model where the input is not content + position.
@@ -220,9 +243,9 @@ def _input_parts(cap: KindCapture, layer: int) -> tuple[np.ndarray, np.ndarray, 
             "the encoder's or the decoder's self-attention."
         )
     if cap.embed is not None and cap.pos is not None:
-        return cap.embed, cap.pos, cap.x_q[0]
+        return cap.embed[at], cap.pos[at], np.asarray(cap.x_q[0])[at]
     if cap.inputs is not None and cap.resid is not None:
-        return cap.inputs[0], cap.inputs[1], cap.resid[0]
+        return cap.inputs[0][at], cap.inputs[1][at], rows_of(cap.resid, 0, at)
     raise ValueError(
         f"{cap.model_name} does not hand its input over as embedding + position (BERT "
         "normalises their sum before layer 0); split by dimension instead."
@@ -230,10 +253,11 @@ def _input_parts(cap: KindCapture, layer: int) -> tuple[np.ndarray, np.ndarray, 
 
 
 def _by_input(cap: KindCapture, layer: int, head: int, query: int, key: int) -> pd.DataFrame:
-    content, position, stream = (a.astype(np.float64) for a in _input_parts(cap, layer))
+    parts = _input_parts(cap, layer, [query, key])
+    content, position, stream = (a.astype(np.float64) for a in parts)
     sides = tuple(
-        _held_norm(cap, 0, {"content": content[p], "position": position[p]}, stream[p])
-        for p in (query, key)
+        _held_norm(cap, 0, {"content": content[i], "position": position[i]}, stream[i])
+        for i in range(2)
     )
     return _pairs(cap, layer, head, sides, query, key)  # type: ignore[arg-type]
 
@@ -242,9 +266,10 @@ def _by_component(cap: KindCapture, layer: int, head: int, query: int, key: int)
     if cap.kind == "cross":
         raise ValueError("Split cross-attention by dimension: its keys come from the encoder.")
     names, parts = residual_components(cap, layer, [query, key])  # (C, 2, d)
+    streams = rows_of(cap.resid, layer, [query, key]).astype(np.float64)  # (2, d)
     sides = tuple(
-        _held_norm(cap, layer, dict(zip(names, parts[:, i], strict=True)), cap.resid[layer][p])
-        for i, p in enumerate((query, key))
+        _held_norm(cap, layer, dict(zip(names, parts[:, i], strict=True)), streams[i])
+        for i in range(2)
     )
     return _pairs(cap, layer, head, sides, query, key)  # type: ignore[arg-type]
 
@@ -266,8 +291,9 @@ def split_score(
     _check(
         cap, layer, head, ("query", query, len(cap.query_tokens)), ("key", key, len(cap.key_tokens))
     )
-    q, k = _qk(cap, layer, head)  # the one score, not the head's T x T (32 MB at 2,048)
-    score = -np.inf if cap.kind == "decoder" and key > query else q[query] @ k[key] * _scale(cap)
+    masked = cap.kind == "decoder" and key > query
+    q, k = _qk(cap, layer, head, [query], [key])  # the one score, not the head's T x T
+    score = -np.inf if masked else q[0] @ k[0] * _scale(cap)
     if np.isneginf(score):
         raise ValueError(
             f"Key {key} comes after query {query}: the decoder masks it (score -inf, weight 0). "
@@ -292,21 +318,23 @@ def score_parts(
 ) -> pd.DataFrame:
     """``split_score`` of the score of ``query`` on ``key`` for ``text`` (see the module
     docstring); the values sum to ``attention_scores(...)[query, key]``. The pass captures only
-    what the split reads (``reads``): no pattern."""
-    cap = capture(model, text, kind, target, reads(layer, by))
+    what the split reads (``reads``): no pattern, and of the earlier layers the two positions."""
+    cap = capture(model, text, kind, target, reads(layer, by, (query, key)))
     return split_score(cap, layer, head, query, key, by)
 
 
-def reads(layer: int, by: SplitBy) -> Needs:
+def reads(layer: int, by: SplitBy, positions: tuple[int, int] | None = None) -> Needs:
     """What the split of a score at ``layer`` reads: that layer's queries and keys; the input
     split layer 0's block input; the component split every block input up to this layer's and
-    every earlier layer's heads' outputs."""
+    every earlier layer's heads' outputs, at the query's and the key's ``positions`` (None:
+    every position, which grows with the layers)."""
     needs = Needs.at([layer], "q", "k")
+    rows = None if positions is None else frozenset(positions)
     if by == "component":  # the block inputs up to this layer's; layer 0 keeps one z
         earlier = {"z": frozenset(range(max(1, layer))), "resid": frozenset(range(layer + 1))}
-        return Needs({**needs.layers, **earlier})
+        return Needs({**needs.layers, **earlier}, rows)
     if by == "input":
-        return Needs({**needs.layers, "resid": frozenset({0})})
+        return Needs({**needs.layers, "resid": frozenset({0})}, rows)
     return needs
 
 

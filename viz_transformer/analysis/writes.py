@@ -22,7 +22,7 @@ from viz_transformer.analysis.components import residual_components
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture, Needs
+from viz_transformer.records.qkv import KindCapture, Needs, rows_of
 
 POST_NORM_NOTE = (
     "Post-norm: the LayerNorms after this layer rescale and recentre the stream, so these are "
@@ -86,7 +86,7 @@ def head_output(cap: KindCapture, layer: int, head: int, position: int) -> np.nd
     if "z" not in cap.captured:
         raise ValueError(f"{cap.model_name}: its heads' outputs were not recorded in this run.")
     rows = slice(head * cap.d_k, (head + 1) * cap.d_k)
-    z = cap.captured["z"][layer, head, position].astype(np.float64)  # (d_k,)
+    z = rows_of(cap.captured["z"], layer, [position])[head, 0].astype(np.float64)  # (d_k,)
     return z @ cap.weights["w_o"][layer][rows].astype(np.float64)
 
 
@@ -160,8 +160,15 @@ def head_writes(
     Raises:
         ValueError: see ``writes_of``, or a model, kind or text the capture cannot read.
     """
-    needs = Needs.at([layer], "z")  # no pattern: no eager attention
-    return writes_of(model, capture(model, text, kind, target, needs), layer, head, position, k)
+    return writes_of(
+        model, capture(model, text, kind, target, reads(layer, position)), layer, head, position, k
+    )
+
+
+def reads(layer: int, position: int) -> Needs:
+    """What a head's writes at ``layer`` and ``position`` read: that layer's heads' outputs at
+    that position, and the final stream (its norm scale); no pattern, no other layer."""
+    return Needs({"z": frozenset({layer}), "final": None}, frozenset({position}))
 
 
 def logit_parts(

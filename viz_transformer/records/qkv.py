@@ -5,30 +5,38 @@ needed to recompute one head step by step."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import torch
 
 from viz_transformer.records.kinds import AttentionKind
 
 # the norm a block applies to its input before attention: none (post-norm, BERT), RMSNorm with a
 # gain (Llama), LayerNorm with a gain and a bias (GPT-2)
 PreNorm = Literal["none", "rms", "layer"]
-POINTS = frozenset({"q", "k", "v", "scores", "pattern", "z", "resid"})  # resid: x_q, x_kv, resid
+# x: what a layer's attention reads (x_q, x_kv); resid: a block's input before its norm; final:
+# the last block's output; pattern: the weights, through eager attention (asked only by name)
+POINTS = frozenset({"q", "k", "v", "scores", "pattern", "z", "x", "resid", "final"})
+ROWS = frozenset({"resid", "z"})  # the points ``Needs.rows`` narrows to some positions
 
 
 @dataclass(frozen=True)
 class Needs:
     """What an analysis reads of a ``KindCapture`` (as TransformerLens' ``names_filter``): the
-    points of ``captured`` it reads, each at some layers (None: every layer). The default reads
-    everything (the walkthrough page); the score split asks one layer's ``q`` and ``k`` and never
-    a pattern, so that no eager attention builds a ``heads x T x T`` array nobody reads."""
+    points of ``captured`` it reads, each at some layers (None: every layer), and for ``resid``
+    and ``z`` the positions it reads (``rows``; None: every position). The default reads every
+    point but the pattern at every layer (a small model's whole record); the walkthrough of a
+    layer (``walkthrough.reads``), a score split (``why.reads``) and a head's writes ask one
+    layer, and earlier layers at two positions, so that what a pass keeps does not grow with the
+    layers, and no eager attention builds a ``heads x T x T`` array nobody reads."""
 
     layers: Mapping[str, frozenset[int] | None] = field(
-        default_factory=lambda: dict.fromkeys(POINTS)
+        default_factory=lambda: dict.fromkeys(POINTS - {"pattern"})
     )
+    rows: frozenset[int] | None = None
 
     @classmethod
     def at(cls, layers: Iterable[int], *points: str) -> Needs:
@@ -41,24 +49,96 @@ class Needs:
         at = self.layers[point]
         return at is None or layer in at
 
+    def rows_of(self, point: str) -> frozenset[int] | None:
+        """The positions kept of ``point`` (None: every one)."""
+        return self.rows if point in ROWS else None
+
+
+def _host(t: Any) -> np.ndarray:
+    """float32 numpy on the CPU of a tensor kept in the model's dtype (an array as it is)."""
+    if isinstance(t, torch.Tensor):
+        return t.detach().to("cpu", torch.float32).numpy()
+    return t
+
 
 class Layers:
     """A captured point kept at some layers only (``Needs.layers``), indexed as the ``[L, ...]``
     array it stands for (``shape``: that array's); asking a layer that was not kept raises
-    ``ValueError``."""
+    ``ValueError``. A layer may be kept as a tensor in the model's dtype (half the memory of
+    float32 for a bfloat16 model) on the model's device: what is indexed comes back as float32
+    numpy on the CPU. Where only some positions were kept (``positions``, along the
+    second-to-last axis: ``Needs.rows``), read them with ``rows_of``; indexing refuses."""
 
-    def __init__(self, arrays: dict[int, np.ndarray], n_layers: int, rest: tuple[int, ...] = ()):
+    def __init__(
+        self,
+        arrays: dict[int, Any],
+        n_layers: int,
+        rest: tuple[int, ...] = (),
+        positions: Sequence[int] | None = None,
+    ):
         self.arrays, self.n_layers = arrays, n_layers
+        self.positions = None if positions is None else [int(p) for p in positions]
         first = next(iter(arrays.values()), None)
-        self.shape = (n_layers, *(rest if first is None else first.shape))
+        self.shape = (n_layers, *(rest if first is None else tuple(first.shape)))
 
-    def __getitem__(self, index: Any) -> np.ndarray:
-        layer, rest = (index[0], index[1:]) if isinstance(index, tuple) else (index, ())
+    def _layer(self, layer: int) -> Any:
         layer = range(self.n_layers)[layer]
         if layer not in self.arrays:
             kept = ", ".join(map(str, sorted(self.arrays))) or "none"
             raise ValueError(f"layer {layer} was not captured in this run (kept: {kept}).")
-        return self.arrays[layer][rest] if rest else self.arrays[layer]
+        return self.arrays[layer]
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        layer, rest = (index[0], index[1:]) if isinstance(index, tuple) else (index, ())
+        arr = self._layer(layer)
+        if self.positions is not None:
+            raise ValueError(
+                f"only positions {self.positions} were captured in this run: read them with "
+                "rows_of."
+            )
+        return _host(arr[rest] if rest else arr)
+
+    def rows(self, layer: int, positions: Sequence[int]) -> np.ndarray:
+        """``[..., len(positions), last]`` of ``layer`` at ``positions``, float32 numpy."""
+        arr = self._layer(layer)
+        if self.positions is None:
+            return _host(arr[..., list(positions), :])
+        index = {p: i for i, p in enumerate(self.positions)}
+        missing = [int(p) for p in positions if int(p) not in index]
+        if missing:
+            raise ValueError(
+                f"position {missing[0]} was not captured in this run (kept: {self.positions})."
+            )
+        return _host(arr[..., [index[int(p)] for p in positions], :])
+
+
+def rows_of(a: np.ndarray | Layers, layer: int, positions: Sequence[int]) -> np.ndarray:
+    """``a[layer][..., positions, :]`` as float32 numpy, whether ``a`` is a whole ``[L, ...]``
+    array or a ``Layers`` kept at some layers and positions."""
+    if isinstance(a, Layers):
+        return a.rows(layer, positions)
+    return np.asarray(a[layer])[..., list(positions), :]
+
+
+class LayerWeights:
+    """One projection's ``[L, d_in, d_out]`` weights (or ``[L, d]`` biases and gains) read from
+    the model a layer at a time when indexed, as float32 numpy: nothing is stacked or kept
+    (every layer of Llama 3 8B in float32 would take 5 GiB per capture).
+
+    Args:
+        fetch: layer -> that layer's tensor (a view of the model's parameter).
+        n_layers: layers; shape: one layer's shape.
+    """
+
+    def __init__(self, fetch: Callable[[int], Any], n_layers: int, shape: tuple[int, ...]):
+        self.fetch, self.n_layers = fetch, n_layers
+        self.shape = (n_layers, *shape)
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        layer, rest = (index[0], index[1:]) if isinstance(index, tuple) else (index, ())
+        out = _host(self.fetch(range(self.n_layers)[layer])).view()
+        out.flags.writeable = False  # a float32 model's weights are shared, never copied
+        return out[rest] if rest else out
 
 
 @dataclass(frozen=True)
@@ -77,7 +157,8 @@ class KindCapture:
             cross-attention, else ``x_q``).
         embed, pos: ``[Tq, d]`` sqrt(d_model) * embedding and the positional encoding, the two
             parts of layer 0's input (section 3.4, 3.5); None for cross-attention.
-        w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``.
+        w_q, w_k, w_v, w_o: ``[L, d, d]``; b_q, b_k, b_v, b_o: ``[L, d]``; arrays, or
+            ``LayerWeights`` read from the model a layer at a time.
         captured: ``"q"``, ``"k"``, ``"v"``, ``"scores"``, ``"pattern"``, ``"z"`` ->
             ``[L, h, T, .]`` what the hook points recorded, q before the 1/sqrt(d_k) scale and
             k with ``kv_heads`` heads (Hugging Face: ``"pattern"``, plus ``"q"``, ``"k"``
@@ -85,7 +166,8 @@ class KindCapture:
             where the capture kept some layers only (``Needs``).
         resid: ``[L, Tq, d]`` each block's input before its pre-attention norm ``norm`` ("rms":
             RMSNorm, "layer": LayerNorm; gain ``weights["norm"]``, LayerNorm bias
-            ``weights["norm_bias"]``, epsilon ``norm_eps``), None without one (post-norm).
+            ``weights["norm_bias"]``, epsilon ``norm_eps``), None without one (post-norm); a
+            ``Layers`` of some positions where the capture kept only those (read: ``rows_of``).
         rotary: cos, sin ``[T, d_head]`` rotating q and k (RoPE), None without.
         kv_heads: key/value heads; fewer than ``n_heads`` is grouped-query attention.
         final: ``[Tq, d]`` the last block's output, what a pre-norm decoder's final norm reads;
@@ -104,7 +186,7 @@ class KindCapture:
     x_kv: np.ndarray | Layers
     embed: np.ndarray | None
     pos: np.ndarray | None
-    weights: dict[str, np.ndarray]
+    weights: dict[str, np.ndarray | LayerWeights]
     captured: dict[str, np.ndarray | Layers]
     resid: np.ndarray | Layers | None = None
     norm_eps: float = 0.0
@@ -122,7 +204,7 @@ class KindCapture:
     def biased(self) -> bool:
         """Whether any projection adds a bias (the paper's Eq. 1 has none; Llama adds none,
         BERT and GPT-2 do)."""
-        return any(self.weights[f"b_{p}"].any() for p in "qkvo")
+        return any(self.weights[f"b_{p}"][i].any() for p in "qkvo" for i in range(self.n_layers))
 
     @property
     def d_k(self) -> int:

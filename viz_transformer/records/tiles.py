@@ -103,20 +103,29 @@ def plan(
 
 
 def as_stored(x: Array, device: torch.device | str | None) -> torch.Tensor:
-    """``x`` as a contiguous tensor on ``device`` to keep queries or keys in: bfloat16 and
-    float16 tensors stay so (``HeadQK.scores`` takes each tile to float32), anything else is
-    float32."""
+    """``x`` as a tensor on ``device`` to keep queries or keys in: bfloat16 and float16 tensors
+    stay so (``HeadQK.scores`` takes each tile to float32), anything else is float32. A tensor
+    that owns its whole buffer is kept as it is, strided or not (Llama's queries after RoPE are
+    ``(heads, n, d)`` over an ``(n, heads, d)`` buffer: a contiguous copy beside the original
+    held both, every layer's, until the trace was built); a view into a larger buffer (GPT-2's
+    q of its fused q|k|v) is copied so that it does not keep the rest alive."""
     if isinstance(x, torch.Tensor) and x.dtype in (torch.bfloat16, torch.float16):
-        return x.detach().to(device=device or x.device).contiguous()
+        return _own(x.detach().to(device=device or x.device))
     return as_float32(x, device)
 
 
+def _own(x: torch.Tensor) -> torch.Tensor:
+    """``x``, or a contiguous copy where it is a part of a larger buffer."""
+    whole = x.storage_offset() == 0 and x.untyped_storage().nbytes() == x.nbytes
+    return x if whole else x.contiguous()
+
+
 def as_float32(x: Array, device: torch.device | str | None) -> torch.Tensor:
-    """``x`` as a contiguous float32 tensor on ``device`` (None: where a tensor is, else the
-    CPU)."""
+    """``x`` as a float32 tensor on ``device`` (None: where a tensor is, else the CPU), copied
+    only where it must be (another dtype or device, or a part of a larger buffer: ``as_stored``)."""
     if not isinstance(x, torch.Tensor):
         x = torch.from_numpy(np.ascontiguousarray(x, np.float32)).to(device or "cpu")
-    return x.detach().to(device=device or x.device, dtype=torch.float32).contiguous()
+    return _own(x.detach().to(device=device or x.device, dtype=torch.float32))
 
 
 def positions(index: Index, n: int, what: str) -> torch.Tensor | None:

@@ -2,7 +2,9 @@
 (issues 43, 46): ``LLAMA_3_8B`` is Meta's published configuration (32 layers, 32 query heads
 sharing 8 key/value heads, d_model 4096, SwiGLU 14,336, RoPE theta 500,000, 128,256 tokens);
 ``TINY_LLAMA`` the same shape scaled down; ``STANDIN_LLAMA`` the CPU stand-in of the memory tests
-(the real vocabulary and head size, 2 narrow layers). The tokenizer is word-level over ``WORDS``
+(the real vocabulary and head size, 2 narrow layers); ``WIDE_LLAMA`` the stand-in of the per-layer
+memory test (issue 53: Llama 3.2 1B's width, query and key/value heads, any number of layers). The
+tokenizer is word-level over ``WORDS``
 (one token per word, a ``<|begin_of_text|>`` in front), so a text of ``n - 1`` words is ``n``
 tokens. The weights are drawn on the target device in the target dtype (an 8B model in float32
 on the CPU first would take 32 GB and minutes). ``bench/harness/llama.py`` times them.
@@ -44,7 +46,24 @@ STANDIN_LLAMA: dict[str, Any] = {  # the CPU stand-in of the memory tests (issue
     "num_attention_heads": 4,
     "num_key_value_heads": 1,
 }
-SIZES = {"llama-3-8b": LLAMA_3_8B, "tiny": TINY_LLAMA, "standin": STANDIN_LLAMA}
+WIDE_LLAMA: dict[str, Any] = {  # the per-layer memory stand-in (issue 53): a real width (2,048,
+    # 16 query heads of 128 sharing 4 key/value heads, as Llama 3.2 1B), so that what a layer
+    # keeps (q and k: 20 MiB at 4,096 tokens in bfloat16) stands out of the noise; a narrow MLP
+    # and Llama 2's 32,000-token vocabulary keep an 8-layer model at 0.6 GB and a pass at seconds
+    **LLAMA_3_8B,
+    "vocab_size": 32_000,
+    "hidden_size": 2048,
+    "intermediate_size": 2048,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+}
+SIZES = {
+    "llama-3-8b": LLAMA_3_8B,
+    "tiny": TINY_LLAMA,
+    "standin": STANDIN_LLAMA,
+    "wide": WIDE_LLAMA,
+}
 
 
 def word_tokenizer(positions: int) -> PreTrainedTokenizerFast:
@@ -71,16 +90,19 @@ def build_llama(
     device: str | torch.device = "cpu",
     dtype: torch.dtype = torch.bfloat16,
     seed: int = 0,
+    layers: int | None = None,
 ) -> Path:
     """Save a random Llama of ``SIZES[size]`` reading ``positions`` tokens into ``folder``
     (config, safetensors, tokenizer) and return it, ready for ``load_model(f"hf:{folder}")``.
 
     Args:
         device, dtype: where and in what the weights are drawn (saved as they are).
+        layers: decoder layers instead of the size's own.
     """
     folder = Path(folder)
+    shape = {**SIZES[size], **({} if layers is None else {"num_hidden_layers": layers})}
     config = LlamaConfig(
-        **SIZES[size],
+        **shape,
         max_position_embeddings=positions,
         bos_token_id=0,
         eos_token_id=1,

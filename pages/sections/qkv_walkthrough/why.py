@@ -10,7 +10,7 @@ import streamlit as st
 from viz_transformer.analysis import why
 from viz_transformer.figures import why as figures
 from viz_transformer.records.qkv import KindCapture
-from viz_transformer.ui import focus, widgets
+from viz_transformer.ui import focus, qkv_caches, widgets
 
 MAP_KEY = "why_map"
 ANCHOR = "why"  # where a retrieval head's link ("Score split at the copy") scrolls to
@@ -56,10 +56,16 @@ def _pickers(cap: KindCapture, scores: np.ndarray, position: int) -> tuple[int, 
     return st.session_state["why_query"], st.session_state["why_key"]
 
 
-def _split(cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: str) -> None:
-    """One split's bars, or why the model or layer has none."""
+def _split(
+    name: str, text: str, cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: str
+) -> None:
+    """One split's bars, or why the model or layer has none. The page's capture holds one layer:
+    the component split reads the earlier ones at the query and the key in a pass of its own."""
     try:
-        parts = why.split_score(cap, layer, head, *pair, by)  # type: ignore[arg-type]
+        if by == "component" and cap.resid is not None and cap.kind != "cross":
+            parts = qkv_caches.score_parts(name, text, cap.kind, layer, head, pair)
+        else:
+            parts = why.split_score(cap, layer, head, *pair, by)  # type: ignore[arg-type]
     except ValueError as exc:
         st.markdown(f"**{SPLIT_TITLES[by]}**")
         st.info(str(exc))
@@ -98,14 +104,14 @@ def _split(cap: KindCapture, layer: int, head: int, pair: tuple[int, int], by: s
     )
 
 
-def section(cap: KindCapture, layer: int, head: int, position: int) -> None:
+def section(name: str, text: str, cap: KindCapture, layer: int, head: int, position: int) -> None:
     """The score map of the chosen head, the query and key pickers, and the three splits."""
     with focus.anchor(ANCHOR):
-        _section(cap, layer, head, position)
+        _section(name, text, cap, layer, head, position)
     focus.apply()  # a retrieval head's link scrolls here (the page's last anchor)
 
 
-def _section(cap: KindCapture, layer: int, head: int, position: int) -> None:
+def _section(name: str, text: str, cap: KindCapture, layer: int, head: int, position: int) -> None:
     st.subheader("Why this head looks there")
     st.markdown(INTRO)
     scores = widgets.or_none(why.head_scores, cap, layer, head)
@@ -122,7 +128,7 @@ def _section(cap: KindCapture, layer: int, head: int, position: int) -> None:
         f"{weight[key] / weight.sum():.3f}."
     )
     for by in why.SPLITS:
-        _split(cap, layer, head, (query, key), by)
+        _split(name, text, cap, layer, head, (query, key), by)
     arrays = {"scores": np.where(np.isfinite(scores), scores, np.nan)}
     widgets.downloads(f"why-{cap.kind}-L{layer}-H{head}", arrays, _meta(cap, layer, head))
 

@@ -25,8 +25,9 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
             "through cross-attention; pick the decoder's or cross-attention heads to see tokens."
         )
         return
+    layer, head = st.session_state["heads_layer"], st.session_state["heads_head"]
     try:
-        cap = qkv_caches.capture(name, text, kind)
+        cap = qkv_caches.capture(name, text, kind, layer)  # that layer alone
     except ValueError as exc:  # a model whose heads' outputs are not read: say why
         st.info(str(exc))
         return
@@ -49,7 +50,6 @@ def section(name: str, text: str, kind: AttentionKind) -> None:
         "the output layer: which next tokens it makes more (blue) or less (red) likely. The "
         "arrow names the token the model predicts there, as the maps label their rows.",
     )
-    layer, head = st.session_state["heads_layer"], st.session_state["heads_head"]
     found = widgets.or_none(writes.writes_of, caches.model(name), cap, layer, head, position, TOP)
     if found is None:
         return

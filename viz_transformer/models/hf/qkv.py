@@ -1,24 +1,18 @@
-"""What the Q, K, V walkthrough reads from a Hugging Face model of a family it knows: each block's
-input (the model's own ``hidden_states``), what its pre-attention norm makes of it (computed by the
-model's own norm module), the attention weights from the permanent pattern hook points, the
-weights of every layer and, for RoPE, the rotary tables. Nothing is added to the shared module,
-so sessions never mix.
-
-What differs between families is one ``Family`` each (where a block keeps its norm and its
-projections); ``analysis.walkthrough`` only sees the ``KindCapture`` record:
-
-- Llama family (Llama, SmolLM2, Mistral, Qwen2): pre-norm, RMSNorm ``input_layernorm``,
-  ``q_proj`` .. ``o_proj`` without biases, rotary positions;
-- GPT-2: pre-norm, LayerNorm ``ln_1`` (gain and bias), one fused ``c_attn`` Conv1D holding
-  [W_Q | W_K | W_V] and ``c_proj`` (Conv1D weights are already ``x @ W + b``), learned positions;
-- BERT family (BERT, MiniLM): post-norm, no norm before attention, ``attention.self.query`` ..
-  ``value`` and ``attention.output.dense`` with biases, absolute learned positions.
+"""What the Q, K, V walkthrough reads from a Hugging Face model of a family it knows
+(``qkv_families``), in one pass, as ``Needs`` asks: at the blocks asked, each block's input and
+what its pre-attention norm (the model's own module) makes of it, read by forward pre-hooks of
+this thread (no ``output_hidden_states``: every layer's states would stay on the device); the
+queries, keys and heads' outputs of the layers asked from the attention function's hook points,
+in the model's dtype; the pattern only where it is named; the weights a layer at a time when
+read (``LayerWeights``); for RoPE, the rotary tables. Nothing is added to the shared module
+beyond this pass's hooks, so sessions never mix; ``analysis.walkthrough`` only sees the
+``KindCapture`` record.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,13 +23,12 @@ from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import inputs as hf_inputs
 from viz_transformer.models.hf.heads import accepts, lens_points
 from viz_transformer.models.hf.parts import HFParts
+from viz_transformer.models.hf.qkv_families import Family, blocks_of, family_of
 from viz_transformer.models.results import QKV_NOTE
 from viz_transformer.networks.hooks import collect_calls
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture, Layers, Needs, PreNorm
+from viz_transformer.records.qkv import KindCapture, Layers, LayerWeights, Needs
 
-Pair = tuple[torch.Tensor, torch.Tensor]  # (w (d_in, d_out), b (d_out,)): x @ w + b, on device
-LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 STACKS = {
     "decoder": ("decoder-only", "the decoder's masked self-attention"),
     "encoder": ("encoder-only", "the encoder's self-attention"),
@@ -43,146 +36,30 @@ STACKS = {
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
-    """float32 numpy on the CPU: one transfer for the whole (stacked) tensor, whose memory it
-    shares (every caller passes a tensor of its own: a stack, a product, this pass's states)."""
+    """float32 numpy on the CPU (every caller passes a tensor of its own)."""
     return t.detach().to("cpu", torch.float32).numpy()
 
 
-def _linear(lin: nn.Module) -> Pair:
-    """``x @ w + b`` form of an ``nn.Linear``: its weight transposed, its bias (zeros if none)."""
-    w = lin.weight.detach().T  # (d_in, d_out)
-    bias = lin.bias
-    return w, torch.zeros(w.shape[1], dtype=w.dtype, device=w.device) if bias is None else bias
+def _weights(family: Family, blocks: list[tuple[nn.Module, nn.Module]]) -> dict[str, Any]:
+    """``w_q`` .. ``b_o`` (and the pre-attention norm's ``norm``, ``norm_bias``), each read from
+    the model a layer at a time when asked (``LayerWeights``): a capture restacks nothing."""
 
+    def fetch(name: str) -> Callable[[int], torch.Tensor]:
+        def one(i: int) -> torch.Tensor:
+            block, attn = blocks[i]
+            if name.startswith("norm"):
+                norm = getattr(block, family.norm or "")
+                return norm.weight if name == "norm" else norm.bias
+            w, b = family.projections(block, attn)[name[-1]]
+            return w if name[0] == "w" else b
 
-def _conv1d(conv: nn.Module) -> Pair:
-    """GPT-2's ``Conv1D`` already stores ``(d_in, d_out)``: ``x @ weight + bias``."""
-    return conv.weight.detach(), conv.bias.detach()
+        return one
 
-
-@dataclass(frozen=True)
-class Family:
-    """Where one family keeps the parts of a block, found from its attention module (the module
-    the pattern hook point sits on).
-
-    Attributes:
-        kind: its one attention kind; positions: the ``ModelSpec.positions`` it needs.
-        up: path levels from the attention module up to its block.
-        norm: the block's pre-attention norm attribute, None for post-norm; norm_kind: which.
-        fits: ``fits(block, attn, config)``: the modules and config are this family's.
-        projections: ``projections(block, attn)`` -> {"q", "k", "v", "o"} -> ``Pair``.
-    """
-
-    kind: AttentionKind
-    positions: str
-    up: int
-    norm: str | None
-    norm_kind: PreNorm
-    fits: Callable[[nn.Module, nn.Module, Any], bool]
-    projections: Callable[[nn.Module, nn.Module], dict[str, Pair]]
-
-
-def _gpt2_projections(block: nn.Module, attn: nn.Module) -> dict[str, Pair]:
-    w, b = _conv1d(attn.c_attn)  # (d, 3d): [W_Q | W_K | W_V], the order GPT-2 splits them in
-    parts = zip("qkv", w.chunk(3, dim=1), b.chunk(3), strict=True)
-    return {**{p: (wp, bp) for p, wp, bp in parts}, "o": _conv1d(attn.c_proj)}
-
-
-FAMILIES = (
-    Family(  # Llama, SmolLM2, Mistral, Qwen2 (no q/k norm: Qwen3, OLMo2 have one)
-        "decoder",
-        "rotary",
-        1,
-        "input_layernorm",
-        "rms",
-        lambda block, attn, config: (
-            all(hasattr(attn, p) for p in LLAMA_PROJECTIONS)
-            and hasattr(block, "input_layernorm")
-            and not hasattr(attn, "q_norm")
-        ),
-        lambda block, attn: {p: _linear(getattr(attn, f"{p}_proj")) for p in "qkvo"},
-    ),
-    Family(  # GPT-2 (a layer-dependent score scale is not Eq. 1's: refused)
-        "decoder",
-        "learned",
-        1,
-        "ln_1",
-        "layer",
-        lambda block, attn, config: (
-            hasattr(attn, "c_attn")
-            and hasattr(attn, "c_proj")
-            and isinstance(getattr(block, "ln_1", None), nn.LayerNorm)
-            and not getattr(attn, "is_cross_attention", False)
-            and not getattr(config, "scale_attn_by_inverse_layer_idx", False)
-        ),
-        _gpt2_projections,
-    ),
-    Family(  # BERT, MiniLM: the pattern hook sits on attention.self, the block two levels up
-        "encoder",
-        "learned",
-        2,
-        None,
-        "none",
-        lambda block, attn, config: (
-            all(hasattr(attn, p) for p in ("query", "key", "value"))
-            and hasattr(getattr(block.attention, "output", None), "dense")
-            and not getattr(config, "is_decoder", False)
-        ),
-        lambda block, attn: {
-            "q": _linear(attn.query),
-            "k": _linear(attn.key),
-            "v": _linear(attn.value),
-            "o": _linear(block.attention.output.dense),
-        },
-    ),
-)
-
-
-def _blocks(model: HFParts, family: Family) -> list[tuple[nn.Module, nn.Module]]:
-    """(block, its attention module) per layer of ``family.kind``, from the pattern hook names."""
-    out = []
-    for pattern in model.names.get(family.kind, []):
-        path = pattern.removesuffix(".hook_pattern")
-        block_path = path.rsplit(".", family.up)[0]
-        out.append((model.module.get_submodule(block_path), model.module.get_submodule(path)))
-    return out
-
-
-def _fits(model: HFParts, family: Family) -> bool:
-    if list(model.names) != [family.kind] or model.spec.positions != family.positions:
-        return False
-    try:
-        blocks = _blocks(model, family)
-        config = model.module.config
-        return bool(blocks) and all(family.fits(b, a, config) for b, a in blocks)
-    except AttributeError:  # a path or module this family does not have
-        return False
-
-
-def family_of(model: HFParts) -> Family | None:
-    """The family whose modules ``model`` has, None when the walkthrough cannot read it."""
-    return next((f for f in FAMILIES if _fits(model, f)), None)
-
-
-def supports(model: HFParts) -> bool:
-    """A single-stack model whose blocks are a known family's (BART, Marian, T5 and any other
-    model get ``QKV_NOTE``)."""
-    return family_of(model) is not None
-
-
-@torch.no_grad()
-def _weights(family: Family, blocks: list[tuple[nn.Module, nn.Module]]) -> dict[str, np.ndarray]:
-    per_layer = [family.projections(block, attn) for block, attn in blocks]
-    stacked: dict[str, torch.Tensor] = {}  # stacked on the device, then one transfer each
-    for part in "qkvo":
-        stacked[f"w_{part}"] = torch.stack([p[part][0] for p in per_layer])
-        stacked[f"b_{part}"] = torch.stack([p[part][1] for p in per_layer])
+    names = [f"{wb}_{p}" for p in "qkvo" for wb in "wb"]
     if family.norm is not None:
-        norms = [getattr(block, family.norm) for block, _ in blocks]
-        stacked["norm"] = torch.stack([n.weight for n in norms])
-        if family.norm_kind == "layer":
-            stacked["norm_bias"] = torch.stack([n.bias for n in norms])
-    return {name: _numpy(t) for name, t in stacked.items()}
+        names += ["norm", "norm_bias"] if family.norm_kind == "layer" else ["norm"]
+    first = {n: fetch(n)(0).shape for n in names}
+    return {n: LayerWeights(fetch(n), len(blocks), tuple(first[n])) for n in names}
 
 
 def _epsilon(norm: nn.Module) -> float:
@@ -190,11 +67,11 @@ def _epsilon(norm: nn.Module) -> float:
     return float(eps or 1e-6)
 
 
-def _point_names(model: HFParts, kind: AttentionKind, needs: Needs) -> dict[str, list[str]]:
-    """The points one pass reads, by layer, as ``needs`` asks: ``pattern`` (eager attention runs
-    where it is asked), ``q``, ``k`` and ``z`` where the ``"vt"`` attention function runs (the
-    model's own queries and keys after rotary positions, and the heads' outputs), and ``final``,
-    the last block's output, for a decoder (what its final norm reads)."""
+def _point_names(model: HFParts, kind: AttentionKind, needs: Needs) -> dict[str, dict[int, str]]:
+    """The hook points one pass reads, by layer, as ``needs`` asks: ``pattern`` (eager attention
+    runs where it is asked), ``q``, ``k`` and ``z`` where the ``"vt"`` attention function runs
+    (the model's own queries and keys after rotary positions, and the heads' outputs), and
+    ``final``, the last block's output, for a decoder (what its final norm reads)."""
     bases = {i: n.removesuffix(".hook_pattern") for i, n in enumerate(model.names[kind])}
     parts = "qkz" if model.module.config._attn_implementation == hf_attention.IMPLEMENTATION else ""
     points = {
@@ -202,14 +79,17 @@ def _point_names(model: HFParts, kind: AttentionKind, needs: Needs) -> dict[str,
         for p in ("pattern", *parts)
     }
     points = {p: by_layer for p, by_layer in points.items() if by_layer}
-    if kind == "decoder":
+    if kind == "decoder" and "final" in needs.layers:
         points["final"] = {len(bases): lens_points(model)[-1]}
     return points
 
 
-def _inputs(model: HFParts, ids: list[int], resid0: torch.Tensor) -> tuple[np.ndarray, ...] | None:
+def _inputs(
+    model: HFParts, ids: list[int], resid0: torch.Tensor, rows: list[int]
+) -> tuple[np.ndarray, ...] | None:
     """Token and position parts ``[T, d]`` of layer 0's block input of a pre-norm model with
-    added (learned) positions, when they sum to what the model computed; None otherwise."""
+    added (learned) positions, when they sum to what the model computed (``resid0``: its
+    ``rows``); None otherwise."""
     table = model.position_table()
     if table is None:
         return None
@@ -219,22 +99,55 @@ def _inputs(model: HFParts, ids: list[int], resid0: torch.Tensor) -> tuple[np.nd
     position = table[: len(ids)]
     if position.shape != content.shape:
         return None
-    added = np.allclose(content + position, _numpy(resid0), atol=1e-5, rtol=1e-4)
+    added = np.allclose((content + position)[rows], _numpy(resid0), atol=1e-5, rtol=1e-4)
     return (content, position) if added else None
 
 
 def _captured(
-    calls: dict[str, list[np.ndarray]], points: dict[str, dict[int, str]], n_layers: int
-) -> dict[str, np.ndarray | Layers]:
-    """``[L, h, T, .]`` per point (``q`` unscaled, as our own networks record it), a ``Layers``
-    where some layers were left out."""
-    out: dict[str, np.ndarray | Layers] = {}
-    for p, by_layer in points.items():
-        if p == "final":
-            continue
-        got = {i: calls[n][0] for i, n in by_layer.items()}
-        out[p] = np.stack(list(got.values())) if len(got) == n_layers else Layers(got, n_layers)
-    return out
+    calls: dict[str, list[Any]], points: dict[str, dict[int, str]], n: int, rows: list[int] | None
+) -> dict[str, Layers]:
+    """``[L, h, T, .]`` per point (``q`` unscaled, as our own networks record it), each kept layer
+    as the model made it (its dtype, its device); ``z`` at ``rows`` only where ``rows`` is set."""
+    return {
+        p: Layers(
+            {i: calls[name][0] for i, name in by_layer.items()}, n, (), rows if p == "z" else None
+        )
+        for p, by_layer in points.items()
+        if p != "final"
+    }
+
+
+def _streams(
+    family: Family, blocks: list[tuple[nn.Module, nn.Module]], needs: Needs, rows: list[int] | None
+) -> tuple[dict[int, torch.Tensor], dict[int, torch.Tensor], list[Any]]:
+    """Forward pre-hooks on the blocks ``needs`` reads (this thread's calls only: the module is
+    shared): each keeps the block's input (``resid``, at ``rows``) and what its pre-attention norm
+    (the model's own module) makes of it (``x``), in the model's dtype. Returns the two dicts,
+    filled by the pass, and the hooks' handles."""
+    x: dict[int, torch.Tensor] = {}
+    resid: dict[int, torch.Tensor] = {}
+    mine = threading.get_ident()
+    pre = family.norm is not None
+
+    def reader(i: int, block: nn.Module) -> Callable[..., None]:
+        def read(_module: nn.Module, args: tuple[Any, ...], kwargs: Any = None) -> None:
+            # another thread's pass may call it (without kwargs, if removed meanwhile): ignored
+            if threading.get_ident() != mine:
+                return
+            hidden = (args[0] if args else kwargs["hidden_states"]).detach()  # (1, T, d)
+            if pre and needs.keeps("resid", i):
+                resid[i] = hidden[0] if rows is None else hidden[0, rows]
+            if needs.keeps("x", i):
+                x[i] = getattr(block, family.norm)(hidden)[0] if pre else hidden[0]
+
+        return read
+
+    wanted = [i for i in range(len(blocks)) if needs.keeps("x", i) or needs.keeps("resid", i)]
+    handles = [
+        blocks[i][0].register_forward_pre_hook(reader(i, blocks[i][0]), with_kwargs=True)
+        for i in wanted
+    ]
+    return x, resid, handles
 
 
 def _run(
@@ -242,34 +155,40 @@ def _run(
     family: Family,
     blocks: list[tuple[nn.Module, nn.Module]],
     ids: list[int],
-    names: list[str],
-    layers: list[int],
-) -> tuple[dict[str, list[np.ndarray]], list[torch.Tensor], dict[int, torch.Tensor]]:
-    """One pass over ``ids`` reading the hook points ``names`` (no key/value cache): their calls,
-    each block's input ``(T, d)`` and, at ``layers``, what its pre-attention norm (the model's own
-    module) makes of it."""
+    points: dict[str, dict[int, str]],
+    needs: Needs,
+) -> tuple[dict[str, list[Any]], dict[int, torch.Tensor], dict[int, torch.Tensor]]:
+    """One pass over ``ids`` (no key/value cache, no ``output_hidden_states``: every layer's
+    states would stay on the device) reading the hook points of ``points`` and, at the blocks
+    ``needs`` names, their inputs (``_streams``)."""
     batch = torch.tensor([ids], device=model.device)  # (1, T)
     # the output layer's logits are not read: one row of them, where the model allows it
     keep = {"logits_to_keep": 1} if accepts(model.module, "logits_to_keep") else {}
     keep |= {"use_cache": False} if accepts(model.module, "use_cache") else {}
-    with torch.no_grad(), collect_calls(model.module, names) as calls:
-        out = model.module(
-            input_ids=batch,
-            attention_mask=torch.ones_like(batch),
-            output_hidden_states=True,
-            **keep,
-        )
-        resid = [h[0] for h in out.hidden_states[: len(blocks)]]  # each block's input (T, d)
-        norms = [getattr(b, family.norm) if family.norm else nn.Identity() for b, _ in blocks]
-        normed = {i: norms[i](resid[i][None])[0] for i in layers}
-    return calls, resid, normed
+    rows = needs.rows_of("resid")
+    at = None if rows is None else sorted(rows)
+    on_host = [n for p in ("pattern", "final") for n in points.get(p, {}).values()]
+    kept = [n for p in "qk" for n in points.get(p, {}).values()]
+    z = list(points.get("z", {}).values())
+    x, resid, handles = _streams(family, blocks, needs, at)
+    try:
+        with (
+            torch.no_grad(),
+            collect_calls(model.module, on_host) as calls,
+            collect_calls(model.module, kept, host=False) as qk,
+            collect_calls(model.module, z, _rows(at), host=False) as zs,
+        ):
+            model.module(input_ids=batch, attention_mask=torch.ones_like(batch), **keep)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return {**calls, **qk, **zs}, x, resid
 
 
-def _host(by_layer: dict[int, torch.Tensor], n_layers: int, d: int) -> np.ndarray | Layers:
-    """``[L, T, d]`` float32 on the host, or a ``Layers`` of the layers kept."""
-    if len(by_layer) == n_layers:
-        return _numpy(torch.stack([by_layer[i] for i in range(n_layers)]))
-    return Layers({i: _numpy(t) for i, t in by_layer.items()}, n_layers, (-1, d))
+def _rows(at: list[int] | None) -> Callable[[torch.Tensor], torch.Tensor]:
+    """What ``collect_calls`` keeps of the heads' outputs ``(1, h, T, d_k)``: ``at`` or every
+    row."""
+    return (lambda t: t[0]) if at is None else (lambda t: t[0][:, at])
 
 
 def qkv_run(
@@ -302,20 +221,22 @@ def qkv_run(
         sep = "" if text[-1:].isspace() or target[:1].isspace() else " "
         text = f"{text}{sep}{target}"
     ids = model.encode_text(text)
-    blocks = _blocks(model, family)
-    points = _point_names(model, kind, needs or Needs())
-    names = [n for by_layer in points.values() for n in by_layer.values()]
-    kept = [i for i in range(len(blocks)) if (needs or Needs()).keeps("resid", i)]
-    calls, resid, normed = _run(model, family, blocks, ids, names, kept)
-    d = resid[0].shape[-1]
-    x = _host(normed, len(blocks), d)  # (L, T, d): what each attention reads
+    blocks = blocks_of(model, family)
+    needs = needs or Needs()
+    points = _point_names(model, kind, needs)
+    calls, x, resid = _run(model, family, blocks, ids, points, needs)
+    n = len(blocks)
+    rows = needs.rows_of("resid")
+    at = None if rows is None else sorted(rows)
+    d = int(model.module.config.hidden_size)
     tokens = model.token_labels(ids)
     config = model.module.config
     n_heads = int(config.num_attention_heads)
     scale = model.head_scale()
     pre = family.norm is not None
     eps = _epsilon(getattr(blocks[0][0], family.norm)) if pre else 0.0
-    captured = _captured(calls, points, len(blocks))  # "pattern": (L, H, T, T)
+    xs = Layers(x, n, (len(ids), d))  # what each attention reads
+    first = at or list(range(len(ids)))
     return KindCapture(
         model.name,
         kind,
@@ -323,17 +244,17 @@ def qkv_run(
         tokens,
         n_heads,
         scale.scaled,
-        x,
-        x,
+        xs,
+        xs,
         None,
         None,
         _weights(family, blocks),
-        captured,
-        resid=_host({i: resid[i] for i in kept}, len(blocks), d) if pre else None,
+        _captured(calls, points, n, at),  # "q", "k", "z", "pattern": (L, H, T, .)
+        resid=Layers(resid, n, (len(first), d), at) if pre else None,
         norm_eps=eps,
         rotary=model.rotary_tables(len(ids)),
         kv_heads=int(getattr(config, "num_key_value_heads", None) or n_heads),
         norm=family.norm_kind,
-        final=calls[points["final"][len(blocks)]][0] if "final" in points and pre else None,
-        inputs=_inputs(model, ids, resid[0]) if pre else None,
+        final=calls[points["final"][n]][0] if "final" in points and pre else None,
+        inputs=_inputs(model, ids, resid[0], first) if pre and 0 in resid else None,
     )
