@@ -131,8 +131,27 @@ def lazy_patterns(
         sinks = tuple(i for i, f in enumerate(formulas) if f.sinks is not None)
         capture.sink_layers[kind] = sinks
         qs, ks = [r.q for r in recs], [r.k for r in recs]
+        sizes = [r.weights.shape[1:] if r.weights is not None else (r.q.shape[1], r.k.shape[1])
+                 for r in recs]  # fmt: skip
+        one_shape(kind, [tuple(z) for z in sizes])
         out[kind] = LazyPatterns(qs, ks, kind == "decoder", formulas=formulas, whole=whole)
     return out
+
+
+def one_shape(kind: AttentionKind, sizes: list[tuple[int, ...]]) -> None:
+    """Check that every call of ``kind`` gives a map of one ``(queries, keys)`` shape.
+
+    Raises:
+        ValueError: some calls attend over keys that are not the tokens (compressed or merged
+            keys), which no token x token map can show.
+    """
+    if len(set(sizes)) > 1:
+        seen = ", ".join(map(str, sorted(set(sizes))))
+        raise ValueError(
+            f"The {kind} attention calls give maps of several shapes ({seen}): some attend over "
+            "keys that are not the input's tokens (compressed or merged keys), and "
+            "viz-transformer shows maps over the tokens only."
+        )
 
 
 def softmax_calls(kind: AttentionKind, calls: list, capture: Capture) -> list:
@@ -237,6 +256,7 @@ def run(
         calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
         sinks = (i for i, (_, r) in enumerate(calls) if getattr(r, "vt_sinks", False))
         capture.sink_layers[kind] = tuple(sinks)
+        one_shape(kind, [tuple(r.shape[-2:]) for _, r in calls])
         arrays[kind] = np.stack([r[0].detach().to("cpu", torch.float32).numpy() for _, r in calls])
     return preds, arrays, capture.said()
 
