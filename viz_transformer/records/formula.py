@@ -77,9 +77,8 @@ class Mask:
     def allowed(self, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The predicate at ``rows x cols``, ``(len(rows), len(cols))`` bool."""
         assert self.predicate is not None
-        at, r, c = self.device, rows.to(self.device), cols.to(self.device)
-        b = torch.tensor(self.batch, device=at)
-        h = torch.zeros((), dtype=torch.long, device=at)
+        r, c = rows.to(self.device), cols.to(self.device)
+        b, h = r.new_full((), self.batch), r.new_zeros(())  # no copy from the host per tile
         seen = self.predicate(b, h, r[:, None] + self.q_offset, c[None, :] + self.kv_offset)
         return seen.to(rows.device).expand(len(rows), len(cols))
 
