@@ -37,7 +37,7 @@ def page(browser: Browser) -> Iterator[Page]:
     context.close()
 
 
-def _class_view(page: Page, code: str = "") -> str:
+def _class_board(page: Page, code: str = "") -> str:
     """Wait for the class view (its code's heading and the funnel); the code it shows."""
     heading = page.get_by_role("heading", name=f"Class code {code}")
     expect(heading.first).to_be_visible()
@@ -78,7 +78,7 @@ def _open_link(page: Page, url: str, params: dict[str, str]) -> None:
     again without its token."""
     page.goto(f"{url}/teacher?{urlencode(params)}")
     page.wait_for_function("() => !location.search.includes('once=')")
-    _class_view(page, params["class"])
+    _class_board(page, params["class"])
 
 
 @pytest.mark.parametrize("loaded", [False, True], ids=["quiet", "loaded"])
@@ -91,11 +91,11 @@ def test_the_key_never_reaches_a_history_entry_and_a_reload_keeps_the_view(room,
         page.add_init_script(RECORD_JS)
         page.goto(f"{url}/teacher")  # a class opened on the page: its key never in the URL
         page.get_by_role("button", name="Open a class").click()
-        code = _class_view(page)
+        code = _class_board(page)
         page.get_by_role("button", name="Pause").click()  # a full run of the class view
         expect(page.get_by_role("button", name="Resume")).to_be_visible()
         page.reload()  # F5: a new session, the same view (the key kept by this browser)
-        _class_view(page, code)
+        _class_board(page, code)
         expect(page.get_by_role("button", name="Resume")).to_be_visible()
         store = vt.classroom(db)
         other, other_key = store.create(TOUR)

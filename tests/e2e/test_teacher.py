@@ -329,7 +329,7 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
         expect(student.get_by_role("heading", name=lesson.steps[0].title)).to_be_visible(
             timeout=15_000
         )
-        assert store.view(code, student.url.split("student=")[1].split("&")[0]).answers == []
+        assert store.answers_of(code, student.url.split("student=")[1].split("&")[0]) == []
         store.remove(code, key, "Ada")  # a test join removed: the open page says so by itself
         expect(student.get_by_text("Your teacher removed you")).to_be_visible(timeout=15_000)
         student.context.close()

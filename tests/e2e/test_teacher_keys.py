@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 TOUR = "paper_tour"
 ROOT = Path(__file__).resolve().parents[2]
-REDRAW_MS = 3000 + 7000  # the live view's redraw (class_view.REFRESH_S) and a busy machine's run
+REDRAW_MS = 3000 + 7000  # the live view's redraw (class_board.REFRESH_S) and a busy machine's run
 TOKEN = re.compile(rb"[A-Za-z0-9_-]{43}")  # a pass's token (passes.new_token)
 
 
@@ -48,7 +48,7 @@ def pw() -> Iterator[Playwright]:
         yield p
 
 
-def _class_view(page: Page, code: str) -> None:
+def _class_board(page: Page, code: str) -> None:
     expect(page.get_by_role("heading", name=f"Class code {code}")).to_be_visible()
     page.wait_for_selector(".js-plotly-plot")
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
@@ -88,12 +88,12 @@ def test_a_persistent_profile_keeps_no_usable_secret_after_the_link_and_leave(ro
     page.set_default_timeout(90_000)
     page.goto(f"{url}/teacher?class={code}&once={once}")
     page.wait_for_function("() => !location.search.includes('once=')")
-    _class_view(page, code)
+    _class_board(page, code)
     [cookie] = [c for c in context.cookies() if c["name"] == f"vt_class_{code}"]
     session = cookie["value"]
     assert session not in (key, once) and store.check_key(code, session) == "teacher"
     page.reload()  # F5: the session kept by this browser opens the class again
-    _class_view(page, code)
+    _class_board(page, code)
     page.get_by_role("button", name="Leave this class on this browser").click()
     expect(page.get_by_text(f"You left class {code} on this browser")).to_be_visible()
     page.wait_for_function(f"() => !document.cookie.includes('vt_class_{code}')")
@@ -137,7 +137,7 @@ def _teacher(pw_browser, url: str, code: str, once: str) -> Page:
     page.set_default_timeout(90_000)
     page.goto(f"{url}/teacher?class={code}&once={once}")
     page.wait_for_function("() => !location.search.includes('once=')")
-    _class_view(page, code)
+    _class_board(page, code)
     return page
 
 
@@ -158,7 +158,7 @@ def test_a_new_key_from_the_page_or_the_command_line_ends_every_other_open_page(
         new = here.locator('[data-testid="stCode"]').first.inner_text().strip()
         assert store.check_key(code, new) == "teacher"
         here.reload()  # this browser's new session, kept in the cookie
-        _class_view(here, code)
+        _class_board(here, code)
         env = {**os.environ, "VT_TEACHER_KEY": new, "PYTHONPATH": os.pathsep.join(sys.path)}
         done = subprocess.run(
             [sys.executable, "-m", "viz_transformer", "class", "rotate", code, "--db", db],

@@ -24,13 +24,15 @@ def test_every_control_on_postgres_reaches_another_replica(postgres_url, lesson_
         replica.move(code, ana, 2)
     store.pause(code, key)
     store.hide_names(code, key)
-    assert replica.view(code, ana).controls == Controls(pace=2, paused=True, hide_names=True)
+    assert replica.student_board(code, ana).controls == Controls(
+        pace=2, paused=True, hide_names=True
+    )
     assert replica.submit(code, ana, 1, "cosine").correct  # kept during a pause
     pseudonyms = replica.roster(code, key)["pseudonym"].tolist()
     assert pseudonyms == store.roster(code, key)["pseudonym"].tolist() and len(set(pseudonyms)) == 2
     assert replica.remove(code, key, "bo") == "Bo"
     with pytest.raises(ValueError, match="Your teacher removed you"):
-        store.view(code, bo)
+        store.student_board(code, bo)
     viewer = store.viewer_key(code, key)
     assert replica.check_key(code, viewer) == "viewer"
     with pytest.raises(PermissionError, match="read-only"):

@@ -81,7 +81,7 @@ def test_an_earlier_releases_database_is_brought_up_to_date_with_its_rows_kept(
         assert store.check_key(code, "k") == "teacher"
         if settings:
             assert store.check_key(code, "v") == "viewer"
-        view = store.view(code, "t0")
+        view = store.student_board(code, "t0")
         assert view.student == Student("Ana", 2, AT)
         assert view.answers[0].grade == OLD_GRADE and view.answers[0].at == AT  # NULL: readable
         funnel = store.funnel(code, "k").set_index("step")

@@ -11,7 +11,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.classroom.database import make_engine
 from viz_transformer.classroom.pseudonyms import pseudonym, pseudonyms
-from viz_transformer.classroom.records import Controls
+from viz_transformer.classroom.rows import Controls
 from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
 
@@ -33,7 +33,7 @@ def test_a_pace_stops_students_at_its_step_and_all_lifts_it(room):
     store.move(code, ana, 3)  # ahead before the pace is set
     store.submit(code, ana, 3, "my words")
     store.set_pace(code, key, 2)  # steps 1 and 2, counted as on screen
-    assert replica.controls(code).pace == 2 and replica.view(code, ana).controls.pace == 2
+    assert replica.controls(code).pace == 2 and replica.student_board(code, ana).controls.pace == 2
     store.move(code, ana, 1)
     with pytest.raises(ValueError, match=r"Wait for your teacher.*step 2"):
         store.move(code, ana, 2)
@@ -52,9 +52,9 @@ def test_a_pace_stops_students_at_its_step_and_all_lifts_it(room):
 def test_pause_and_resume_reach_every_replica(room):
     store, code, key, replica = room
     ana = store.join(code, "Ana")
-    assert replica.view(code, ana).controls == Controls()
+    assert replica.student_board(code, ana).controls == Controls()
     store.pause(code, key)
-    assert replica.view(code, ana).controls.paused and replica.controls(code).paused
+    assert replica.student_board(code, ana).controls.paused and replica.controls(code).paused
     store.submit(code, ana, 1, "sine")  # an answer sent as the pause came is kept
     replica.resume(code, key)
     assert not store.controls(code).paused and len(store.answers(code, key)) == 1
@@ -97,13 +97,13 @@ def test_a_student_is_removed_by_name_or_id_with_their_answers(room):
     assert replica.watch(code, ana) is None  # their open page notices and redraws
     assert replica.watch(code, bo).paused and replica.watch("NOSUCH", bo) is None
     with pytest.raises(ValueError, match=r"^Your teacher removed you from this class\. Ask"):
-        replica.view(code, ana)  # their page says so (not "unknown student token")
+        replica.student_board(code, ana)  # their page says so (not "unknown student token")
     with pytest.raises(ValueError, match="removed the name 'ana' from this class"):
         store.join(code, "ana")  # the teacher decides whether the name may come back
     store.let_rejoin(code, key, "ANA")
     assert store.removed(code, key) == {"Ana": True}
     with pytest.raises(ValueError, match="You may join again with your name"):
-        replica.view(code, ana)
+        replica.student_board(code, ana)
     assert replica.watch(code, store.join(code, "Ana")) == Controls(paused=True)  # back in
     store.remove(code, key, "Ana", may_rejoin=True)
     with pytest.raises(ValueError, match="2 students are named 'Bo'"):
@@ -130,7 +130,7 @@ def test_a_closed_class_takes_no_joins_or_answers_and_keeps_its_answers(room):
         replica.submit(code, ana, 1, "cosine")
     store.move(code, ana, 2)  # reading the steps goes on
     assert store.answers(code, key)["answer"].tolist() == ["sine"]
-    assert store.view(code, ana).answers[0].answer == "sine"
+    assert store.student_board(code, ana).answers[0].answer == "sine"
 
 
 def test_a_read_only_key_sees_the_class_and_changes_nothing(room):

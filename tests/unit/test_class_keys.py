@@ -15,7 +15,7 @@ import viz_transformer as vt
 from viz_transformer.classroom import passes, schema
 from viz_transformer.classroom.access import REPLACED
 from viz_transformer.classroom.database import make_engine
-from viz_transformer.classroom.records import now
+from viz_transformer.classroom.rows import now
 from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
 
@@ -33,7 +33,7 @@ def test_a_one_time_link_opens_the_class_once_and_then_says_how_to_get_another(r
     session, role = replica.open_link(code.lower(), once)  # the code as a student might type it
     assert role == "teacher" and store.check_key(code, session) == "teacher"
     store.pause(code, session)  # the session changes the class as the key does
-    assert replica.teacher_view(f" {code[:3]} {code[3:]} ", session).controls.paused
+    assert replica.teacher_board(f" {code[:3]} {code[3:]} ", session).controls.paused
     with pytest.raises(PermissionError, match="already used") as used:
         store.open_link(code, once)
     assert f"python -m viz_transformer class link {code}" in str(used.value)
@@ -77,7 +77,7 @@ def test_a_new_teachers_key_ends_the_old_key_its_links_and_every_session(room):
         store.pause(code, key)
     for session in (first, second):
         with pytest.raises(PermissionError, match=r"access to class \w+ has ended"):
-            replica.teacher_view(code, session)
+            replica.teacher_board(code, session)
     with pytest.raises(PermissionError, match="has ended"):
         store.open_link(code, unused)
     session, role = store.open_link(code, store.one_time_link(code, new))
@@ -122,7 +122,7 @@ def test_a_session_lasts_the_minutes_set_and_an_unused_link_a_day(room, monkeypa
 def test_a_read_only_link_gives_a_session_that_reads_and_a_newer_link_ends_it(room):
     store, code, key, replica = room
     viewer, role = replica.open_link(code, store.read_only_link(code, key))
-    assert role == "viewer" and len(store.teacher_view(code, viewer).roster) == 0
+    assert role == "viewer" and len(store.teacher_board(code, viewer).roster) == 0
     for change in (
         lambda: store.pause(code, viewer),
         lambda: store.one_time_link(code, viewer),

@@ -177,12 +177,12 @@ def test_an_unreadable_answer_reads_as_unreadable_after_a_reload(store):
     sent = {step: store.submit(code, ana, step, text) for step, text in given.items()}
     assert [g.readable for g in sent.values()] == [False, False, True]
     replica = vt.ClassStore(store.engine)  # another replica: nothing kept in memory
-    for read in (replica.view(code, ana).answers, replica.answers_of(code, ana)):
+    for read in (replica.student_board(code, ana).answers, replica.answers_of(code, ana)):
         assert {a.step: a.grade for a in read} == sent  # every field, readable too
     assert store.submit(code, ana, 1, "banana") == sent[1]  # sent again: the stored grade
 
 
-def test_the_teacher_view_is_the_four_reads_in_one_transaction(store):
+def test_the_teacher_board_is_the_four_reads_in_one_transaction(store):
     code, key = store.create(read_lesson(LESSON, "counting"))
     log = play(store, code, seed=7)
     store.hide_names(code, key)
@@ -193,15 +193,15 @@ def test_the_teacher_view_is_the_four_reads_in_one_transaction(store):
         begun.append(conn)
 
     sa.event.listen(store.engine, "begin", count)
-    view = store.teacher_view(code, viewer)  # the read-only key reads it
+    board = store.teacher_board(code, viewer)  # the read-only key reads it
     sa.event.remove(store.engine, "begin", count)
     assert len(begun) == 1  # one transaction, one check of the key
-    assert view.controls == store.controls(code) == Controls(hide_names=True)
-    pd.testing.assert_frame_equal(view.roster, store.roster(code, key))
-    pd.testing.assert_frame_equal(view.funnel, store.funnel(code, key))
-    pd.testing.assert_frame_equal(view.wrong, store.wrong_answers(code, key))
-    assert view.roster["student"].tolist() == log.names
+    assert board.controls == store.controls(code) == Controls(hide_names=True)
+    pd.testing.assert_frame_equal(board.roster, store.roster(code, key))
+    pd.testing.assert_frame_equal(board.funnel, store.funnel(code, key))
+    pd.testing.assert_frame_equal(board.wrong, store.wrong_answers(code, key))
+    assert board.roster["student"].tolist() == log.names
     with pytest.raises(PermissionError, match="wrong teacher key"):
-        store.teacher_view(code, key + "x")
+        store.teacher_board(code, key + "x")
     with pytest.raises(ValueError, match="no class"):
-        store.teacher_view("NOSUCH", key)
+        store.teacher_board("NOSUCH", key)

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from viz_transformer import settings
 from viz_transformer.classroom.database import engine_for, normalise_url
 from viz_transformer.classroom.lessons import traced
-from viz_transformer.classroom.records import Answer, Controls, Student, StudentView, TeacherView
+from viz_transformer.classroom.rows import Answer, Controls, Student, StudentBoard, TeacherBoard
 from viz_transformer.classroom.store import ClassStore
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ __all__ = [
     "ClassStore",
     "Controls",
     "Student",
-    "StudentView",
-    "TeacherView",
+    "StudentBoard",
+    "TeacherBoard",
     "classroom",
     "links",
     "normalise_url",

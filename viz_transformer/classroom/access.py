@@ -17,7 +17,7 @@ from viz_transformer import settings
 from viz_transformer.classroom import passes
 from viz_transformer.classroom.database import run, upsert
 from viz_transformer.classroom.passes import key_hash
-from viz_transformer.classroom.records import now
+from viz_transformer.classroom.rows import now
 from viz_transformer.classroom.schema import class_settings, classes, retired_keys
 
 CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud or off a projector

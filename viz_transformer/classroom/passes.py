@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from sqlalchemy import Connection, Row, select, update
 
-from viz_transformer.classroom.records import now, utc
+from viz_transformer.classroom.rows import now, utc
 from viz_transformer.classroom.schema import passes
 
 LINK, SESSION = "link", "session"

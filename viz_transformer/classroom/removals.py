@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select, update
 
-from viz_transformer.classroom.records import now
+from viz_transformer.classroom.rows import now
 from viz_transformer.classroom.schema import removed
 
 REMOVED = "Your teacher removed you from this class."

@@ -8,7 +8,7 @@ Grading happens at answer time, from the lesson's model (``vt.grade``).
 
 The parts: ``access.py`` (codes, keys, who may do what), ``teacher.py`` (open a class, read it,
 change its controls), ``student.py`` (join, move, answer), ``lessons.py`` (each class's lesson,
-read once), over ``records.py`` (what the store returns) and ``schema.py`` (its tables).
+read once), over ``rows.py`` (what the store returns) and ``schema.py`` (its tables).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from sqlalchemy import Engine
 
 from viz_transformer.classroom.access import Access
 from viz_transformer.classroom.lessons import ClassLessons, traced
-from viz_transformer.classroom.records import (
+from viz_transformer.classroom.rows import (
     Answer,
     Controls,
     Student,
-    StudentView,
-    TeacherView,
+    StudentBoard,
+    TeacherBoard,
 )
 from viz_transformer.classroom.student import Students
 from viz_transformer.classroom.teacher import Teacher
@@ -125,10 +125,10 @@ class ClassStore:
         """The most common wrong answers per step (``Teacher.wrong_answers``)."""
         return self._teacher.wrong_answers(code, key, top)
 
-    def teacher_view(self, code: str, key: str) -> TeacherView:
+    def teacher_board(self, code: str, key: str) -> TeacherBoard:
         """Controls, roster, funnel and wrong answers in one transaction
-        (``Teacher.teacher_view``)."""
-        return self._teacher.teacher_view(code, key)
+        (``Teacher.board``)."""
+        return self._teacher.board(code, key)
 
     def controls(self, code: str) -> Controls:
         """Class ``code``'s controls now, no key needed (``Teacher.controls``)."""
@@ -191,9 +191,9 @@ class ClassStore:
         """The student's own answers, oldest first (``Students.answers_of``)."""
         return self._students.answers_of(code, token)
 
-    def view(self, code: str, token: str) -> StudentView:
-        """The student, their answers and the controls in one transaction (``Students.view``)."""
-        return self._students.view(code, token)
+    def student_board(self, code: str, token: str) -> StudentBoard:
+        """The student, their answers and the controls in one transaction (``Students.board``)."""
+        return self._students.board(code, token)
 
     def watch(self, code: str, token: str) -> Controls | None:
         """The controls, or None once the student was removed (``Students.watch``)."""

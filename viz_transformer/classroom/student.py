@@ -16,11 +16,11 @@ from viz_transformer.classroom import removals
 from viz_transformer.classroom.access import class_code
 from viz_transformer.classroom.database import run, upsert
 from viz_transformer.classroom.lessons import ClassLessons
-from viz_transformer.classroom.records import (
+from viz_transformer.classroom.rows import (
     Answer,
     Controls,
     Student,
-    StudentView,
+    StudentBoard,
     answer_from_row,
     grade_columns,
     now,
@@ -226,14 +226,14 @@ class Students:
             self.engine, lambda conn: self._answers(conn, self._student_row(conn, code, token).id)
         )
 
-    def view(self, code: str, token: str) -> StudentView:
+    def board(self, code: str, token: str) -> StudentBoard:
         """The student, their answers and the class's controls, read in one transaction: what
         every run of a student's page reads (a removed student's token is unknown)."""
         code = class_code(code)
 
-        def work(conn: Connection) -> StudentView:
+        def work(conn: Connection) -> StudentBoard:
             row = self._student_row(conn, code, token)
-            return StudentView(
+            return StudentBoard(
                 student_from_row(row), self._answers(conn, row.id), read_controls(conn, code)
             )
 

@@ -1,5 +1,5 @@
 """``Teacher``: what the teacher does with a class: open it, read it (every answer, the roster,
-the per-step funnel, the most common wrong answers, or the live view's four at once) with the
+the per-step funnel, the most common wrong answers, or the four at once: ``board``) with the
 teacher's or the read-only key, and change it with the teacher's key only (the pace, a pause,
 names hidden, a student removed, the class closed). Changes are stored, so every replica's
 students see them on their next redraw; the tables number steps from 1 (``reports.py``)."""
@@ -24,7 +24,7 @@ from viz_transformer.classroom.access import (
 )
 from viz_transformer.classroom.database import run
 from viz_transformer.classroom.lessons import ClassLessons
-from viz_transformer.classroom.records import Controls, TeacherView, now, read_controls
+from viz_transformer.classroom.rows import Controls, TeacherBoard, now, read_controls
 from viz_transformer.classroom.schema import answers, classes, students, visits
 from viz_transformer.classroom.student import clean_name
 from viz_transformer.course.lesson import Lesson
@@ -89,13 +89,13 @@ class Teacher:
         ``top`` per step."""
         return self.access.read(code, key, lambda c, k: reports.wrong_table(c, k, top))
 
-    def teacher_view(self, code: str, key: str) -> TeacherView:
+    def board(self, code: str, key: str) -> TeacherBoard:
         """The controls, ``roster``, ``funnel`` and ``wrong_answers`` read in one transaction
         with one check of either key: what the Teacher page redraws every few seconds."""
         lesson = self.lessons.lesson(code)
 
-        def work(conn: Connection, code: str) -> TeacherView:
-            return TeacherView(
+        def work(conn: Connection, code: str) -> TeacherBoard:
+            return TeacherBoard(
                 read_controls(conn, code),
                 reports.roster_table(conn, code),
                 reports.funnel_table(conn, code, lesson),

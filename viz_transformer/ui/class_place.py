@@ -44,11 +44,11 @@ def in_class(code: str, token: str) -> ClassPlace:
     Raises:
         ValueError: an unknown class code or student token (a student removed, too).
     """
-    found, view = class_lesson(code), store().view(code, token)
-    answers = {a.step: (a.answer, a.grade) for a in view.answers}
+    found, board = class_lesson(code), store().student_board(code, token)
+    answers = {a.step: (a.answer, a.grade) for a in board.answers}
     back = {"class": code, "student": token}
-    place = ClassPlace(found, 0, answers, back, view.student.name, view.controls, code, token)
-    place.step = min(view.student.place, place.open_steps - 1)
+    place = ClassPlace(found, 0, answers, back, board.student.name, board.controls, code, token)
+    place.step = min(board.student.place, place.open_steps - 1)
     return place
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import viz_transformer as vt
-from pages.sections.teacher import access
+from pages.sections.teacher import entry
 from viz_transformer.classroom import Controls, viewer_link
 from viz_transformer.figures.classroom import step_label
 from viz_transformer.ui import class_store, widgets
@@ -183,7 +183,7 @@ def _rotate(code: str, key: str) -> None:
     except class_store.STORE_ERRORS as exc:
         st.session_state[ERROR] = class_store.message(exc)
         return
-    st.session_state.setdefault(access.KEYS, {})[code] = session
-    st.session_state.setdefault(access.HIDDEN, set()).discard(code)  # the cookie: the new one
-    st.session_state.setdefault(access.NEW_KEY, {})[code] = new
+    st.session_state.setdefault(entry.KEYS, {})[code] = session
+    st.session_state.setdefault(entry.HIDDEN, set()).discard(code)  # the cookie: the new one
+    st.session_state.setdefault(entry.NEW_KEY, {})[code] = new
     st.session_state["class-rotate-ok"] = False

@@ -1,6 +1,6 @@
-"""The records the class store returns (``Student``, ``Answer``, ``Controls``, and the views a
-page reads in one transaction), each rebuilt from its table's row in one place here; times are
-UTC."""
+"""The values the class store returns (``Student``, ``Answer``, ``Controls``, and the two
+boards, what one redraw of a class page reads in one transaction), each rebuilt from its table's
+row in one place here; times are UTC."""
 
 from __future__ import annotations
 
@@ -68,8 +68,9 @@ class Controls:
 
 
 @dataclass(frozen=True)
-class StudentView:
-    """What a student's page needs, read in one transaction (``ClassStore.view``).
+class StudentBoard:
+    """A student's board: what each run of a student's page reads, in one transaction
+    (``Students.board``).
 
     Attributes:
         student: name, place (0-based) and when they joined.
@@ -83,10 +84,10 @@ class StudentView:
 
 
 @dataclass(frozen=True)
-class TeacherView:
-    """What the Teacher page's live view redraws, read in one transaction with one check of the
-    key (``ClassStore.teacher_view``); the tables are ``ClassStore.roster``, ``funnel`` and
-    ``wrong_answers``'s.
+class TeacherBoard:
+    """The teacher's board: what the Teacher page redraws every few seconds, read in one
+    transaction with one check of the key (``Teacher.board``); the tables are
+    ``Teacher.roster``, ``funnel`` and ``wrong_answers``'s.
 
     Attributes:
         controls: the teacher's controls of the class now.

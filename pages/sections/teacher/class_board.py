@@ -1,4 +1,4 @@
-"""The Teacher page's view of a class: how to join (the code, the students' link and its QR
+"""The Teacher page's board of a class: how to join (the code, the students' link and its QR
 code), then, redrawn every few seconds (a fragment: the rest of the page stays), the teacher's
 controls as they stand, the funnel, who is where (pseudonyms when names are hidden), the most
 common wrong answers and the answers as CSV."""
@@ -15,7 +15,7 @@ from viz_transformer.classroom import links as class_links
 from viz_transformer.figures.classroom import funnel_figure, qr_png, step_label
 from viz_transformer.ui import class_store, widgets
 
-REFRESH_S = 3  # seconds between redraws of the live view
+REFRESH_S = 3  # seconds between redraws of the board
 # the second x 1.6 on a projector, under the join box and the Pause row at 1024x768
 FUNNEL_HEIGHT, PRESENTER_FUNNEL_HEIGHT = 360, 210
 QR_PX, PRESENTER_QR_PX = 130, 160
@@ -112,15 +112,15 @@ def live(code: str, key: str, lesson: vt.Lesson, drawn: Controls | None = None) 
     (Pause, the pace, Hide names) were drawn with, the whole page is drawn again: a command
     (``class pause``) or another tab changed them."""
     try:  # one transaction, one check of the key
-        view = class_store.store().teacher_view(code, key)
+        board = class_store.store().teacher_board(code, key)
     except PermissionError:  # a new teacher's key, or left on this browser: the page says so
         st.rerun(scope="app")
     except class_store.STORE_ERRORS as exc:  # the next redraw tries again
         widgets.show_error(class_store.message(exc))
         return
-    if drawn is not None and view.controls != drawn:
+    if drawn is not None and board.controls != drawn:
         st.rerun(scope="app")
-    controls, roster, funnel, wrong = view.controls, view.roster, view.funnel, view.wrong
+    controls, roster, funnel, wrong = board.controls, board.roster, board.funnel, board.wrong
     presenting = widgets.presenting()
     if not presenting:  # projected, the chart's title says it: the first screen has no room
         st.markdown(status(controls))

@@ -53,7 +53,7 @@ _SCRIPT = """<script>(() => {{
 
 
 def creator() -> None:
-    """No class in the URL: open a class on a lesson; the page becomes its teacher's view."""
+    """No class in the URL: open a class on a lesson; the page becomes its teacher's board."""
     if LEFT in st.session_state:
         code = st.session_state.pop(LEFT)
         _keep_in_browser(code, "", 0)
@@ -103,7 +103,7 @@ def _title(name: str) -> str:
     return f"{found.title} ({name})" if found is not None else name
 
 
-def access(code: str) -> tuple[str, str] | None:
+def enter(code: str) -> tuple[str, str] | None:
     """``(session, role)`` for class ``code`` (as stored): the session a one-time link in the
     URL gives, or the one this Streamlit session or this browser keeps, checked on every run,
     and ``"teacher"`` or ``"viewer"``; None, with a message and nothing of the class, without
