@@ -73,7 +73,7 @@ def sweep_case(form: str, depths: list[float], lengths: list[int]) -> dict:
                 r.found,
                 r.passed,
                 f"L{best[0]} H{best[1]} {r.retrieval[best]:.2f}",
-                r.output[:60],
+                r.output[:60].replace("\n", "↵").replace("|", "\\|"),
             ]
         )
     return {

@@ -177,6 +177,23 @@ def test_a_resumed_sweep_names_each_text_by_its_own_index(planted, tmp_path: Pat
     assert [r.haystack for r in swapped.runs] == [0, 1]
 
 
+def test_a_stop_reaches_inside_the_trace_pass(planted, monkeypatch) -> None:
+    monkeypatch.setattr("viz_transformer.analysis.heads.TICK_S", 0.0)  # a tick at every layer
+    seen: list[float] = []
+    vt.retrieval_heads(planted, haystack(), NEEDLE, progress=seen.append)
+    assert seen.count(0.4) >= 1 + 2  # the trace's pass ticks at each of its 2 layers
+    stop = StopToken()
+
+    def press_in_the_pass(f: float) -> None:
+        if f == 0.4 and seen.append(f) is None and len(seen) > 1:
+            stop.set()
+
+    seen.clear()
+    with pytest.raises(Cancelled):
+        vt.retrieval_heads(planted, haystack(), NEEDLE, progress=press_in_the_pass, stop=stop)
+    assert len(seen) == 2  # ended at the first tick inside the pass
+
+
 def test_out_and_only_found_are_refused_for_a_single_run(planted) -> None:
     for kwargs in ({"out": {}}, {"only_found": True}):
         with pytest.raises(ValueError, match=r"belongs to a sweep.*depths=\[0.5\]"):

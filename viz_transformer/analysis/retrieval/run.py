@@ -12,6 +12,7 @@ reached through public methods only (``token_offsets``, ``greedy_ids``, ``decode
 from __future__ import annotations
 
 from viz_transformer.analysis.capture import trace as capture
+from viz_transformer.analysis.heads import ticking
 from viz_transformer.analysis.retrieval import needle as nd
 from viz_transformer.analysis.retrieval import scores as sc
 from viz_transformer.analysis.retrieval.result import FLAG, RetrievalResult
@@ -141,21 +142,23 @@ def retrieval_heads(
             model's context, a model that is not decoder-only, the question form without a
             question.
     """
-    report = with_stop(progress, stop)
     p, ids, needle_at, answer_at, n_new = prepare(
         model, haystack, needle, depth, prompt, question, answer
     )
-    at = (lambda lo, hi: lambda f: report(lo + (hi - lo) * f)) if report else (lambda lo, hi: None)
-    step = at(0.0, 0.4)
-    if step is None:
-        out_ids = model.greedy_ids(ids, n_new)
-    else:
-        with model.stepping(lambda done, most: step(done / most)):
+    # progress (a Stop point) also from inside the model's layers every 0.25 s: a 4,096-token
+    # pass is tens of seconds on a shared CPU
+    with ticking(model, with_stop(progress, stop)) as report:
+        at = (lambda lo, hi: lambda f: report(lo + (hi - lo) * f)) if report else (lambda *_: None)
+        step = at(0.0, 0.4)
+        if step is None:
             out_ids = model.greedy_ids(ids, n_new)
-        report(0.4)  # the trace next: one pass, no progress inside
-    output = model.decode(out_ids)
-    text = check_text(p.text + output)  # what the trace reads (stripped)
-    tr = capture(model, text)
+        else:
+            with model.stepping(lambda done, most: step(done / most)):
+                out_ids = model.greedy_ids(ids, n_new)
+            report(0.4)  # the trace next: one pass
+        output = model.decode(out_ids)
+        text = check_text(p.text + output)  # what the trace reads (stripped)
+        tr = capture(model, text)
     reread = model.encode_text(text)
     if len(reread) != len(tr.tgt_tokens):
         raise RuntimeError("the trace holds another tokenisation than the text read back.")
