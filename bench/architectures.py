@@ -34,7 +34,9 @@ causal-LM, masked-LM and sequence-to-sequence architecture of transformers' auto
 (`viz_transformer/testing/architectures.py`: 2 layers, width 64, 4 heads, a vocabulary of 128,
 windows of 4 tokens under a 15-token input, 4 experts), loaded as `hf:<folder>`, traced on the
 default path and on the long-input path (`VT_LAZY_ABOVE=1`), every map compared with the same
-model's eager `output_attentions` within 1e-5 in float32. *right*: every map equal on both paths;
+model's eager `output_attentions` within 1e-5 in float32. *right*: every map equal on both paths
+(*long path: whole maps* where a long input keeps every map, not the queries and keys: a
+family that computes attention in its own code, or an attention call the tiles cannot take);
 *refused*: the loader or the trace says why (the model returns no softmax map, or one that is no
 query x key map of the tokens); *wrong*: a map differs; *crash*: an error that is no message;
 *no reference*: the tiny model's own eager forward does not run; *not built*: its default config
@@ -60,6 +62,8 @@ def sweep(types: list[str]) -> tuple[list[Outcome], float]:
 def write_table(outcomes: list[Outcome]) -> str:
     counts = collections.Counter(o.status for o in outcomes)
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+    whole = sum(o.status == "right" and bool(o.detail) for o in outcomes)
+    summary += f" ({whole} of the right keep whole maps on the long path)"
     rows = [[f"`{o.model_type}`", ARCHITECTURES[o.model_type], o.status, _cell(o.detail)]
             for o in outcomes]  # fmt: skip
     body = (

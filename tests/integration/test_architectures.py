@@ -102,10 +102,3 @@ def test_a_family_read_from_its_outputs_keeps_no_weights_outside_a_capture(monke
     monkeypatch.setattr(settings, "MAX_MATERIALISE", trace.encoder.size - 1)
     with pytest.raises(ValueError, match="Shorten the input to about"):
         model.trace(TEXT)
-
-
-def test_a_model_computing_some_attention_itself_keeps_its_maps_whole():
-    """BigBird-Pegasus' encoder computes attention in its own code: no queries and keys to keep
-    there, so the model runs eager and its long inputs keep whole maps (right on both paths)."""
-    model = HFModel.load(hf_spec(f"hf:{built('bigbird_pegasus')}"), "cpu")
-    assert model.module.config._attn_implementation == "eager" and not model.lazy_capable

@@ -3,7 +3,8 @@
 and on the long-input path (``settings.LAZY_ABOVE`` = 1, per-head maps from queries and keys),
 each compared within ``ATOL`` in float32.
 
-``check(model_type)`` gives an ``Outcome``: ``right`` (every map of both paths equal), ``refused``
+``check(model_type)`` gives an ``Outcome``: ``right`` (every map of both paths equal; "long path:
+whole maps" where the long path keeps every map rather than queries and keys), ``refused``
 (a ``ValueError`` at load or trace, its message kept), ``wrong`` (a map differs or is missing:
 which, and by how much), ``crash`` (any other exception), ``no reference`` (the model's own eager
 forward gives no attention weights: a family with no softmax map, or one that does not run) or
@@ -28,6 +29,7 @@ from viz_transformer.models.hf.model import HFModel
 from viz_transformer.models.hf.spec import hf_spec
 from viz_transformer.models.spec import ModelSpec
 from viz_transformer.records.kinds import AttentionKind
+from viz_transformer.records.lazy import is_lazy
 from viz_transformer.records.trace import Trace
 from viz_transformer.testing.architectures import TARGET, TEXT, BuildError, built
 
@@ -163,14 +165,16 @@ def check(model_type: str) -> Outcome:
     for path, above in (("default", settings.LAZY_ABOVE), ("lazy", 1)):
         try:
             with lazy_above(above):
-                problem = _compare(_trace(model), expected, path)
+                trace = _trace(model)
+                problem = _compare(trace, expected, path)
         except ValueError as exc:
             return _refused(model_type, folder, spec, f"{path}: {_one_line(exc)}", expected)
         except Exception as exc:
             return Outcome(model_type, "crash", f"{path}: {_one_line(exc)} at {_where(exc)}")
         if problem:
             return Outcome(model_type, "wrong", problem)
-    return Outcome(model_type, "right")
+    whole = not any(is_lazy(trace.get(kind)) for kind in spec.shows)
+    return Outcome(model_type, "right", "long path: whole maps" if whole else "")
 
 
 def _refused(

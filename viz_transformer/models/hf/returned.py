@@ -6,14 +6,11 @@ module whose output tuple holds that very tensor, and at which index. Such a mod
 ``output_attentions`` whenever a pattern is asked in the calling thread (a forward pre-hook), so
 the permanent forward hooks read every call's weights; its maps stay whole (they are not computed
 from queries and keys), so an input whose maps would pass ``settings.MAX_MATERIALISE`` weights is
-refused before the pass with a message. A declared module that computes attention in its own code
-(BigBird-Pegasus' encoder) makes its model run eager, its maps whole too."""
+refused before the pass with a message."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,18 +35,14 @@ class NoMaps(ValueError):
 def with_returned(
     model: PreTrainedModel, shows: tuple[AttentionKind, ...], declared: Found
 ) -> Found:
-    """``declared`` (``names.attention_modules``) when it has modules of every kind (the model
-    set to eager attention if one of them computes attention itself); else the modules that
-    return the weights (``returned_modules``), with ``output_attentions`` asked of every pass
-    that captures a pattern and long inputs refused (``_ask_weights``).
+    """``declared`` (``names.attention_modules``) when it has modules of every kind; else the
+    modules that return the weights (``returned_modules``), with ``output_attentions`` asked of
+    every pass that captures a pattern and long inputs refused (``_ask_weights``).
 
     Raises:
         NoMaps: the model returns no softmax attention map.
     """
     if all(declared.values()):
-        own = [m for es in declared.values() for _, m, _ in es if not _calls_function(m)]
-        if own and model.config._attn_implementation != "eager":  # BigBird-Pegasus' encoder
-            model.set_attn_implementation("eager")  # no queries and keys to keep: maps whole
         return declared
     found = returned_modules(model, shows)
     maps = sum(len(entries) for entries in found.values())
@@ -60,21 +53,6 @@ def with_returned(
                 _ask_weights(type(model).__name__, maps * heads), with_kwargs=True
             )
     return found
-
-
-def _calls_function(module: nn.Module) -> bool:
-    """Whether ``module`` (or a part of it) calls transformers' attention functions, where
-    ``hf_attention`` reads its queries and keys, rather than computing attention itself."""
-    return any(_forward_calls(type(part)) for part in module.modules())
-
-
-@functools.cache
-def _forward_calls(cls: type) -> bool:
-    try:
-        source = inspect.getsource(cls.forward)
-    except (OSError, TypeError):
-        return False
-    return "ALL_ATTENTION_FUNCTIONS" in source or "attention_interface" in source
 
 
 def _ask_weights(name: str, per_token_pair: int) -> Any:
