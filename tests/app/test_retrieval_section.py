@@ -265,3 +265,21 @@ def test_the_question_prompt_is_linked_and_compared(open_page, planted) -> None:
     tab = _follow(url, "attention_maps")
     assert retrieval_view.views()[(planted, ref)] == kept
     assert any("asked 'zeta eta theta'" in i.value for i in tab.info)
+
+
+def test_no_score_split_link_where_the_walkthrough_would_refuse(
+    open_page, planted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walkthrough captures every layer and refuses what passes a job's memory: its link is
+    not offered then, and the page says why (the map's link stays)."""
+    from viz_transformer import settings
+
+    monkeypatch.setattr(settings, "JOB_MEMORY_MB", 0)  # no job fits
+    app = _open(open_page, planted, haystack(LONG, seed=7))
+    app.button(key="ret_start").click().run()
+    assert not app.exception and not app.error
+    assert [b.proto.label for b in app.get("link_button")] == ["Map at the needle"]
+    assert any(
+        c.value.startswith("No score split link: the Q, K, V walkthrough") for c in app.caption
+    )
+    assert app.dataframe[0].value["why"].isna().all()

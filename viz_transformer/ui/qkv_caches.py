@@ -36,10 +36,9 @@ def capture(name: str, text: str, kind: AttentionKind, layer: int) -> walkthroug
     if key in store:
         return store[key]
     queries, keys = trace(name, text).tokens_for(kind)
-    need = estimates.capture_bytes(architecture(name), 1, len(queries), len(keys), 0)
     budget.require(
         f"Capturing layer {layer}'s q, k and v of {len(queries):,} tokens",
-        need,
+        need(name, len(queries), len(keys)),
         model(name).device,
         "Shorten the sentence, or read this model's maps on the Attention maps page, which "
         "computes one head at a time.",
@@ -51,6 +50,12 @@ def capture(name: str, text: str, kind: AttentionKind, layer: int) -> walkthroug
         )
     budget.give_back()  # the pass's transient activations
     return found
+
+
+def need(name: str, n_q: int, n_k: int) -> int:
+    """The bytes one layer's capture of ``n_q`` queries and ``n_k`` keys takes (``estimates``):
+    what ``capture`` checks, and what a link to the walkthrough asks before it is offered."""
+    return estimates.capture_bytes(architecture(name), 1, n_q, n_k, 0)
 
 
 @st.cache_data(max_entries=32, show_spinner="Splitting the score…")

@@ -18,7 +18,7 @@ from viz_transformer.figures import heads as head_figures
 from viz_transformer.figures import retrieval as figures
 from viz_transformer.records.kinds import head_label
 from viz_transformer.records.retrieval_ref import RunRef
-from viz_transformer.ui import retrieval_view, widgets
+from viz_transformer.ui import budget, caches, qkv_caches, retrieval_view, widgets
 
 SHOWN = 5  # flagged heads offered as buttons (all of them are links in the table)
 WINDOW = 32  # the zoom window a map link opens
@@ -78,6 +78,21 @@ def _counts(r: RetrievalResult) -> str:
     )
 
 
+def split_refused(name: str, r: RetrievalResult) -> str | None:
+    """Why the run's score split cannot open (the walkthrough's capture of a layer, refused
+    past the memory a job may take), or None when it fits."""
+    n = r.prompt_length + len(r.output_tokens)
+    need = qkv_caches.need(name, n, n)
+    limit, why = budget.room(caches.model(name).device)
+    if need <= limit:
+        return None
+    return (
+        f"No score split link: the Q, K, V walkthrough's capture of a layer takes "
+        f"{budget.gb(need)} at {n:,} tokens, more than {budget.gb(limit)} ({why}). Sweep shorter "
+        "prompt lengths for runs whose split opens; the map links work at any length."
+    )
+
+
 def run(name: str, r: RetrievalResult, ref: RunRef) -> None:
     """One run: counts, the heads grid, the output, the flagged heads with their links."""
     st.markdown(_counts(r))
@@ -97,7 +112,7 @@ def run(name: str, r: RetrievalResult, ref: RunRef) -> None:
         st.info(f"No head copied the needle (retrieval below {r.threshold:g}).")
         st.dataframe(r.table.head(10), hide_index=True)
         return
-    rows = []
+    refused, rows = split_refused(name, r), []
     for layer, head, score in flagged:
         row, key, needle = _at(r, layer, head)
         rows.append(
@@ -105,14 +120,19 @@ def run(name: str, r: RetrievalResult, ref: RunRef) -> None:
                 "head": head_label((layer, head)),
                 "retrieval": score,
                 "map": map_link(name, ref, layer, head, row, needle),
-                "why": why_link(name, ref, layer, head, row, key),
+                "why": None if refused else why_link(name, ref, layer, head, row, key),
             }
         )
     for entry in rows[:SHOWN]:
         left, mid, right = st.columns([2, 3, 3])
         left.markdown(f"**{entry['head']}**: retrieval {entry['retrieval']:.2f}")
         mid.link_button("Map at the needle", entry["map"], icon=":material/open_in_new:")
-        right.link_button("Score split at the copy", entry["why"], icon=":material/open_in_new:")
+        if entry["why"]:
+            right.link_button(
+                "Score split at the copy", entry["why"], icon=":material/open_in_new:"
+            )
+    if refused:
+        st.caption(refused)
     st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=LINKS, key="ret_flagged")
     st.caption(f"Counting: {r.counting}.")
 
@@ -153,10 +173,14 @@ def sweep(name: str, s: RetrievalSweep, ref: Callable[[float, int | None], RunRe
                 "best head": head_label((layer, head)),
                 "retrieval": score,
                 "map": map_link(name, at, layer, head, row, needle),
-                "why": why_link(name, at, layer, head, row, key),
+                "why": None
+                if split_refused(name, r)
+                else why_link(name, at, layer, head, row, key),
             }
         )
     st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=LINKS, key="ret_runs")
+    if any(row["why"] is None for row in rows):
+        st.caption("An empty score split: that run is too long for the Q, K, V walkthrough.")
     st.dataframe(s.table.head(10), hide_index=True, key="ret_means")
 
 
