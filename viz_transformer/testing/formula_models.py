@@ -24,13 +24,11 @@ from transformers import (
     MistralForCausalLM,
     ModernBertConfig,
     ModernBertModel,
-    PreTrainedTokenizerBase,
 )
 
-from viz_transformer.testing.hf import seeded, sharpen
+from viz_transformer.testing.hf import save_seeded
 from viz_transformer.testing.hf_tokenizers import LINE_WORDS, llama_tokenizer, wordpiece
 
-SEED = 0
 POSITIONS = 1024  # inputs up to this many tokens (the memory tests read a few hundred)
 WINDOW = 3  # keys a sliding window holds: shorter than every test input
 DECODER = {  # sizes every tiny decoder shares
@@ -45,22 +43,10 @@ DECODER = {  # sizes every tiny decoder shares
 }
 
 
-def _save(
-    path: Path, tokenizer: PreTrainedTokenizerBase, build: Callable[[], torch.nn.Module]
-) -> Path:
-    """Save ``build()`` (weights after seed ``SEED``, then ``sharpen``) with ``tokenizer``."""
-    with seeded(SEED):
-        model = sharpen(build().eval())
-    path.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(path)
-    model.save_pretrained(path)
-    return path
-
-
 def _decoder(path: Path, config: type, model: type, **extra: object) -> Path:
     tok = llama_tokenizer()
     cfg = config(vocab_size=len(tok), **DECODER, **extra)
-    return _save(path, tok, lambda: model(cfg))
+    return save_seeded(path, tok, lambda: model(cfg))
 
 
 def gemma2(path: Path) -> Path:
@@ -103,7 +89,7 @@ def diffllama(path: Path) -> Path:
 
 def _encoder(path: Path, build: Callable[[int], torch.nn.Module]) -> Path:
     tok, tokens = wordpiece(LINE_WORDS)
-    return _save(path, tok, lambda: build(len(set(tokens))))
+    return save_seeded(path, tok, lambda: build(len(set(tokens))))
 
 
 def albert(path: Path) -> Path:

@@ -78,20 +78,45 @@ def sharpen(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     return model
 
 
-def _save(path: Path, tokenizer: PreTrainedTokenizerBase, model: torch.nn.Module) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(path)
-    model.save_pretrained(path)
-    return path
+def save_model(folder: Path, tokenizer: PreTrainedTokenizerBase, model: torch.nn.Module) -> Path:
+    """Save ``model`` and ``tokenizer`` in ``folder`` (made if missing), to load as
+    ``hf:<folder>``.
+
+    Returns:
+        ``folder``.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    model.save_pretrained(folder)
+    return folder
 
 
-def _tiny(
-    path: Path, tokenizer: PreTrainedTokenizerBase, build: Callable[[], torch.nn.Module]
+def save_seeded(
+    folder: Path,
+    tokenizer: PreTrainedTokenizerBase,
+    build: Callable[[], torch.nn.Module],
+    seed: int = SEED,
+    sharp: bool = True,
 ) -> Path:
-    """Save ``build()`` (weights drawn after seed ``SEED``, then ``sharpen``) with ``tokenizer``."""
-    with seeded(SEED):
-        model = build()
-    return _save(path, tokenizer, sharpen(model))
+    """Save ``build()`` (weights drawn after ``seed``, then ``sharpen`` unless not ``sharp``)
+    with ``tokenizer`` in ``folder``.
+
+    Returns:
+        ``folder``.
+    """
+    with seeded(seed):
+        model = build().eval()
+    return save_model(folder, tokenizer, sharpen(model) if sharp else model)
+
+
+def _both_sides(d_model: int, layers: int, heads: int, ffn: int, positions: int) -> dict:
+    """An encoder-decoder's sizes, the same on both sides (Marian's and BART's config names)."""
+    sides = {"layers": layers, "attention_heads": heads, "ffn_dim": ffn}
+    return {
+        "d_model": d_model,
+        "max_position_embeddings": positions,
+        **{f"{side}_{key}": n for side in ("encoder", "decoder") for key, n in sides.items()},
+    }
 
 
 def _marian_config(vocab: dict[str, int], **sizes: object) -> MarianConfig:
@@ -110,18 +135,8 @@ def _marian_config(vocab: dict[str, int], **sizes: object) -> MarianConfig:
 def _marian(path: Path) -> Path:
     path.mkdir(parents=True)
     tok, vocab = marian_tokenizer(path, LINES * 4, 60)
-    cfg = _marian_config(
-        vocab,
-        d_model=16,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=32,
-        decoder_ffn_dim=32,
-        max_position_embeddings=64,
-    )
-    return _tiny(path / "model", tok, lambda: MarianMTModel(cfg))
+    cfg = _marian_config(vocab, **_both_sides(16, layers=2, heads=2, ffn=32, positions=64))
+    return save_seeded(path / "model", tok, lambda: MarianMTModel(cfg))
 
 
 def _t5(path: Path) -> Path:
@@ -139,28 +154,21 @@ def _t5(path: Path) -> Path:
         pad_token_id=0,
         eos_token_id=1,
     )
-    return _tiny(path, tok, lambda: T5ForConditionalGeneration(cfg))
+    return save_seeded(path, tok, lambda: T5ForConditionalGeneration(cfg))
 
 
 def _bart(path: Path) -> Path:
     tok = bart_tokenizer()
     cfg = BartConfig(
         vocab_size=len(tok),
-        d_model=16,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=32,
-        decoder_ffn_dim=32,
-        max_position_embeddings=64,
+        **_both_sides(16, layers=2, heads=4, ffn=32, positions=64),
         pad_token_id=1,
         bos_token_id=0,
         eos_token_id=2,
         decoder_start_token_id=2,
         forced_bos_token_id=0,
     )
-    return _tiny(path, tok, lambda: BartForConditionalGeneration(cfg))
+    return save_seeded(path, tok, lambda: BartForConditionalGeneration(cfg))
 
 
 def _bert(path: Path) -> Path:
@@ -173,7 +181,7 @@ def _bert(path: Path) -> Path:
         intermediate_size=32,
         max_position_embeddings=64,
     )
-    return _tiny(path, tok, lambda: BertModel(cfg))
+    return save_seeded(path, tok, lambda: BertModel(cfg))
 
 
 def _gpt2(path: Path) -> Path:
@@ -187,7 +195,7 @@ def _gpt2(path: Path) -> Path:
         bos_token_id=0,
         eos_token_id=0,
     )
-    return _tiny(path, tok, lambda: GPT2LMHeadModel(cfg))
+    return save_seeded(path, tok, lambda: GPT2LMHeadModel(cfg))
 
 
 def _llama(path: Path) -> Path:
@@ -203,12 +211,12 @@ def _llama(path: Path) -> Path:
         bos_token_id=1,
         eos_token_id=2,
     )
-    return _tiny(path, tok, lambda: LlamaForCausalLM(cfg))
+    return save_seeded(path, tok, lambda: LlamaForCausalLM(cfg))
 
 
-# the tiny model of each family: ``BUILDERS[family](folder)`` saves it (``_tiny``: seeded, then
-# ``sharpen``) and returns the folder to load as ``hf:<folder>``; Marian keeps its SentencePiece
-# files in ``folder`` and the model in ``folder / "model"``
+# the tiny model of each family: ``BUILDERS[family](folder)`` saves it (``save_seeded``: seeded,
+# then ``sharpen``) and returns the folder to load as ``hf:<folder>``; Marian keeps its
+# SentencePiece files in ``folder`` and the model in ``folder / "model"``
 BUILDERS: dict[str, Callable[[Path], Path]] = {
     "marian": _marian,
     "t5": _t5,
@@ -247,20 +255,11 @@ def build_marian_base(folder: Path | str, seed: int = 0) -> Path:
     tok, vocab = marian_tokenizer(folder, lines * 8, 200, MARIAN_VOCAB, num_threads=1)
     cfg = _marian_config(
         vocab,
-        d_model=512,
-        encoder_layers=6,
-        decoder_layers=6,
-        encoder_attention_heads=8,
-        decoder_attention_heads=8,
-        encoder_ffn_dim=2048,
-        decoder_ffn_dim=2048,
-        max_position_embeddings=512,
+        **_both_sides(512, layers=6, heads=8, ffn=2048, positions=512),
         activation_function="swish",
         scale_embedding=True,
     )
-    with seeded(seed):
-        model = MarianMTModel(cfg).eval()
-    return _save(folder, tok, model)
+    return save_seeded(folder, tok, lambda: MarianMTModel(cfg), seed, sharp=False)
 
 
 def build_bert_long(folder: Path | str, seed: int = 0, positions: int = 4096) -> Path:
@@ -280,6 +279,4 @@ def build_bert_long(folder: Path | str, seed: int = 0, positions: int = 4096) ->
         intermediate_size=1536,
         max_position_embeddings=positions,
     )
-    with seeded(seed):
-        model = BertModel(cfg).eval()
-    return _save(Path(folder), tok, model)
+    return save_seeded(Path(folder), tok, lambda: BertModel(cfg), seed, sharp=False)

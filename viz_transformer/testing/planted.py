@@ -15,13 +15,15 @@ match is by content wherever the needle stands.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from viz_transformer.testing.hf import seeded
+from viz_transformer.testing.hf import save_model, seeded
 
 FILLER = ("the", "cat", "sat", "on", "mat", "dog", "ran", "to", "red", "house", "a", "small",
           "bird", "sings", "in", "tree")  # fmt: skip
@@ -74,28 +76,13 @@ def _plant(model: LlamaForCausalLM, vocab: dict[str, int], strength: float = 2.0
             attn.q_proj.weight[base + after, vocab[form]] = strength
 
 
-def build_planted(folder: Path | str, seed: int = 0) -> Path:
-    """Save the planted model and its tokenizer in ``folder`` (load it as ``hf:<folder>``).
-
-    Returns:
-        ``folder``.
-    """
-    vocab, tok = vocabulary(), tokenizer()
-    cfg = LlamaConfig(
-        vocab_size=len(vocab),
-        hidden_size=HIDDEN,
-        intermediate_size=16,
-        head_dim=HEAD_DIM,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS,
-        num_key_value_heads=HEADS,
-        max_position_embeddings=512,
-        rope_theta=1e300,
-        bos_token_id=0,
-        eos_token_id=0,
-        pad_token_id=0,
-        tie_word_embeddings=False,
-    )
+def one_hot_llama(seed: int, generated: Iterable[int], **config: Any) -> LlamaForCausalLM:
+    """A Llama of ``LlamaConfig(**config)`` (rotary only in the first pair of dimensions, an
+    MLP 16 wide that writes nothing, untied output) drawn after ``seed``: small random weights,
+    queries and keys wider; one-hot embeddings (token ``t`` is residual dimension ``t``) and an
+    output row for each token in ``generated`` alone, so a head that copies a token's direction
+    to the output makes that token next. A planted head is then written into it."""
+    cfg = LlamaConfig(intermediate_size=16, rope_theta=1e300, tie_word_embeddings=False, **config)
     with seeded(seed), torch.no_grad():
         model = LlamaForCausalLM(cfg).eval()
         for name, p in model.named_parameters():
@@ -104,16 +91,37 @@ def build_planted(folder: Path | str, seed: int = 0) -> Path:
         emb, out = model.model.embed_tokens.weight, model.lm_head.weight
         emb.zero_()
         out.zero_()
-        for t in vocab.values():
+        for t in range(cfg.vocab_size):
             emb[t, t] = 1.0
-        spaced = [i for t, i in vocab.items() if t.startswith("Ġ")]
-        for t in spaced:  # only words after a space are ever generated: "..." reads as [UNK]
+        for t in generated:
             out[t, t] = 1.0
         for block in model.model.layers:
             block.mlp.down_proj.weight.zero_()
+    return model
+
+
+def build_planted(folder: Path | str, seed: int = 0) -> Path:
+    """Save the planted model and its tokenizer in ``folder`` (load it as ``hf:<folder>``).
+
+    Returns:
+        ``folder``.
+    """
+    vocab, tok = vocabulary(), tokenizer()
+    model = one_hot_llama(
+        seed,
+        # only words after a space are ever generated: "..." reads as [UNK]
+        (i for t, i in vocab.items() if t.startswith("Ġ")),
+        vocab_size=len(vocab),
+        hidden_size=HIDDEN,
+        head_dim=HEAD_DIM,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=HEADS,
+        max_position_embeddings=512,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
+    with torch.no_grad():
         _plant(model, vocab)
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save_pretrained(folder)
-    model.save_pretrained(folder)
-    return folder
+    return save_model(Path(folder), tok, model)

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
-from viz_transformer.testing.hf import seeded
+from viz_transformer.testing.hf import save_model
+from viz_transformer.testing.planted import one_hot_llama
 
 FILLER = ("the", "cat", "sat", "on", "mat", "dog", "ran", "to", "red", "house", "small",
           "bird", "sings", "in", "tree", "we", "go", "home")  # fmt: skip
@@ -124,38 +125,20 @@ def build_planted_gqa(folder: Path | str, seed: int = 0, strength: float = 3.0) 
     """
     tok = tokenizer()
     vocab = len(tok)
-    cfg = LlamaConfig(
+    model = one_hot_llama(
+        seed,
+        (t for t in range(vocab) if t != tok.bos_token_id),  # <s> is never generated
         vocab_size=vocab,
         hidden_size=-(-(vocab + 1) // HEADS) * HEADS,  # one-hot embeddings and one more
-        intermediate_size=16,
         head_dim=HEAD_DIM,
         num_hidden_layers=LAYERS,
         num_attention_heads=HEADS,
         num_key_value_heads=KV_HEADS,
         max_position_embeddings=1024,
-        rope_theta=1e300,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.eos_token_id,
-        tie_word_embeddings=False,
     )
-    with seeded(seed), torch.no_grad():
-        model = LlamaForCausalLM(cfg).eval()
-        for name, p in model.named_parameters():
-            if "norm" not in name:
-                p.normal_(0.0, 0.3 if "q_proj" in name or "k_proj" in name else 0.02)
-        emb, out = model.model.embed_tokens.weight, model.lm_head.weight
-        emb.zero_()
-        out.zero_()
-        for t in range(vocab):
-            emb[t, t] = 1.0
-            out[t, t] = 1.0
-        out[tok.bos_token_id, tok.bos_token_id] = 0.0  # never generated
-        for block in model.model.layers:
-            block.mlp.down_proj.weight.zero_()
+    with torch.no_grad():
         _plant(model, tok, strength)
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save_pretrained(folder)
-    model.save_pretrained(folder)
-    return folder
+    return save_model(Path(folder), tok, model)
