@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,8 @@ import pytest
 
 if TYPE_CHECKING:  # imported where used: without Streamlit this tier skips (tests/conftest.py)
     from streamlit.testing.v1 import AppTest
+
+    from viz_transformer.classroom import ClassStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,6 +70,17 @@ def server_layout(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(PagesManager, "uses_pages_directory", PagesManager.uses_pages_directory)
     monkeypatch.setattr(app_test, "PagesManager", _ServerLayout)
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClassStore]:
+    """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
+    from viz_transformer.ui import class_store
+
+    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    class_store.store.clear()
+    yield class_store.store()
+    class_store.store.clear()
 
 
 @pytest.fixture

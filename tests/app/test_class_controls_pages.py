@@ -8,25 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
 from viz_transformer.classroom import links as class_links
-from viz_transformer.ui import class_store
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON, TEACHER, TOUR = "pages/lesson.py", "pages/teacher.py", "paper_tour"
 TEXTS = ("markdown", "caption", "success", "error", "warning", "info", "title", "header")
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> vt.ClassStore:
-    """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
-    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    class_store.store.clear()
-    yield class_store.store()
-    class_store.store.clear()
 
 
 def _open(page: str, params: dict[str, str]) -> AppTest:
@@ -50,6 +39,16 @@ def _teacher(store: vt.ClassStore) -> tuple[AppTest, str, str, str]:
     at = _open(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
     assert not at.error, [e.value for e in at.error]
     return at, code, key, token
+
+
+def _remove_bo(store: vt.ClassStore, at: AppTest, code: str, key: str) -> str:
+    """Bo joins, and the teacher removes Bo on the page; Bo's token."""
+    bo = store.join(code, "Bo")
+    at.run()
+    bo_id = int(store.roster(code, key).set_index("student").loc["Bo", "id"])
+    at.selectbox(key="class-remove").set_value(bo_id).run()
+    _click(at, "Remove")
+    return bo
 
 
 def _click(at: AppTest, label: str) -> None:
@@ -118,11 +117,7 @@ def test_hidden_names_show_pseudonyms_on_the_teacher_page(store):
 
 def test_remove_and_close(store):
     at, code, key, token = _teacher(store)
-    bo = store.join(code, "Bo")
-    at.run()
-    bo_id = int(store.roster(code, key).set_index("student").loc["Bo", "id"])
-    at.selectbox(key="class-remove").set_value(bo_id).run()
-    _click(at, "Remove")
+    bo = _remove_bo(store, at, code, key)
     assert store.roster(code, key)["student"].tolist() == ["Ada Lovelace"]
     said = _open(LESSON, {"class": code, "student": bo}).error[0].value
     assert "Your teacher removed you from this class" in said and "unknown" not in said
@@ -199,11 +194,7 @@ def test_a_pause_holds_the_students_other_pages_too(store):
 
 def test_the_teacher_decides_whether_a_removed_name_may_join_again(store):
     at, code, key, _ = _teacher(store)
-    bo = store.join(code, "Bo")
-    at.run()
-    bo_id = int(store.roster(code, key).set_index("student").loc["Bo", "id"])
-    at.selectbox(key="class-remove").set_value(bo_id).run()
-    _click(at, "Remove")  # "Their name may join again" left unticked
+    bo = _remove_bo(store, at, code, key)  # "Their name may join again" left unticked
     assert store.removed(code, key) == {"Bo": False}
     joining = _open(LESSON, {"class": code})
     joining.text_input(key="name").input("bo")

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 import viz_transformer as vt
@@ -18,15 +17,6 @@ APP = str(ROOT / "app.py")
 LESSON, TEACHER = "pages/lesson.py", "pages/teacher.py"
 TOUR = "paper_tour"
 XSS = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> vt.ClassStore:
-    """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
-    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    class_store.store.clear()
-    yield class_store.store()
-    class_store.store.clear()
 
 
 def _open(page: str, params: dict[str, str]) -> AppTest:
@@ -57,6 +47,17 @@ def _texts(at: AppTest) -> str:
 
 def _head_step(lesson: vt.Lesson) -> int:
     return next(i for i, s in enumerate(lesson.steps) if s.question and s.question.kind == "head")
+
+
+def _grace_at_head_step(store: vt.ClassStore) -> tuple[vt.Lesson, int, str, str]:
+    """A class of the tour with Grace at its first head question: the lesson, that step, the
+    class code and Grace's token."""
+    lesson = vt.load_lesson(TOUR)
+    step = _head_step(lesson)
+    code, _ = store.create(TOUR)
+    token = store.join(code, "Grace")
+    store.move(code, token, step)
+    return lesson, step, code, token
 
 
 def _row(at: AppTest, step: int, layer: int):  # -> ButtonGroup
@@ -140,11 +141,7 @@ def test_a_head_is_answered_by_clicking_it_in_the_grid(store):
 
 
 def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
-    lesson = vt.load_lesson(TOUR)
-    step = _head_step(lesson)
-    code, _ = store.create(TOUR)
-    token = store.join(code, "Grace")
-    store.move(code, token, step)
+    lesson, step, code, token = _grace_at_head_step(store)
     right = vt.grade(lesson.steps[step].question, "L0 H0").expected
     store.submit(code, token, step, right)
     at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
@@ -157,11 +154,7 @@ def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
 
 
 def test_an_unreadable_answer_is_still_unreadable_after_a_reload(store):
-    lesson = vt.load_lesson(TOUR)
-    step = _head_step(lesson)
-    code, _ = store.create(TOUR)
-    token = store.join(code, "Grace")
-    store.move(code, token, step)
+    lesson, step, code, token = _grace_at_head_step(store)
     assert store.submit(code, token, step, "L one").readable is False
     at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title

@@ -11,20 +11,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import viz_transformer as vt
-from viz_transformer.ui import class_store
-
 ROOT = Path(__file__).resolve().parents[2]
 TEACHER, TOUR = "pages/teacher.py", "paper_tour"
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch) -> vt.ClassStore:
-    """A class store of its own (SQLite in ``tmp_path``), the one the pages use too."""
-    monkeypatch.setenv("VT_DATABASE_URL", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    class_store.store.clear()
-    yield class_store.store()
-    class_store.store.clear()
 
 
 def _open(params: dict[str, str]) -> AppTest:
