@@ -24,22 +24,12 @@ from bench.harness.browser import launch
 from bench.harness.common import ROOT, table, write_section
 from bench.harness.server import serve
 from pages.nav import table as page_table
+from viz_transformer.testing.chromium import WATCH_STATES
 
 PAGES = {  # URL path -> the page's title: Home and the pages a lesson opens (not the class's two)
     entry.url_path: entry.title for entry in page_table.PAGES if not entry.group
 }
 NOTE = "Starting: loading PyTorch"
-# [milliseconds since navigation, note shown, h1 texts] at every change of the page
-WATCH = """
-window.vtStates = [];
-let last = "";
-new MutationObserver(() => {
-  const note = (document.body?.textContent ?? "").includes("Starting: loading PyTorch");
-  const titles = [...document.querySelectorAll("h1")].map((h) => h.textContent.trim());
-  const state = JSON.stringify([note, titles]);
-  if (state !== last) { window.vtStates.push([performance.now(), note, titles]); last = state; }
-}).observe(document, { childList: true, subtree: true, characterData: true });
-"""
 
 
 def first_request(browser: Browser, path: str, title: str) -> tuple[float, float]:
@@ -48,7 +38,7 @@ def first_request(browser: Browser, path: str, title: str) -> tuple[float, float
     with serve(log) as url:
         page = browser.new_page(viewport={"width": 1024, "height": 768})
         page.set_default_timeout(180_000)
-        page.add_init_script(WATCH)
+        page.add_init_script(WATCH_STATES)
         try:
             page.goto(f"{url}/{path}", wait_until="domcontentloaded")
             page.locator("h1", has_text=title).wait_for()

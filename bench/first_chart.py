@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``python benc
 from playwright.sync_api import Browser, sync_playwright
 
 import viz_transformer as vt
-from bench.harness.browser import launch, next_clicks, visit
+from bench.harness.browser import launch, next_clicks, timed_visit, visit
 from bench.harness.common import ROOT, table, write_section
 from bench.harness.server import serve
 from pages.nav import table as page_table
@@ -58,16 +58,7 @@ MAPS = "() => document.querySelectorAll('.js-plotly-plot .hm image').length >= 3
 
 def _open_home(browser: Browser, url: str) -> float:
     """Seconds from opening Home in a fresh context to its three maps drawn."""
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(180_000)
-    try:
-        start = time.perf_counter()
-        page.goto(url)
-        page.wait_for_function(MAPS)
-        return time.perf_counter() - start
-    finally:
-        context.close()
+    return timed_visit(browser, url, lambda page: page.wait_for_function(MAPS), width=1366)
 
 
 def _warmed(log: Path) -> float | None:

@@ -1,20 +1,21 @@
 """The browser side of the benchmarks: Debian's headless Chromium (``launch``, the one the
 browser tests use too: ``viz_transformer.testing.chromium``), a figure drawn by plotly.js in a
-static page (``draw_plotly``), and a page of the app timed to its first chart (``visit``) or
-through the decoder's Next clicks (``next_clicks``)."""
+static page (``draw_plotly``), and a page of the app timed to what it waits for (``timed_visit``),
+to its first chart (``visit``) or through the decoder's Next clicks (``next_clicks``)."""
 
 from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import plotly
 from playwright.sync_api import Browser, Page
 
-from viz_transformer.testing.chromium import launch
+from viz_transformer.testing.chromium import fresh_page, launch
 
-__all__ = ["HEATMAP", "draw_plotly", "launch", "next_clicks", "plotly_page", "visit"]
+__all__ = ["HEATMAP", "draw_plotly", "launch", "next_clicks", "plotly_page", "timed_visit", "visit"]
 
 HEATMAP = ".js-plotly-plot .hm image"  # a heatmap drawn by plotly.js
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -83,26 +84,26 @@ def drawn(page: Page, home: bool) -> None:
     page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
 
 
-def visit(browser: Browser, url: str, home: bool) -> float:
-    """Seconds from navigation to the first chart in a fresh context (a new session)."""
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(180_000)
-    try:
+def timed_visit(
+    browser: Browser, url: str, ready: Callable[[Page], object], width: int = 1024
+) -> float:
+    """Seconds from navigation to ``ready(page)`` returning, in a fresh context (a new session)
+    ``width`` x 768."""
+    with fresh_page(browser, width, 768, 180_000) as page:
         start = time.perf_counter()
         page.goto(url)
-        drawn(page, home)
+        ready(page)
         return time.perf_counter() - start
-    finally:
-        context.close()
+
+
+def visit(browser: Browser, url: str, home: bool) -> float:
+    """Seconds from navigation to the first chart in a fresh context (a new session)."""
+    return timed_visit(browser, url, lambda page: drawn(page, home))
 
 
 def next_clicks(browser: Browser, url: str, clicks: int = 5) -> list[float]:
     """Seconds from each click on Next to the next step's line drawn."""
-    context = browser.new_context(viewport={"width": 1024, "height": 768})
-    page = context.new_page()
-    page.set_default_timeout(180_000)
-    try:
+    with fresh_page(browser, 1024, 768, 180_000) as page:
         page.goto(url)
         drawn(page, False)
         seconds = []
@@ -113,5 +114,3 @@ def next_clicks(browser: Browser, url: str, clicks: int = 5) -> list[float]:
             page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached")
             seconds.append(time.perf_counter() - start)
         return seconds
-    finally:
-        context.close()

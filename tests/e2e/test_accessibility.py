@@ -22,6 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 import viz_transformer as vt
+from viz_transformer.testing.chromium import fresh_page
 
 pytestmark = pytest.mark.slow
 
@@ -216,11 +217,8 @@ def _tab_stops(page: Page, count: int) -> list[dict]:
 @pytest.fixture(scope="module", params=list(MODES))
 def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, bool]]:
     width, height, presenter = MODES[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    yield page, presenter
-    context.close()
+    with fresh_page(browser, width, height, 120_000) as page:
+        yield page, presenter
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from pages.nav import table
+from viz_transformer.testing.chromium import WATCH_STATES
 
 LOGS = Path(__file__).resolve().parents[2] / "artifacts"
 WARMED = "the model and Home warmed in"
@@ -22,18 +23,6 @@ STARTING = re.compile("Starting: loading PyTorch and the model")
 PAGES = {  # URL path -> the page's title: every page of the table but Home and the class's two
     entry.url_path: entry.title for entry in table.PAGES if not entry.default and not entry.group
 }
-# a page's states in order, as [note shown, [h1 texts]], one entry per change: watched from the
-# first byte by a MutationObserver, so no state is missed between two polls
-WATCH = """
-window.vtStates = [];
-let last = "";
-new MutationObserver(() => {
-  const note = (document.body?.textContent ?? "").includes("Starting: loading PyTorch");
-  const titles = [...document.querySelectorAll("h1")].map((h) => h.textContent.trim());
-  const state = JSON.stringify([note, titles]);
-  if (state !== last) { window.vtStates.push([note, titles]); last = state; }
-}).observe(document, { childList: true, subtree: true, characterData: true });
-"""
 
 
 def test_a_cold_first_visit_shows_the_page_title_then_the_page(browser, serve_app):
@@ -67,7 +56,7 @@ def test_the_app_command_warms_home_while_it_listens_so_home_opens_on_ready_maps
             assert time.monotonic() < deadline, f"not warmed in 180 s; see {log}"
             time.sleep(0.5)
         page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.add_init_script(WATCH)
+        page.add_init_script(WATCH_STATES)
         page.goto(url, wait_until="domcontentloaded")
         page.wait_for_function(
             "() => document.querySelectorAll('.js-plotly-plot .hm image').length >= 3",
@@ -75,7 +64,7 @@ def test_the_app_command_warms_home_while_it_listens_so_home_opens_on_ready_maps
         )
         states = page.evaluate("window.vtStates")
         page.close()
-    assert states and not any(note for note, _ in states), states
+    assert states and not any(note for _, note, _ in states), states
 
 
 @pytest.mark.slow
@@ -86,12 +75,12 @@ def test_a_fresh_servers_first_request_for_any_page_shows_its_title_then_the_pag
     title = PAGES[path]
     with serve_app(f"test_cold_start-{path}") as url:  # this link is the server's first request
         page = browser.new_page(viewport={"width": 1024, "height": 768})
-        page.add_init_script(WATCH)  # every state the page passes through, however brief
+        page.add_init_script(WATCH_STATES)  # every state the page passes through, however brief
         page.goto(f"{url}/{path}", wait_until="domcontentloaded")
         page.locator("h1", has_text=title).wait_for(timeout=90_000)
         expect(page.get_by_text(STARTING)).to_have_count(0, timeout=120_000)
         expect(page.locator("h1", has_text=title)).to_have_count(1)
-        states = [(note, titles) for note, titles in page.evaluate("window.vtStates")]
+        states = [(note, titles) for _, note, titles in page.evaluate("window.vtStates")]
         page.close()
     titled = [i for i, (_, titles) in enumerate(states) if any(title in t for t in titles)]
     noted = [i for i, (note, _) in enumerate(states) if note]

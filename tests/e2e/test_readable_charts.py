@@ -11,6 +11,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page
 
+from viz_transformer.testing.chromium import fresh_page
+
 SCREENS = {"1024-presenter": (1024, 768, True), "1366": (1366, 768, False)}
 PAGES = {  # page and URL view -> how many charts it draws once done
     "home": ("", 6),  # two SVG layers a chart: its three maps
@@ -29,11 +31,8 @@ FIRST_SCREEN = ("home", "compare")  # pages whose first chart a lecture needs at
 @pytest.fixture(params=list(SCREENS))
 def screen(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, bool]]:
     width, height, presenter = SCREENS[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(120_000)
-    yield page, presenter
-    context.close()
+    with fresh_page(browser, width, height, 120_000) as page:
+        yield page, presenter
 
 
 def _open(page: Page, url: str, charts: int) -> None:

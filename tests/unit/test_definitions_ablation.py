@@ -1,22 +1,22 @@
 """Head ablation and patching against their definitions written another way: the tiny paper
-model's forward pass written out in plain torch, with one head's output z (softmax(QK^T/sqrt(d_k))V,
-before W^O) replaced by hand (zeros; its mean over the clean run's query positions; another run's
-z), compared with the library's hooks (``token_effects``, ``head_importance``, ``patch_heads``).
+model's forward pass written out in plain torch (``testing.paper_hand``), with one head's output
+z (softmax(QK^T/sqrt(d_k))V, before W^O) replaced by hand (zeros; its mean over the clean run's
+query positions; another run's z), compared with the library's hooks (``token_effects``,
+``head_importance``, ``patch_heads``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 import viz_transformer as vt
 from viz_transformer.analysis.ablation import Replacements, ablation_hooks
 from viz_transformer.analysis.effects import token_effects
+from viz_transformer.testing import paper_hand as hand
 from viz_transformer.testing.paper import tiny_paper_model
 
 TEXT, OTHER = "alpha beta gamma delta", "alpha beta theta delta"
@@ -28,23 +28,6 @@ def model() -> vt.LoadedModel:
     return tiny_paper_model(seed=0)
 
 
-def _attention(attn, x_q, x_kv, mask, edit: Edit | None, seen: list) -> torch.Tensor:
-    h, d_k = attn.h, attn.d_k
-
-    def split(t):
-        return t.view(*t.shape[:2], h, d_k).transpose(1, 2)
-
-    q, k, v = split(attn.W_q(x_q)), split(attn.W_k(x_kv)), split(attn.W_v(x_kv))
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    z = F.softmax(scores, -1) @ v  # (1, h, Tq, d_k)
-    seen.append(z)
-    if edit is not None:
-        z = edit(z.clone())
-    return attn.W_o(z.transpose(1, 2).reshape(*x_q.shape[:-1], h * d_k))
-
-
 @torch.no_grad()
 def hand_run(
     model, text: str, out_ids: list[int], edits: dict[tuple[str, int], Edit] | None = None
@@ -52,29 +35,15 @@ def hand_run(
     """log p of ``out_ids`` and the end symbol, teacher-forced, with ``edits[(kind, layer)]``
     applied to that sub-layer's z; and every sub-layer's z before its edit."""
     edits, zs = edits or {}, {}
-    net, d, dev = model.module, model.module.cfg.d_model, model.device
+    dev = model.device
     src_ids, _ = model.source_ids(text)
-    tgt_in = [model.vocab.bos_id, *out_ids]
-    src = torch.tensor([src_ids], device=dev)
-    tgt = torch.tensor([tgt_in], device=dev)
 
     def sub(kind, i, attn, x_q, x_kv, mask):
-        seen: list = []
-        out = _attention(attn, x_q, x_kv, mask, edits.get((kind, i)), seen)
-        zs[(kind, i)] = seen[0]
-        return out
+        z = zs[(kind, i)] = hand.heads_z(attn, x_q, x_kv, mask)  # (1, h, Tq, d_k)
+        edit = edits.get((kind, i))
+        return hand.merged(attn, z if edit is None else edit(z.clone()))
 
-    x = net.src_embed(src) * math.sqrt(d) + net.pe[: len(src_ids)]
-    for i, layer in enumerate(net.encoder.layers):
-        x = layer.norm_1(x + sub("encoder", i, layer.self_attn, x, x, None))
-        x = layer.norm_2(x + layer.ffn(x))
-    y = net.tgt_embed(tgt) * math.sqrt(d) + net.pe[: len(tgt_in)]
-    causal = torch.ones(len(tgt_in), len(tgt_in), dtype=torch.bool, device=dev).tril()
-    for i, layer in enumerate(net.decoder.layers):
-        y = layer.norm_1(y + sub("decoder", i, layer.self_attn, y, y, causal))
-        y = layer.norm_2(y + sub("cross", i, layer.cross_attn, y, x, None))
-        y = layer.norm_3(y + layer.ffn(y))
-    logp = net.generator(y)[0].log_softmax(-1)  # (T, vocab)
+    logp = hand.forward(model, src_ids, [model.vocab.bos_id, *out_ids], sub)  # (T, vocab)
     wanted = torch.tensor([*out_ids, model.vocab.eos_id], device=dev)
     return logp.gather(-1, wanted[:, None])[:, 0].double().cpu().numpy(), zs
 

@@ -4,12 +4,10 @@ on the tiny random paper model, checked against hand-written computations."""
 from __future__ import annotations
 
 import html
-import math
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 import viz_transformer as vt
 from viz_transformer.analysis import lens as lens_module
@@ -22,46 +20,22 @@ from viz_transformer.analysis.roles import (
 )
 from viz_transformer.figures import heads as head_figures
 from viz_transformer.records.progress import Cancelled, StopToken
+from viz_transformer.testing import paper_hand as hand
 from viz_transformer.testing.paper import tiny_paper_model
 
 TEXT, OTHER = "alpha beta gamma delta", "alpha beta theta delta"
 
 
-def _attention(attn, x_q, x_kv, mask, skip):
-    """Eq. 1 by hand, or, with ``skip``, the output of a sub-layer whose heads all output 0:
-    W^O's bias alone."""
-    if skip:
-        return attn.W_o.bias.expand(*x_q.shape[:-1], -1)
-    h, d_k = attn.h, attn.d_k
+def _without_heads(skip: tuple[str, int] | None) -> hand.Sublayer:
+    """Eq. 1 by hand, but the sub-layer ``skip`` = (kind, layer) outputs what it does when its
+    heads all output 0: W^O's bias alone."""
 
-    def split(t):
-        return t.view(*t.shape[:2], h, d_k).transpose(1, 2)
+    def sublayer(kind, i, attn, x_q, x_kv, mask):
+        if (kind, i) == skip:
+            return attn.W_o.bias.expand(*x_q.shape[:-1], -1)
+        return hand.attention(kind, i, attn, x_q, x_kv, mask)
 
-    q, k, v = split(attn.W_q(x_q)), split(attn.W_k(x_kv)), split(attn.W_v(x_kv))
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    z = F.softmax(scores, -1) @ v  # (B, h, Tq, d_k)
-    return attn.W_o(z.transpose(1, 2).reshape(*x_q.shape[:-1], h * d_k))
-
-
-def _hand_forward(model, src_ids, tgt_in, skip):
-    """The paper's post-norm forward written out, ``skip`` = (kind, layer) without heads."""
-    net, d = model.module, model.module.cfg.d_model
-    dev = model.device
-    src, tgt = torch.tensor([src_ids], device=dev), torch.tensor([tgt_in], device=dev)
-    x = net.src_embed(src) * math.sqrt(d) + net.pe[: len(src_ids)]
-    for i, layer in enumerate(net.encoder.layers):
-        a = _attention(layer.self_attn, x, x, None, skip == ("encoder", i))
-        x = layer.norm_1(x + a)
-        x = layer.norm_2(x + layer.ffn(x))
-    y = net.tgt_embed(tgt) * math.sqrt(d) + net.pe[: len(tgt_in)]
-    causal = torch.ones(len(tgt_in), len(tgt_in), dtype=torch.bool, device=dev).tril()
-    for i, layer in enumerate(net.decoder.layers):
-        y = layer.norm_1(y + _attention(layer.self_attn, y, y, causal, skip == ("decoder", i)))
-        y = layer.norm_2(y + _attention(layer.cross_attn, y, x, None, skip == ("cross", i)))
-        y = layer.norm_3(y + layer.ffn(y))
-    return net.generator(y)[0].log_softmax(-1)
+    return sublayer
 
 
 @pytest.mark.parametrize("kind", ["encoder", "decoder", "cross"])
@@ -76,8 +50,10 @@ def test_ablating_every_head_of_a_layer_leaves_only_the_output_bias(kind, layer)
     with vt.hooks(model.module, ablation_hooks(model, TEXT, heads, "zero", None)):
         got = model.forced_logprobs(TEXT, out_ids)[0]
     with torch.no_grad():
-        full = _hand_forward(model, src_ids, [model.vocab.bos_id, *out_ids], (kind, layer))
-        plain = _hand_forward(model, src_ids, [model.vocab.bos_id, *out_ids], None)
+        full = hand.forward(
+            model, src_ids, [model.vocab.bos_id, *out_ids], _without_heads((kind, layer))
+        )
+        plain = hand.forward(model, src_ids, [model.vocab.bos_id, *out_ids])
     wanted = full.gather(
         -1, torch.tensor([*out_ids, model.vocab.eos_id], device=model.device)[:, None]
     )[:, 0]
