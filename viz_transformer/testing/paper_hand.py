@@ -14,8 +14,9 @@ from viz_transformer.models.paper import PaperModel
 from viz_transformer.networks.paper import MultiHeadAttention
 
 # (kind, layer, module, x_q, x_kv, mask) -> the sub-layer's output, before its residual
-Sublayer = Callable[[str, int, MultiHeadAttention, torch.Tensor, torch.Tensor, torch.Tensor | None],
-                    torch.Tensor]  # fmt: skip
+Sublayer = Callable[
+    [str, int, MultiHeadAttention, torch.Tensor, torch.Tensor, torch.Tensor | None], torch.Tensor
+]
 
 
 def heads_z(
