@@ -50,9 +50,9 @@ KNOWN: dict[str, tuple[str, str]] = {
 }
 # configs that do not build tiny here (the "not a text model" ones are skipped as such)
 NOT_BUILT = {
-    "cohere_compass_text", "dbrx", "dots1", "dots3_note_text", "esm",
+    "cohere_compass_text", "dbrx", "dots1", "dots3_note_text",
     "gemma3n_text", "gemma4_assistant",
-    "gemma4_unified_assistant", "lfm2_moe", "musicgen",
+    "gemma4_unified_assistant", "musicgen",
     "musicgen_melody", "qwen4_exp_text", "zamba",
 }  # fmt: skip
 

@@ -150,6 +150,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {  # what a family needs beyond ``SIZES``
     "falcon_h1": {"mamba_d_ssm": 128},
     "deepseek_v2": {"num_experts_per_tok": 2, "n_group": 1, "topk_group": 1},
     "pegasus_x": {"block_size": 4},
+    "esm": {"pad_token_id": 0, "mask_token_id": 4},
+    "lfm2_moe": {"layer_types": ["conv", "full_attention"]},
     "esmc": {"num_key_value_heads": 4},
     "reformer": {"axial_pos_shape": [16, 32], "axial_pos_embds_dim": [32, 32]},
 }
@@ -202,7 +204,7 @@ def shrink(config: PretrainedConfig) -> PretrainedConfig:
             if key not in present:
                 continue
             current = getattr(cfg, key, None)
-            if type(current) is int or (key == "head_dim" and current is None):
+            if type(current) is int or (key in ("head_dim", "vocab_size") and current is None):
                 setattr(cfg, key, value)
         if not grouped and "num_key_value_heads" in present:  # keys as many as queries (MLA)
             cfg.num_key_value_heads = SIZES["num_attention_heads"]
