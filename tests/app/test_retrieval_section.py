@@ -6,7 +6,7 @@ bad input as messages."""
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 import pytest
@@ -283,3 +283,23 @@ def test_no_score_split_link_where_the_walkthrough_would_refuse(
         c.value.startswith("No score split link: the Q, K, V walkthrough") for c in app.caption
     )
     assert app.dataframe[0].value["why"].isna().all()
+
+
+def test_a_new_sentence_or_a_model_that_cannot_run_it_ends_the_runs_view(
+    open_page, figures, planted
+) -> None:
+    from viz_transformer.ui import retrieval_view
+
+    app = _open(open_page, planted, haystack(LONG, seed=8))
+    app.button(key="ret_start").click().run()
+    url = app.get("link_button")[0].proto.url
+    tab = _follow(url, "attention_maps")
+    tab.text_area(key="sentence").set_value("zeta eta theta").run()  # the user types anew
+    assert not tab.exception and "ret_run" not in tab.query_params
+    assert not any("Showing a retrieval run" in i.value for i in tab.info)
+    assert not any("382 x 382" in t for t in _titles(figures, tab))
+    retrieval_view.views.clear()  # a link naming a model that cannot run it: a message
+    view = {**dict(parse_qsl(url.split("?")[1])), "model": "paper-reverse"}
+    tab = _follow(f"attention_maps?{urlencode(view)}", "attention_maps")
+    assert any("found in decoder" in e.value for e in tab.error) and not tab.exception
+    assert tab.button(key="ret_leave")  # and the way back to the sidebar's sentence

@@ -25,7 +25,7 @@ from viz_transformer.text.corpora import builtin_haystack
 from viz_transformer.ui import caches, focus, jobs, state
 
 RUN_KEY = "ret_run"
-BESIDE_KEY = "_ret_beside"  # the sidebar's sentence when the run view opened: a new one ends it
+BESIDE_KEY = "_ret_beside"  # (model, sentence) when the run view opened: a new one ends it
 SCROLLED_KEY = "_ret_scrolled"  # the run whose view was already scrolled to
 JOB = jobs.JobText(
     "Running the model on the link's prompt (the run was not kept on this server)…",
@@ -77,7 +77,9 @@ def leave() -> None:
     st.query_params.pop(RUN_KEY, None)
 
 
-def _compute(name: str, ref: RunRef, haystack: str) -> Any:
+def _compute(name: str, ref: RunRef, haystack: str) -> str | None:
+    """The run's prompt + output, run again from its parameters as a stoppable job (None after
+    a message: stopped, or the model cannot run it)."""
     model = caches.model(name)
 
     def run(progress: Any, stop: Any) -> str:
@@ -105,33 +107,33 @@ def run_text(name: str, text: str, anchor: str) -> str:
     value = st.session_state.get(RUN_KEY)
     if not value:
         return text
-    beside = st.session_state.setdefault(BESIDE_KEY, text)
+    beside = st.session_state.setdefault(BESIDE_KEY, (name, text))
     try:
         ref = parse(value)
     except ValueError:
         ref = None
-    if ref is None or beside != text:  # a bad key, or the user typed a new sentence
+    if ref is None or beside != (name, text):  # a bad key, or a new sentence or model
         leave()
         return text
     shown = views().get((name, ref.key))
-    if shown is None:
-        haystack = haystack_text(ref)
-        if haystack is None:
-            st.info(
-                "This link's run hid its needle in a pasted text this server no longer holds: "
-                "run it again in What heads do. Showing the sidebar's sentence."
-            )
-            leave()
-            return text
-        shown = _compute(name, ref, haystack)
-        if shown is None:
-            st.stop()
+    haystack = haystack_text(ref) if shown is None else None
+    if shown is None and haystack is None:
+        st.info(
+            "This link's run hid its needle in a pasted text this server no longer holds: run it "
+            "again in What heads do. Showing the sidebar's sentence."
+        )
+        leave()
+        return text
     left, right = st.columns([4, 1], vertical_alignment="center")
     left.info(
         f"Showing a retrieval run's prompt + output ({ref.describe()}), not the sidebar's "
         "sentence, which is kept."
     )
     right.button("Show the sidebar's sentence", key="ret_leave", on_click=leave)
+    if shown is None:
+        shown = _compute(name, ref, haystack)  # a message and Stop, or an error, on failure
+        if shown is None:
+            st.stop()
     if st.session_state.get(SCROLLED_KEY) != ref.key:
         st.session_state[SCROLLED_KEY] = ref.key
         focus.request(anchor)
