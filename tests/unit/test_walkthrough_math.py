@@ -86,3 +86,20 @@ def test_the_first_layers_input_is_the_scaled_embedding_plus_the_sinusoid(model)
         np.testing.assert_allclose(w.embed, emb[token_id] * math.sqrt(16), rtol=1e-6)
         np.testing.assert_allclose(w.pos, table[pos], atol=1e-6)
         np.testing.assert_allclose(w.x, w.embed + w.pos, atol=1e-5)
+
+
+def test_one_range_check_names_what_does_not_exist_and_the_range(model):
+    """``KindCapture.check``: the walkthrough, the score split and a head's writes all ask it."""
+    from viz_transformer.analysis import why, writes
+
+    cap = wt.capture(model, TEXT, "cross")  # 3 query (output) tokens here, 4 key tokens
+    n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
+    with pytest.raises(ValueError, match="^layer 2 does not exist: choose 0 to 1.$"):
+        wt.explain(cap, 2, 0, 0)
+    with pytest.raises(ValueError, match="^head -1 does not exist: choose 0 to 1.$"):
+        writes.head_output(cap, 0, -1, 0)
+    with pytest.raises(ValueError, match=f"^position {n_q} does not exist: choose 0 to {n_q - 1}"):
+        wt.explain(cap, 0, 0, n_q)
+    with pytest.raises(ValueError, match=f"^key {n_k} does not exist: choose 0 to {n_k - 1}"):
+        why.split_score(cap, 0, 0, 0, n_k, "dimension")
+    cap.check(1, 1, query=n_q - 1, key=n_k - 1)  # the last of each exists

@@ -200,13 +200,7 @@ def explain(cap: KindCapture, layer: int, head: int, position: int) -> Walkthrou
     Raises:
         ValueError: an index out of range, with the valid range.
     """
-    for what, value, upper in (
-        ("layer", layer, cap.n_layers),
-        ("head", head, cap.n_heads),
-        ("position", position, len(cap.query_tokens)),
-    ):
-        if not 0 <= value < upper:
-            raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
+    cap.check(layer, head, position=position)
     x = cap.x_q[layer, position].astype(np.float64)
     keep = np.ones(len(cap.key_tokens), dtype=bool)
     if cap.kind == "decoder":  # a decoder position sees itself and the earlier ones only

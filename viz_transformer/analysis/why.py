@@ -47,13 +47,6 @@ def position_note(cap: KindCapture) -> str:
     return POSITION_NOTE if cap.resid is None else f"{POSITION_NOTE[:-1]}{held}content sets."
 
 
-def _check(cap: KindCapture, layer: int, head: int, *positions: tuple[str, int, int]) -> None:
-    bounds = (("layer", layer, cap.n_layers), ("head", head, cap.n_heads), *positions)
-    for what, value, upper in bounds:
-        if not 0 <= value < upper:
-            raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
-
-
 def _scale(cap: KindCapture) -> float:
     """The factor the model multiplies q · k by: 1/sqrt(d_k), or 1 without the scale."""
     return 1 / math.sqrt(cap.d_k) if cap.scaled else 1.0
@@ -93,10 +86,8 @@ def head_scores(
     """
     n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
     rows, cols = queries or range(n_q), keys or range(n_k)
-    ends = [("query", p, n_q) for p in (rows[0], rows[-1])] + [
-        ("key", p, n_k) for p in (cols[0], cols[-1])
-    ]
-    _check(cap, layer, head, *ends)
+    for query, key in ((rows[0], cols[0]), (rows[-1], cols[-1])):  # the window's two corners
+        cap.check(layer, head, query=query, key=key)
     if len(rows) * len(cols) > settings.MAX_MATERIALISE:
         raise ValueError(
             f"{len(rows):,} x {len(cols):,} scores exceed VT_MAX_MATERIALISE "
@@ -288,9 +279,7 @@ def split_score(
         ValueError: an index out of range, a masked pair, or a split the model or layer does
             not have, with the reason.
     """
-    _check(
-        cap, layer, head, ("query", query, len(cap.query_tokens)), ("key", key, len(cap.key_tokens))
-    )
+    cap.check(layer, head, query=query, key=key)
     masked = cap.kind == "decoder" and key > query
     q, k = _qk(cap, layer, head, [query], [key])  # the one score, not the head's T x T
     score = -np.inf if masked else q[0] @ k[0] * _scale(cap)

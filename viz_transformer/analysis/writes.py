@@ -76,13 +76,7 @@ def head_output(cap: KindCapture, layer: int, head: int, position: int) -> np.nd
     Raises:
         ValueError: an index out of range, or a model whose heads' outputs were not recorded.
     """
-    for what, value, upper in (
-        ("layer", layer, cap.n_layers),
-        ("head", head, cap.n_heads),
-        ("position", position, len(cap.query_tokens)),
-    ):
-        if not 0 <= value < upper:
-            raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
+    cap.check(layer, head, position=position)
     if "z" not in cap.captured:
         raise ValueError(f"{cap.model_name}: its heads' outputs were not recorded in this run.")
     rows = slice(head * cap.d_k, (head + 1) * cap.d_k)

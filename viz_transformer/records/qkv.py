@@ -210,6 +210,19 @@ class KindCapture:
     def d_k(self) -> int:
         return self.weights["w_q"].shape[-1] // self.n_heads
 
+    def check(self, layer: int, head: int, **positions: int) -> None:
+        """Raise a ValueError naming the first of ``layer``, ``head`` and ``positions`` that
+        does not exist, with the range to choose from: the one range check of every analysis of
+        this record. ``positions``: ``position`` or ``query`` (among the query tokens), ``key``
+        (among the key tokens)."""
+        n = {"position": len(self.query_tokens), "query": len(self.query_tokens)}
+        n["key"] = len(self.key_tokens)
+        bounds = [("layer", layer, self.n_layers), ("head", head, self.n_heads)]
+        bounds += [(what, value, n[what]) for what, value in positions.items()]
+        for what, value, upper in bounds:
+            if not 0 <= value < upper:
+                raise ValueError(f"{what} {value} does not exist: choose 0 to {upper - 1}.")
+
     def kv_head(self, head: int) -> int:
         """The key/value head query ``head`` reads (consecutive query heads share one)."""
         return head // (self.n_heads // self.kv_heads) if self.kv_heads else head
