@@ -21,17 +21,10 @@ from viz_transformer.analysis import why
 from viz_transformer.records.kinds import head_label
 from viz_transformer.testing.hf import BUILDERS
 from viz_transformer.testing.paper import tiny_paper_model
-from viz_transformer.testing.projections import output_projections, per_head, recording
+from viz_transformer.testing.projections import output_projections, per_head
 
 PAPER_TEXT = "alpha beta gamma delta"
 HF_TEXT = "the cat sat on the mat"
-
-
-def captured(model, text: str, kind: str):
-    """``walkthrough.capture`` with each output projection's input and output recorded."""
-    with recording(output_projections(model, kind)) as kept:
-        cap = wt.capture(model, text, kind)
-    return cap, kept
 
 
 def numpy(t: torch.Tensor) -> np.ndarray:
@@ -133,7 +126,7 @@ def held_sides(model, layer: int, head: int, ends: tuple[int, int], comps: dict,
     ("layer", "head", "query", "key"), [(1, 0, 5, 2), (1, 1, 3, 3), (0, 1, 4, 0)]
 )
 def test_gpt2_component_split_is_each_writer_through_the_held_layer_norm(
-    gpt2, layer, head, query, key
+    gpt2, layer, head, query, key, captured
 ):
     cap, kept = captured(gpt2, HF_TEXT, "decoder")
     comps, stream = gpt2_components(gpt2, cap, kept, layer)

@@ -13,22 +13,14 @@ import pytest
 import torch
 
 import viz_transformer as vt
-from viz_transformer.analysis import walkthrough as wt
 from viz_transformer.analysis import writes
 from viz_transformer.records.kinds import head_label
 from viz_transformer.testing.hf import BUILDERS
 from viz_transformer.testing.paper import tiny_paper_model
-from viz_transformer.testing.projections import output_projections, per_head, recording
+from viz_transformer.testing.projections import output_projections, per_head
 
 HF_TEXT = "the cat sat on the mat"
 PAPER_TEXT = "alpha beta gamma delta"
-
-
-def captured(model, text: str, kind: str):
-    """``walkthrough.capture`` with each output projection's input and output recorded."""
-    with recording(output_projections(model, kind)) as kept:
-        cap = wt.capture(model, text, kind)
-    return cap, kept
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +70,7 @@ def last_block_output(model: vt.LoadedModel, family: str, text: str) -> np.ndarr
 
 
 @pytest.mark.parametrize("family", ["llama", "gpt2"])
-def test_a_heads_writes_are_its_output_through_the_held_final_norm(hf_models, family):
+def test_a_heads_writes_are_its_output_through_the_held_final_norm(hf_models, family, captured):
     model = hf_models[family]
     cap, kept = captured(model, HF_TEXT, "decoder")
     stream = last_block_output(model, family, HF_TEXT)
@@ -100,7 +92,7 @@ def test_a_heads_writes_are_its_output_through_the_held_final_norm(hf_models, fa
         assert got.promoted["token"].tolist() == list(model.output_tokens(order[::-1][:3].tolist()))
 
 
-def test_logit_parts_name_each_head_with_its_own_logits(hf_models):
+def test_logit_parts_name_each_head_with_its_own_logits(hf_models, captured):
     model = hf_models["gpt2"]
     cap, kept = captured(model, HF_TEXT, "decoder")
     stream = last_block_output(model, "gpt2", HF_TEXT)
@@ -120,7 +112,7 @@ def test_logit_parts_name_each_head_with_its_own_logits(hf_models):
 
 
 @pytest.mark.parametrize("kind", ["decoder", "cross"])
-def test_a_post_norm_heads_writes_are_its_output_through_the_output_layer(kind):
+def test_a_post_norm_heads_writes_are_its_output_through_the_output_layer(kind, captured):
     model = tiny_paper_model()
     cap, kept = captured(model, PAPER_TEXT, kind)
     projs = output_projections(model, kind)
