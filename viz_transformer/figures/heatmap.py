@@ -186,6 +186,33 @@ def heatmap(z: np.ndarray, rows: list[str], cols: list[str], title: str, ylabel:
     return fig
 
 
+def block_heatmap(
+    small: np.ndarray,
+    by: int,
+    bx: int,
+    value: str,
+    rows: str = "queries",
+    cols: str = "keys",
+    **style: object,
+) -> go.Heatmap:
+    """A map reduced to blocks of ``by x bx`` cells (``small[i, j]`` stands for rows
+    ``i * by`` to ``(i + 1) * by - 1`` and likewise columns), each drawn over the positions it
+    stands for, so the axes count positions of the full map; the hover names the block and
+    ``value`` (what a block's number is: "max weight", "largest score"). ``style``: the
+    heatmap's other properties (``zmin``, ``colorscale``, ...)."""
+    where = f"{rows} near %{{y:.0f}} (block of {by}), {cols} near %{{x:.0f}} (block of {bx})"
+    named = f"{value} " if value else ""
+    return go.Heatmap(
+        z=small,
+        x0=(bx - 1) / 2,
+        dx=bx,
+        y0=(by - 1) / 2,
+        dy=by,
+        hovertemplate=f"{where}<br>{named}%{{z:.3f}}<extra></extra>",
+        **style,
+    )
+
+
 def downsampled(
     small: np.ndarray, bq: int, bk: int, shape: tuple[int, int], title: str, ylabel: str
 ) -> go.Figure:
@@ -195,17 +222,14 @@ def downsampled(
         small: the block maxima from ``shown``; shape: ``(q, k)`` of the full map.
     """
     fig = go.Figure(
-        go.Heatmap(
-            z=small,
-            x0=(bk - 1) / 2,
-            dx=bk,
-            y0=(bq - 1) / 2,
-            dy=bq,
+        block_heatmap(
+            small,
+            bq,
+            bk,
+            "max weight",
             zmin=0.0,
             zmax=1.0,
             colorscale=COLORSCALE,
-            hovertemplate=f"queries near %{{y:.0f}} (block of {bq}), keys near %{{x:.0f}} "
-            f"(block of {bk})<br>max weight %{{z:.3f}}<extra></extra>",
             colorbar={"title": {"text": "block max"}},
         )
     )

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz_transformer.figures.common import labels, series_style
+from viz_transformer.figures.heatmap import block_heatmap
 from viz_transformer.records.tiles import block_reduce
 
 DIVERGING = "RdBu"
@@ -24,28 +25,34 @@ def _heatmap(z: np.ndarray, x_name: str, y_name: str, bound: float | None = None
         bound = float(np.percentile(np.abs(z), 99.5)) or 1.0
     f = math.ceil(math.sqrt(z.size / MAP_CELLS))  # blocks of about f x f cells
     small, by, bx = block_reduce(np.asarray(z, dtype=np.float32), -(-max(z.shape) // f), "mean")
-    where = f"{y_name} %{{y}}, {x_name} %{{x}}"
+    style = {"zmin": -bound, "zmax": bound, "colorscale": DIVERGING}
     if (by, bx) != (1, 1):
-        where = f"{y_name}s near %{{y:.0f}} (block of {by}), {x_name}s near %{{x:.0f}} ({bx})"
-    return go.Heatmap(
-        z=small,
-        x0=(bx - 1) / 2,
-        dx=bx,
-        y0=(by - 1) / 2,
-        dy=by,
-        zmin=-bound,
-        zmax=bound,
-        colorscale=DIVERGING,
-        hovertemplate=f"{where}<br>%{{z:.3f}}<extra></extra>",
+        return block_heatmap(small, by, bx, "", f"{y_name}s", f"{x_name}s", **style)
+    where = f"{y_name} %{{y}}, {x_name} %{{x}}"
+    return go.Heatmap(z=small, hovertemplate=f"{where}<br>%{{z:.3f}}<extra></extra>", **style)
+
+
+def _position_map(
+    z: np.ndarray, x_name: str, title: str, height: int, **yaxis: object
+) -> go.Figure:
+    """``z`` with a row per position, top to bottom, and a column per ``x_name``."""
+    fig = go.Figure(_heatmap(z, x_name, "position"))
+    fig.update_yaxes(title="position", autorange="reversed", **yaxis)
+    fig.update_layout(title=title, xaxis_title=x_name, height=height, margin=_MARGIN)
+    return fig
+
+
+def _lines_layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+    """The layout every line chart here shares: ``fig``, titled."""
+    fig.update_layout(
+        title=title, xaxis_title=x_title, yaxis_title=y_title, height=380, margin=_MARGIN
     )
+    return fig
 
 
 def table_figure(table: np.ndarray, title: str) -> go.Figure:
     """Heatmap of a position table ``[positions, d_model]``: rows positions, columns dimensions."""
-    fig = go.Figure(_heatmap(table, "dimension", "position"))
-    fig.update_yaxes(title="position", autorange="reversed")
-    fig.update_layout(title=title, xaxis_title="dimension", height=460, margin=_MARGIN)
-    return fig
+    return _position_map(table, "dimension", title, 460)
 
 
 def pair_figure(left: np.ndarray, right: np.ndarray, titles: tuple[str, str]) -> go.Figure:
@@ -65,22 +72,12 @@ def curves_figure(table: np.ndarray, dims: list[int], names: list[str]) -> go.Fi
     fig = go.Figure()
     for i, (dim, name) in enumerate(zip(dims, names, strict=True)):
         fig.add_trace(go.Scatter(y=table[:, dim], name=name, **series_style(i)))
-    fig.update_layout(
-        title="Chosen dimensions over the positions",
-        xaxis_title="position",
-        yaxis_title="PE value",
-        height=380,
-        margin=_MARGIN,
-    )
-    return fig
+    return _lines_layout(fig, "Chosen dimensions over the positions", "position", "PE value")
 
 
 def similarity_figure(matrix: np.ndarray, title: str) -> go.Figure:
     """A position-position matrix (dot products or cosine similarities)."""
-    fig = go.Figure(_heatmap(matrix, "position", "position"))
-    fig.update_yaxes(title="position", autorange="reversed", scaleanchor="x")
-    fig.update_layout(title=title, xaxis_title="position", height=520, margin=_MARGIN)
-    return fig
+    return _position_map(matrix, "position", title, 520, scaleanchor="x")
 
 
 def offset_figure(dots: np.ndarray, starts: list[int]) -> go.Figure:
@@ -90,14 +87,9 @@ def offset_figure(dots: np.ndarray, starts: list[int]) -> go.Figure:
     for i, (row, start) in enumerate(zip(dots, starts, strict=True)):
         line = {"dash": dashes[i % 3], "width": 5 - 1.5 * (i % 3)}
         fig.add_trace(go.Scatter(y=row, mode="lines", name=f"pos = {start}", line=line))
-    fig.update_layout(
-        title="Dot product depends only on the offset k",
-        xaxis_title="offset k",
-        yaxis_title="PE(pos) · PE(pos + k)",
-        height=380,
-        margin=_MARGIN,
+    return _lines_layout(
+        fig, "Dot product depends only on the offset k", "offset k", "PE(pos) · PE(pos + k)"
     )
-    return fig
 
 
 def vocab_norms_figure(token_norms: np.ndarray, position_norms: np.ndarray) -> go.Figure:

@@ -9,7 +9,13 @@ import plotly.graph_objects as go
 
 from viz_transformer.figures.attention import HEAD_MAX
 from viz_transformer.figures.common import labels
-from viz_transformer.figures.heatmap import MASKED_GREY, label_axes, reduced_note, with_subtitle
+from viz_transformer.figures.heatmap import (
+    MASKED_GREY,
+    block_heatmap,
+    label_axes,
+    reduced_note,
+    with_subtitle,
+)
 from viz_transformer.records.tiles import block_reduce
 
 CLICKABLE = 4096  # cells up to which the map carries a clickable point per cell
@@ -88,17 +94,14 @@ def _reduced_scores(scores: np.ndarray, title: str, picked: tuple[int, int] | No
     z = np.where(np.isfinite(small), small, np.nan)
     top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
     fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x0=(bk - 1) / 2,
-            dx=bk,
-            y0=(bq - 1) / 2,
-            dy=bq,
+        block_heatmap(
+            z,
+            bq,
+            bk,
+            "largest score",
             zmin=-top,
             zmax=top,
             colorscale="RdBu_r",
-            hovertemplate=f"queries near %{{y:.0f}} (block of {bq}), keys near %{{x:.0f}} "
-            f"(block of {bk})<br>largest score %{{z:.3f}}<extra></extra>",
             colorbar={"title": {"text": "block max"}},
         )
     )
