@@ -83,6 +83,25 @@ class Alignment:
     diverges_at: int | None  # first position that differs (one running out counts); None: equal
 
 
+def decoded(
+    model_name: str, session: DecoderSession, steps: Sequence[Step], out: Sequence[int], beam: int
+) -> Decoding:
+    """The ``Decoding`` of ``session`` whose ``steps`` chose ``out`` (one id per step): ended
+    when the last is an end symbol, which the output tokens leave out."""
+    ended = bool(out) and out[-1] in session.eos_ids
+    return Decoding(
+        model_name=model_name,
+        src_tokens=session.src_tokens,
+        start_tokens=session.start_tokens,
+        steps=tuple(steps),
+        output_tokens=session.tokens(out[:-1] if ended else out),
+        output_ids=tuple(out),
+        ended=ended,
+        beam=beam,
+        notes=dict(session.notes),
+    )
+
+
 def make_step(
     session: DecoderSession,
     index: int,
@@ -188,18 +207,7 @@ def decode_steps(
         scores = scored[prefix]
         beams = tuple(Beam(session.tokens(ids), total, ids == prefix) for ids, total in history[t])
         steps.append(make_step(session, t, prefix, scores, chosen, top_k, beams))
-    ended = best[-1] in session.eos_ids
-    return Decoding(
-        model_name=model.name,
-        src_tokens=session.src_tokens,
-        start_tokens=session.start_tokens,
-        steps=tuple(steps),
-        output_tokens=session.tokens(best[:-1] if ended else best),
-        output_ids=best,
-        ended=ended,
-        beam=beam,
-        notes=dict(session.notes),
-    )
+    return decoded(model.name, session, steps, best, beam)
 
 
 def reference_tokens(forced: Trace, start_len: int) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from viz_transformer.analysis.decoding import Beam, Decoding, Step, make_step
+from viz_transformer.analysis.decoding import Beam, Decoding, Step, decoded, make_step
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.text.checks import check_text
 
@@ -116,15 +116,4 @@ def sample_steps(
         out.append(chosen)
         if chosen in session.eos_ids:
             break
-    ended = bool(out) and out[-1] in session.eos_ids
-    return Decoding(
-        model_name=model.name,
-        src_tokens=session.src_tokens,
-        start_tokens=session.start_tokens,
-        steps=tuple(steps),
-        output_tokens=session.tokens(out[:-1] if ended else out),
-        output_ids=tuple(out),
-        ended=ended,
-        beam=1,
-        notes=dict(session.notes),
-    )
+    return decoded(model.name, session, steps, out, beam=1)
