@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness.common import ROOT, table, write_section
+from bench.harness.common import ROOT, replace_marked, table, write_section
 from viz_transformer.testing.architecture_check import STATUSES, Outcome, check
 from viz_transformer.testing.architectures import ARCHITECTURES
 
@@ -72,14 +72,8 @@ def write_table(outcomes: list[Outcome]) -> str:
         + table(["type", "class", "result", "why"], rows)
         + f"\n<!-- /{MARK} -->"
     )
-    text = MODELS_DOC.read_text()
-    start, end = f"<!-- {MARK} -->", f"<!-- /{MARK} -->"
-    if start in text and end in text:
-        before, rest = text.split(start, 1)
-        text = before + body + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n## Every text architecture, checked\n\n" + body + "\n"
-    MODELS_DOC.write_text(text)
+    heading = "## Every text architecture, checked"
+    MODELS_DOC.write_text(replace_marked(MODELS_DOC.read_text(), MARK, body, heading))
     return summary
 
 

@@ -256,10 +256,13 @@ def main() -> None:
             results.append((case, ms))
         profiles = {c.model: profile(c.trace) for c in cases if c.n == PROFILE_AT}
         body = report(results, profiles, args, device)
-    if args.no_write:
-        print(body)
-    else:
-        write_section("bench_capture", "Capture overhead (issue 5, targets 1 and 6)", body, device)
+    write_section(
+        "bench_capture",
+        "Capture overhead (issue 5, targets 1 and 6)",
+        body,
+        device,
+        write=not args.no_write,
+    )
 
 
 if __name__ == "__main__":

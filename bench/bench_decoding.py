@@ -164,10 +164,13 @@ def main() -> None:
         f"translation equal to the native engine's: {berg.equal}):\n\n"
         f"{bergamot_timing.report(berg, args.bergamot_runs)}\n\n{bergamot_timing.LIMIT}\n"
     )
-    if args.no_write:
-        print(body)
-    else:
-        write_section("bench_decoding", "Step-by-step decoding (issue 5, target 4)", body, device)
+    write_section(
+        "bench_decoding",
+        "Step-by-step decoding (issue 5, target 4)",
+        body,
+        device,
+        write=not args.no_write,
+    )
 
 
 if __name__ == "__main__":

@@ -95,10 +95,13 @@ def main() -> None:
         f"Every map of {len(SENTENCES)} sentences, float32 against bfloat16 weights (the maps "
         "themselves are float32 softmax rows either way):\n\n" + table(columns, rows)
     )
-    if args.no_write:
-        print(body)
-    else:
-        write_section("bench_dtype", "bfloat16 against float32 maps (issue 43)", body, device)
+    write_section(
+        "bench_dtype",
+        "bfloat16 against float32 maps (issue 43)",
+        body,
+        device,
+        write=not args.no_write,
+    )
 
 
 if __name__ == "__main__":

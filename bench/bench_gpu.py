@@ -169,11 +169,8 @@ def main() -> None:
         + f"\n\nTraining the paper-reverse model (batch 64, {args.train_steps} steps):\n\n"
         + table(["device", "target tokens/s", "vs CPU"], train)
     )
-    if args.no_write:
-        print(body)
-    else:
-        title = "GPU: long encoder, an 8B decoder and training (issues 13, 36, 43)"
-        write_section("bench_gpu", title, body, device)
+    title = "GPU: long encoder, an 8B decoder and training (issues 13, 36, 43)"
+    write_section("bench_gpu", title, body, device, write=not args.no_write)
 
 
 if __name__ == "__main__":

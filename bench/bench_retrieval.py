@@ -173,10 +173,9 @@ def main() -> None:
             "--llama llama-3-8b --tokens 32768 --device cuda`) "
             "on a machine with a GPU; not measured yet (no GPU was lent when this ran).\n"
         )
-    if args.no_write:
-        print(body)
-    else:
-        write_section("bench_retrieval", "Retrieval heads (issue 47)", body, device)
+    write_section(
+        "bench_retrieval", "Retrieval heads (issue 47)", body, device, write=not args.no_write
+    )
 
 
 if __name__ == "__main__":

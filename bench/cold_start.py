@@ -79,10 +79,12 @@ def main() -> None:
         "(other work on the machine stretches both columns). The title is the skeleton's, drawn "
         "before PyTorch and the model load; 'page drawn' is when the Starting note leaves.\n"
     )
-    if args.no_write:
-        print(body)
-    else:
-        write_section("cold_start", "A cold server's first page: title, then the page", body)
+    write_section(
+        "cold_start",
+        "A cold server's first page: title, then the page",
+        body,
+        write=not args.no_write,
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ never another script, and nothing here imports a script. ``common`` (the environ
 report in benchmarks.md), ``models`` (the benchmark models and texts), ``llama`` (the
 Llama-3-8B-size folder and its rows), ``memory`` (one operation's memory in a process of its
 own), ``page_memory`` (one page's memory, seconds and largest update in a process of its
-own), ``bergamot_timing``, ``capture_cases``, ``retrieval_sweeps`` (what one script times, kept
+own), ``rss`` (the resident set both read: the peak reset, one run measured above it), ``bergamot_timing``, ``capture_cases``, ``retrieval_sweeps`` (what one script times, kept
 apart), ``synthetic`` (attention and tokens of any length), ``counting`` (calls during a run),
 ``notebook_traces`` (the notebook benchmark's traces), ``ws_classroom`` and ``lesson_ws`` (a
 classroom of websocket sessions and its lesson mode), ``tab_classroom`` (a classroom of browser

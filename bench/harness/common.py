@@ -136,14 +136,34 @@ def table(header: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
+def replace_marked(text: str, name: str, section: str, heading: str = "") -> str:
+    """``text`` with its part from ``<!-- name -->`` to ``<!-- /name -->`` replaced by
+    ``section`` (which carries the markers itself); where ``text`` lacks them, ``section`` is
+    appended, under ``heading`` when one is given."""
+    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        return before + section + rest.split(end, 1)[1]
+    return text.rstrip() + "\n\n" + (f"{heading}\n\n" if heading else "") + section + "\n"
+
+
 def write_section(
-    name: str, title: str, body: str, device: str = "cpu", script: str | None = None
+    name: str,
+    title: str,
+    body: str,
+    device: str = "cpu",
+    script: str | None = None,
+    write: bool = True,
 ) -> None:
-    """Replace (or append) section ``name`` of ``docs/benchmarks.md`` and print it.
+    """Replace (or append) section ``name`` of ``docs/benchmarks.md`` and print it; with
+    ``write`` False (a script's ``--no-write``), print ``body`` alone and leave the file.
 
     The section records the command (``bench/<script or name>.py`` and its arguments), the date
     and ``environment()`` above ``body``.
     """
+    if not write:
+        print(body)
+        return
     command = "OMP_NUM_THREADS={} python {}".format(
         os.environ.get("OMP_NUM_THREADS", "unset"),
         " ".join([f"bench/{script or name}.py", *sys.argv[1:]]),
@@ -156,13 +176,7 @@ def write_section(
     print(section)
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     text = REPORT.read_text() if REPORT.exists() else HEADER
-    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
-    if start in text and end in text:
-        before, rest = text.split(start, 1)
-        text = before + section + rest.split(end, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    REPORT.write_text(text)
+    REPORT.write_text(replace_marked(text, name, section))
 
 
 def verdict(value: float, limit: float) -> str:

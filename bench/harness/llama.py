@@ -23,8 +23,8 @@ import torch
 
 import viz_transformer as vt
 from bench.harness.common import sync, verdict
-from bench.harness.memory import peak_bytes, reset_peak
 from bench.harness.models import text_of
+from bench.harness.rss import peak_bytes, reset_peak
 from viz_transformer.testing.llama import (
     LLAMA_3_8B,
     SIZES,

@@ -26,15 +26,10 @@ same trace: +151 and +191 MiB over 6 layers) and would drown a layer's 20 MiB.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,34 +41,6 @@ OPERATIONS = ("first map", "overview", "split", "writes", "walkthrough")
 # tokens (width 2,048), more than a layer's queries and keys (20 MiB)
 ALLOCATORS = {"glibc": {}, "mapped": {"MALLOC_MMAP_THRESHOLD_": str(4 << 20)}}
 ROOT = Path(__file__).resolve().parents[2]
-_RESET = [False]  # whether the last ``reset_peak`` could reset the peak
-
-
-def _status(field: str) -> int:
-    """A ``/proc/self/status`` field in bytes (``VmRSS``, ``VmHWM``)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
-def reset_peak() -> bool:
-    """Reset the peak resident set to the current one (Linux >= 4.0); False where it cannot."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        _RESET[0] = False
-    else:
-        _RESET[0] = True
-    return _RESET[0]
-
-
-def peak_bytes(reset: bool | None = None) -> int:
-    """The peak resident set since the last ``reset_peak`` (since the start where it could not
-    reset: ``ru_maxrss``)."""
-    if _RESET[0] if reset is None else reset:
-        return _status("VmHWM")
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def operation(model: Any, name: str, n: int) -> Callable[[], Any]:
@@ -93,14 +60,6 @@ def operation(model: Any, name: str, n: int) -> Callable[[], Any]:
         "walkthrough": lambda: walkthrough(model, text, "decoder", layer, 1, n - 1),
     }
     return steps[name]
-
-
-def _trim() -> None:
-    """Collect garbage and hand freed heap back to the system (glibc), so that the next
-    measure starts from what is held, not from what was once held."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):  # not glibc
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def page_in(module: Any) -> float:
@@ -130,6 +89,7 @@ def child(folder: str, name: str, lengths: list[int]) -> list[dict[str, Any]]:
     import torch
 
     import viz_transformer as vt
+    from bench.harness.rss import above
 
     model = vt.load_model(f"hf:{folder}", "cpu", "bfloat16")
     page_in(model.module)
@@ -137,17 +97,11 @@ def child(folder: str, name: str, lengths: list[int]) -> list[dict[str, Any]]:
     out = []
     for n in lengths:
         run = operation(model, name, n)
-        _trim()
-        reset = reset_peak()
-        before = _status("VmRSS")
-        start = time.perf_counter()
         with torch.no_grad():
-            run()
-        seconds = time.perf_counter() - start
-        extra = peak_bytes(reset) - before
-        out.append({"operation": name, "tokens": n, "extra_gib": extra / 2**30,
-                    "loaded_gib": before / 2**30, "seconds": seconds,
-                    "peak_reset": reset, "layers": model.facts.layers["decoder"],
+            took, _ = above(run)
+        out.append({"operation": name, "tokens": n, "extra_gib": took.extra / 2**30,
+                    "loaded_gib": took.before / 2**30, "seconds": took.seconds,
+                    "peak_reset": took.reset, "layers": model.facts.layers["decoder"],
                     "qk_bytes": qk_bytes(model.module.config, n)})  # fmt: skip
         del run
     return out

@@ -17,15 +17,10 @@ The test ``tests/app/test_page_memory.py`` runs this script (never imports it) a
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,35 +31,6 @@ MODEL = "smollm2"
 PAGES = ("home", "attention_maps", "positional_encoding", "softmax_saturation", "decoder_steps",
          "qkv_walkthrough", "what_heads_do", "compare_models")  # fmt: skip
 TIMEOUT_S = 900  # one page's run, in AppTest and around the child
-
-
-def _status(field: str) -> int:
-    """A ``/proc/self/status`` field in bytes (``VmRSS``, ``VmHWM``)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
-def _reset_peak() -> bool:
-    """Reset the peak resident set to the current one (Linux >= 4.0); False where it cannot."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return True
-
-
-def _peak(reset: bool) -> int:
-    if reset:
-        return _status("VmHWM")
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _trim() -> None:
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):  # not glibc
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _elements(node: Any) -> list[Any]:
@@ -110,6 +76,7 @@ def child(stem: str, lengths: list[int]) -> list[dict[str, Any]]:
     """In this process: load, open the page on the example, then at each length (module doc)."""
     import viz_transformer as vt
     from bench.harness.models import text_of
+    from bench.harness.rss import above, status_bytes, trim
 
     vt.prepare_model(MODEL)
     model = vt.load_model(MODEL)
@@ -118,28 +85,22 @@ def child(stem: str, lengths: list[int]) -> list[dict[str, Any]]:
     out = []
     for n in lengths:
         text = text_of(count, n)
-        _trim()
-        reset = _reset_peak()
-        before = _status("VmRSS")
-        start = time.perf_counter()
-        at = _open(stem, text)
-        seconds = time.perf_counter() - start
-        extra = _peak(reset) - before
+        took, at = above(lambda: _open(stem, text))  # noqa: B023 (run at once)
         largest, element = largest_element(at)
         said = _said(at)
         del at
-        _trim()
+        trim()
         out.append(
             {
                 "page": stem,
                 "tokens": n,
-                "extra_gib": extra / 2**30,
-                "held_gib": (_status("VmRSS") - before) / 2**30,
-                "loaded_gib": before / 2**30,
-                "seconds": seconds,
+                "extra_gib": took.extra / 2**30,
+                "held_gib": (status_bytes("VmRSS") - took.before) / 2**30,
+                "loaded_gib": took.before / 2**30,
+                "seconds": took.seconds,
                 "largest_bytes": largest,
                 "largest_element": element,
-                "peak_reset": reset,
+                "peak_reset": took.reset,
                 **said,
             }
         )

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from bench.harness.browser import PLOTLY_JS, plotly_page
-from bench.harness.common import pick_device
+from bench.harness.common import pick_device, replace_marked
 from bench.harness.counting import counting
 from bench.harness.synthetic import HEADS, LAYERS, attention, tokens
 from viz_transformer.figures.attention import overview_figure
@@ -73,3 +73,13 @@ def test_pick_device_takes_the_argument_else_cuda_when_present(monkeypatch):
     assert pick_device() == "cpu"
     with pytest.raises(SystemExit, match="--device cuda but torch sees no CUDA device"):
         pick_device("cuda")
+
+
+def test_replace_marked_replaces_between_the_markers_else_appends_under_the_heading():
+    text = "# Doc\n\nbefore\n<!-- run -->\nold\n<!-- /run -->\nafter\n"
+    new = "<!-- run -->\nnew\n<!-- /run -->"
+    assert replace_marked(text, "run", new) == "# Doc\n\nbefore\n" + new + "\nafter\n"
+    assert replace_marked(text, "other", "<!-- other -->x<!-- /other -->", "## Other") == (
+        text.rstrip() + "\n\n## Other\n\n<!-- other -->x<!-- /other -->\n"
+    )
+    assert replace_marked("# Doc\n", "run", new) == "# Doc\n\n" + new + "\n"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ if TYPE_CHECKING:  # imported where used: without the browser this tier skips (t
 
 from viz_transformer.serve.supervisor import replica_states
 from viz_transformer.testing import chromium as chromium_browser
+from viz_transformer.testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,9 +52,7 @@ def serve(
     environment; yields its URL. Its output goes to ``artifacts/<log_name>-server.log`` (a pipe
     nobody reads could fill up and stall it), its stderr to ``errors`` when given; it is stopped
     afterwards, killed if it does not stop."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = ROOT / "artifacts" / f"{log_name}-server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -114,9 +112,7 @@ def replicas(
 ) -> Iterator[Replicas]:
     """``serve --replicas count`` behind HAProxy on a free port, with ``env`` added, until every
     replica is healthy; output to ``artifacts/<log_name>.log``; killed afterwards if running."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     log = ROOT / "artifacts" / f"{log_name}.log"
     log.parent.mkdir(exist_ok=True)
     cmd = [sys.executable, "-m", "viz_transformer", "serve", "--replicas", str(count), "--port",

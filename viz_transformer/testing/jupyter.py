@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from viz_transformer.testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 # page plugins that would fetch from the internet or nag: off
@@ -95,12 +96,6 @@ def guard(context: Any) -> LoopbackGuard:
     return watch
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _answers(url: str) -> bool:
     try:
         return urllib.request.urlopen(url, timeout=2).status == 200
@@ -132,7 +127,7 @@ def temporary_lab(
     lab_config = {"news_url": None, "expose_app_in_browser": True, "extension_manager": "readonly",
                   "check_for_updates_class": "jupyterlab.NeverCheckForUpdate"}  # fmt: skip
     (home / "config/jupyter_server_config.json").write_text(json.dumps({"LabApp": lab_config}))
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     dirs = {"CONFIG": "config", "DATA": "data", "RUNTIME": "runtime"}
     env.update({f"JUPYTER_{name}_DIR": str(home / sub) for name, sub in dirs.items()})

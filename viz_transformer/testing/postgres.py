@@ -8,11 +8,12 @@ import functools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from viz_transformer.testing.ports import free_port
 
 
 def postgres_bin() -> Path | None:
@@ -22,12 +23,6 @@ def postgres_bin() -> Path | None:
         return found[-1].parent
     initdb = shutil.which("initdb")
     return Path(initdb).parent if initdb else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager
@@ -53,7 +48,7 @@ def temporary_postgres(fsync: bool = False) -> Iterator[str]:
         owner = pwd.getpwnam("postgres")
         os.chown(folder, owner.pw_uid, owner.pw_gid)
         prefix = ["runuser", "-u", "postgres", "--"]
-    data, port = folder / "data", _free_port()
+    data, port = folder / "data", free_port()
     run = functools.partial(subprocess.run, check=True, capture_output=True, text=True)
     run(
         [

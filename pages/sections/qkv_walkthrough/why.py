@@ -78,21 +78,14 @@ def _split(
         return
     st.markdown(f"**{SPLIT_TITLES[by]}**")  # over its three charts, each titled by its side
     query_side, key_side = why.marginals(parts)
-    left, right = st.columns(2)
-    with left:
-        widgets.chart(
-            figures.series_bars(query_side, "Query side: what makes it ask"),
-            f"{stem}-query",
-            key=f"{stem}-query",
-            share=0.5,
-        )
-    with right:
-        widgets.chart(
-            figures.series_bars(key_side, "Key side: what makes it answer"),
-            f"{stem}-key",
-            key=f"{stem}-key",
-            share=0.5,
-        )
+    sides = (
+        ("query", query_side, "Query side: what makes it ask"),
+        ("key", key_side, "Key side: what makes it answer"),
+    )
+    for column, (side, series, title) in zip(st.columns(2), sides, strict=True):
+        with column:
+            name = f"{stem}-{side}"
+            widgets.chart(figures.series_bars(series, title), name, key=name, share=0.5)
     widgets.chart(
         figures.parts_bars(parts, "Top pairs (query part . key part)", top=20),
         f"{stem}-pairs",
