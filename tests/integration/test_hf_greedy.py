@@ -67,3 +67,25 @@ def test_a_decoder_only_continuation_is_generates(load_tiny, family):
     eos = model.eos_ids()
     want = seq[: next((i for i, t in enumerate(seq) if t in eos), len(seq))] or seq[:1]
     assert model.reference_ids(TEXTS[1]) == want
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_greedy_ids_of_a_decoder_only_model_is_generates_with_its_cache(load_tiny, family):
+    """``HFModel.greedy_ids`` (the one greedy decoder: a decoder-only model continues its input
+    with the key/value cache, as the retrieval heads run it) gives ``generate``'s ids, reports
+    each step through ``stepping`` and stops at ``max_new``."""
+    model = load_tiny(family)
+    ids = model.encode_text(TEXTS[1])
+    src = torch.tensor([ids], device=model.device)
+    with torch.no_grad():
+        seq = model.module.generate(
+            input_ids=src, attention_mask=torch.ones_like(src), max_new_tokens=12,
+            do_sample=False, num_beams=1,
+        )[0, len(ids) :].tolist()  # fmt: skip
+    eos = model.eos_ids()
+    want = seq[: next((i for i, t in enumerate(seq) if t in eos), len(seq))]
+    steps: list[tuple[int, int]] = []
+    with model.stepping(lambda done, most: steps.append((done, most))):
+        got = model.greedy_ids(ids, 12)
+    assert got == want and steps[0] == (1, 12) and len(steps) in (len(got), len(got) + 1)
+    assert model.greedy_ids(ids, 3) == want[:3]
