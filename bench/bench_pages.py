@@ -21,7 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness.common import table, write_section
+from bench.harness.common import REPORT, table, write_section
 from bench.harness.page_memory import PAGES, measure
 
 LENGTHS = (3000, 8000)
@@ -55,19 +55,33 @@ def row_of(row: dict) -> list[object]:
     ]
 
 
+def _kept_rows(measured: list[str]) -> list[list[str]]:
+    """The rows of this section in docs/benchmarks.md for pages not in ``measured``."""
+    text = REPORT.read_text() if REPORT.exists() else ""
+    if "<!-- bench_pages -->" not in text:
+        return []
+    section = text.split("<!-- bench_pages -->", 1)[1].split("<!-- /bench_pages -->", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("| ")]
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    return [c for c in cells if c[0] in PAGES and c[0] not in measured]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated page stems")
     args = parser.parse_args()
-    rows, loads = [], []
-    for page in args.pages.split(","):
+    pages = args.pages.split(",")
+    rows = []
+    for page in pages:
         start = time.perf_counter()
         found = measure(page, list(LENGTHS))
-        loads.append(os.getloadavg()[0])
-        rows += [row_of(r) for r in found]
-        print(page, f"{time.perf_counter() - start:.0f} s in all", rows[-2:], flush=True)
+        whole, load = time.perf_counter() - start, os.getloadavg()[0]
+        rows += [[*row_of(r), f"{whole:.0f}", f"{load:.1f}"] for r in found]
+        print(rows[-2:], flush=True)
+    rows = sorted(rows + _kept_rows(pages), key=lambda r: (PAGES.index(r[0]), r[1]))
     columns = ["page", "tokens", "seconds", "peak GiB above the model", "held after GiB",
-               "largest element MB", "what it did", f"<= {LIMIT_GIB:g} GiB, <= 1 MB"]  # fmt: skip
+               "largest element MB", "what it did", f"<= {LIMIT_GIB:g} GiB, <= 1 MB",
+               "process s", "load"]  # fmt: skip
     body = (
         "`smollm2` (float32, CPU) loaded, then each page opened in Streamlit's `AppTest` in a "
         "process of its own: once on the model's example (imports, plotly, first-touched "
@@ -77,8 +91,10 @@ def main() -> None:
         "included); largest element: the biggest protobuf message of the page, which one "
         "update carries to the browser (a chart's figure JSON included). A refusal is the "
         "page's message that a job would not fit `VT_JOB_MEMORY_MB` (2,048) before it starts. "
-        f"Load average after each page: {', '.join(f'{x:.1f}' for x in loads)} on 2 cores "
-        "shared with other sessions: seconds are indicative only. No GPU was used.\n\n"
+        "Process s: the page's whole process (load, example, both lengths), what one test of "
+        "`tests/app/test_page_memory.py` takes; load: the load average when it ended, on 2 "
+        "cores shared with other sessions: seconds are indicative only. A page not measured in "
+        "this run (`--pages`) keeps its rows of the previous one. No GPU was used.\n\n"
         + table(columns, rows)
     )
     write_section("bench_pages", "Pages at 3,000 and 8,000 tokens: smollm2", body)
