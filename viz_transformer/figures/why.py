@@ -13,7 +13,6 @@ from viz_transformer.figures.heatmap import (
     MASKED_GREY,
     block_heatmap,
     label_axes,
-    reduced_note,
     with_subtitle,
 )
 from viz_transformer.records.tiles import block_reduce
@@ -36,7 +35,9 @@ def score_map(
     block maxima on axes counted in positions (the browser gets what the screen shows, not
     every score: 1,546 tokens were a 5.9 MB update that froze the tab)."""
     if max(scores.shape) > HEAD_MAX:
-        return _reduced_scores(scores, title, picked)
+        finite = np.where(np.isnan(scores), -np.inf, scores).astype(np.float32)
+        small, bq, bk = block_reduce(finite, HEAD_MAX, "max")
+        return blocks_map(small, (bq, bk), scores.shape, title, picked)
     z = np.where(np.isfinite(scores), scores, np.nan)
     top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
     rows_l, cols_l = labels(rows), labels(cols)
@@ -86,11 +87,17 @@ def score_map(
     return fig
 
 
-def _reduced_scores(scores: np.ndarray, title: str, picked: tuple[int, int] | None) -> go.Figure:
-    """``score_map`` of a long head: the largest score of each block (masked cells count as
-    -inf, so a block is grey only when all of it is masked), the picked cell's block outlined."""
-    finite = np.where(np.isnan(scores), -np.inf, scores).astype(np.float32)
-    small, bq, bk = block_reduce(finite, HEAD_MAX, "max")
+def blocks_map(
+    small: np.ndarray,
+    blocks: tuple[int, int],
+    shape: tuple[int, ...],
+    title: str,
+    picked: tuple[int, int] | None = None,
+) -> go.Figure:
+    """``score_map`` of a long head from its block maxima ``small`` (blocks of ``blocks`` =
+    (query rows, keys), of a ``shape`` = (queries, keys) map; -inf where a whole block is
+    masked, drawn grey), placed at their positions, the picked cell's block outlined."""
+    bq, bk = blocks
     z = np.where(np.isfinite(small), small, np.nan)
     top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
     fig = go.Figure(
@@ -115,9 +122,10 @@ def _reduced_scores(scores: np.ndarray, title: str, picked: tuple[int, int] | No
             y1=q0 + bq - 0.5,
             line={"color": "black", "width": 2},
         )
-    note = reduced_note(*scores.shape, HEAD_MAX) + "; pick the query and key below"
-    fig.update_xaxes(title="key position (attended to)", range=[-0.5, scores.shape[1] - 0.5])
-    fig.update_yaxes(title="query position (attending)", range=[scores.shape[0] - 0.5, -0.5])
+    note = f"{shape[0]} x {shape[1]} tokens: each cell is the max of a {bq} x {bk} block; "
+    note += "pick the query and key below"
+    fig.update_xaxes(title="key position (attended to)", range=[-0.5, shape[1] - 0.5])
+    fig.update_yaxes(title="query position (attending)", range=[shape[0] - 0.5, -0.5])
     fig.update_layout(
         title=with_subtitle(title, note),
         height=760,

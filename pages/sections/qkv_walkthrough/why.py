@@ -4,15 +4,19 @@ ways (``analysis.why``), each as bars that add up to the score."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import streamlit as st
 
 from viz_transformer.analysis import why
 from viz_transformer.figures import why as figures
+from viz_transformer.figures.attention import HEAD_MAX
 from viz_transformer.records.qkv import KindCapture
 from viz_transformer.ui import focus, qkv_caches, widgets
 
 MAP_KEY = "why_map"
+BAND_ROWS = 256  # query rows of a long head's scores made at once for its map
 ANCHOR = "why"  # where a retrieval head's link ("Score split at the copy") scrolls to
 INTRO = (
     "A weight is the softmax of a score, and the score is a sum: take it apart to see which "
@@ -39,21 +43,45 @@ def _named(tokens: tuple[str, ...]):
     return lambda i: f"{i}: {tokens[i]}"
 
 
-def _pickers(cap: KindCapture, scores: np.ndarray, position: int) -> tuple[int, int]:
+def _pickers(cap: KindCapture, row_of: Callable[[int], np.ndarray], position: int) -> int:
     """Query and key selectboxes (the map's click sets them); the key starts at the query's
-    largest score."""
-    n_q, n_k = scores.shape
+    largest score (``row_of(query)``: its scores over every key). Returns the key."""
+    n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
     if not 0 <= st.session_state.get("why_query", -1) < n_q:
         st.session_state["why_query"] = position
-    query = st.session_state["why_query"]
+    row = row_of(st.session_state["why_query"])
     if not 0 <= st.session_state.get("why_key", -1) < n_k or np.isneginf(
-        scores[query, st.session_state["why_key"]]
+        row[st.session_state["why_key"]]
     ):
-        st.session_state["why_key"] = int(np.argmax(scores[query]))
+        st.session_state["why_key"] = int(np.argmax(row))
     left, right = st.columns(2)
     left.selectbox("Query", range(n_q), format_func=_named(cap.query_tokens), key="why_query")
     right.selectbox("Key", range(n_k), format_func=_named(cap.key_tokens), key="why_key")
-    return st.session_state["why_query"], st.session_state["why_key"]
+    return st.session_state["why_key"]
+
+
+def _row_of(
+    cap: KindCapture, layer: int, head: int, scores: np.ndarray | None
+) -> Callable[[int], np.ndarray]:
+    """A query's scores over every key: from the whole map, or (a long head) made alone."""
+    if scores is not None:
+        return lambda query: scores[query]
+    return lambda query: why.head_scores(cap, layer, head, range(query, query + 1))[0]
+
+
+def _blocks(cap: KindCapture, layer: int, head: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """A long head's score map as block maxima (at most ``HEAD_MAX`` a side), made a band of
+    query rows at a time: the whole head is never held (8,000 tokens: 512 MB of float64)."""
+    n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
+    bq, bk = -(-n_q // HEAD_MAX), -(-n_k // HEAD_MAX)
+    band = bq * max(1, BAND_ROWS // bq)  # whole blocks of rows
+    out = []
+    for start in range(0, n_q, band):
+        rows = why.head_scores(cap, layer, head, range(start, min(start + band, n_q)))
+        padded = np.full((-(-len(rows) // bq) * bq, -(-n_k // bk) * bk), -np.inf)
+        padded[: len(rows), :n_k] = rows
+        out.append(padded.reshape(len(padded) // bq, bq, -1, bk).max(axis=(1, 3)))
+    return np.concatenate(out).astype(np.float32), (bq, bk)
 
 
 def _split(
@@ -107,22 +135,35 @@ def section(name: str, text: str, cap: KindCapture, layer: int, head: int, posit
 def _section(name: str, text: str, cap: KindCapture, layer: int, head: int, position: int) -> None:
     st.subheader("Why this head looks there")
     st.markdown(INTRO)
-    scores = widgets.or_none(why.head_scores, cap, layer, head)
-    if scores is None:
+    shape = (len(cap.query_tokens), len(cap.key_tokens))
+    long = max(shape) > HEAD_MAX
+    try:
+        scores = None if long else why.head_scores(cap, layer, head)
+        row_of = _row_of(cap, layer, head, scores)
+        key = _pickers(cap, row_of, position)
+        query = st.session_state["why_query"]
+        title = f"Layer {layer}, head {head}: scores before the softmax"
+        if long:
+            small, blocks = _blocks(cap, layer, head)
+            fig = figures.blocks_map(small, blocks, shape, title, (query, key))
+        else:
+            fig = figures.score_map(scores, cap.query_tokens, cap.key_tokens, title, (query, key))
+    except widgets.LOAD_ERRORS as exc:
+        widgets.show_error(exc)
         return
-    query, key = _pickers(cap, scores, position)
-    title = f"Layer {layer}, head {head}: scores before the softmax"
-    fig = figures.score_map(scores, cap.query_tokens, cap.key_tokens, title, (query, key))
     widgets.chart(fig, f"why-scores-{cap.kind}-L{layer}-H{head}", key=MAP_KEY, on_select=pick_cell)
-    weight = np.exp(scores[query] - scores[query].max())
+    row = row_of(query)
+    weight = np.exp(row - row.max())
     st.markdown(
         f"Score of **{widgets.literal(cap.query_tokens[query])}** on "
-        f"**{widgets.literal(cap.key_tokens[key])}**: {scores[query, key]:.4f}, weight "
+        f"**{widgets.literal(cap.key_tokens[key])}**: {row[key]:.4f}, weight "
         f"{weight[key] / weight.sum():.3f}."
     )
     for by in why.SPLITS:
         _split(name, text, cap, layer, head, (query, key), by)
-    arrays = {"scores": np.where(np.isfinite(scores), scores, np.nan)}
+    # a long head's download is what the map draws and the query's whole row, not T x T scores
+    arrays = {"block_max": small, f"query_{query}": row} if long else {"scores": scores}
+    arrays = {n: np.where(np.isfinite(a), a, np.nan) for n, a in arrays.items()}
     widgets.downloads(f"why-{cap.kind}-L{layer}-H{head}", arrays, _meta(cap, layer, head))
 
 
