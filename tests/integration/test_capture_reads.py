@@ -22,8 +22,8 @@ from viz_transformer.analysis.why import reads
 from viz_transformer.models.hf import attention as hf_attention
 from viz_transformer.models.hf import calls as hf_calls
 from viz_transformer.models.hf import heads as hf_heads
-from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import qkv as hf_qkv
+from viz_transformer.models.hf import trace_pass
 from viz_transformer.models.hf.call_record import PROBE_ROWS
 from viz_transformer.networks import hooks as vt_hooks
 from viz_transformer.notebook import query_key
@@ -123,7 +123,7 @@ def test_a_bfloat16_trace_keeps_its_queries_and_keys_in_bfloat16(half, spies):
 
 def test_the_trace_takes_each_rows_argmax_a_chunk_at_a_time(half, monkeypatch):
     module = half.module
-    monkeypatch.setattr(hf_lazy, "ARGMAX_CELLS", 2 * module.config.vocab_size)  # 2 rows
+    monkeypatch.setattr(trace_pass, "ARGMAX_CELLS", 2 * module.config.vocab_size)  # 2 rows
     rows, cache = [], []
     head = module.get_output_embeddings().register_forward_hook(
         lambda m, args, out: rows.append(args[0].shape[0])

@@ -9,7 +9,7 @@ import pytest
 import viz_transformer as vt
 from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.models.bergamot_spec import DECODER_NOTE
-from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf import trace_pass
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_hf_decoder_only_steps_continue_the_prompt(load_tiny, family):
     # the whole continuation in one causal pass: step t's row is row p - 1 + t
     out_ids = list(dec.output_ids[:-1])
     mask = [1] * (p + len(out_ids))
-    _, arrays, _ = hf_lazy.run(model, input_ids=[*ids, *out_ids], attention_mask=mask)
+    _, arrays, _ = trace_pass.run(model, input_ids=[*ids, *out_ids], attention_mask=mask)
     for t, step in enumerate(dec.steps):
         q = p - 1 + t
         assert step.self_row.shape[-1] == q + 1 and step.cross_row is None

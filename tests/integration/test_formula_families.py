@@ -17,7 +17,7 @@ from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 from viz_transformer import settings
 from viz_transformer.analysis.decoding import decode_steps
 from viz_transformer.models.hf import calls as hf_calls
-from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf import trace_pass
 from viz_transformer.models.hf.call_record import PROBE_ROWS
 from viz_transformer.models.hf.generation import decoder_start
 from viz_transformer.models.hf.model import HFModel
@@ -155,7 +155,9 @@ def test_decoding_steps_read_the_calls_in_the_traces_order(loaded):
     model, _ = loaded("diffllama")
     dec = decode_steps(model, LONGER, max_steps=3)
     ids, out = model.encode_text(LONGER), list(dec.output_ids[:-1])
-    _, arrays, _ = hf_lazy.run(model, input_ids=[*ids, *out], attention_mask=[1] * (len(ids) + 2))
+    _, arrays, _ = trace_pass.run(
+        model, input_ids=[*ids, *out], attention_mask=[1] * (len(ids) + 2)
+    )
     assert len(dec.steps) == 3
     for t, step in enumerate(dec.steps):
         q = len(ids) - 1 + t

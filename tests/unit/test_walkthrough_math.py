@@ -94,9 +94,9 @@ def test_one_range_check_names_what_does_not_exist_and_the_range(model):
 
     cap = wt.capture(model, TEXT, "cross")  # 3 query (output) tokens here, 4 key tokens
     n_q, n_k = len(cap.query_tokens), len(cap.key_tokens)
-    with pytest.raises(ValueError, match="^layer 2 does not exist: choose 0 to 1.$"):
+    with pytest.raises(ValueError, match=r"^layer 2 does not exist: choose 0 to 1\.$"):
         wt.explain(cap, 2, 0, 0)
-    with pytest.raises(ValueError, match="^head -1 does not exist: choose 0 to 1.$"):
+    with pytest.raises(ValueError, match=r"^head -1 does not exist: choose 0 to 1\.$"):
         writes.head_output(cap, 0, -1, 0)
     with pytest.raises(ValueError, match=f"^position {n_q} does not exist: choose 0 to {n_q - 1}"):
         wt.explain(cap, 0, 0, n_q)

@@ -44,7 +44,7 @@ def attention_shape(model: HFParts, kind: str) -> tuple[int, int]:
     return len(model.names[kind]), int(heads or config.num_attention_heads)
 
 
-def reference_ids(model: HFParts, text: str, target: str | None) -> list[int]:
+def reference_ids(model: HFParts, text: str, target: str | None = None) -> list[int]:
     """Greedy output (seq2seq: ``hf.generation.greedy_ids``; decoder-only: the next
     ``CONTINUATION`` tokens, one uncached pass each under the caller's hooks) or ``target``'s
     ids, end symbols dropped; nothing for an encoder only."""
@@ -101,7 +101,9 @@ def forced_logits(
     return logits
 
 
-def forced_logprobs(model: HFParts, text: str, out_ids: Sequence[int], batch: int) -> torch.Tensor:
+def forced_logprobs(
+    model: HFParts, text: str, out_ids: Sequence[int], batch: int = 1
+) -> torch.Tensor:
     """See ``LoadedModel.forced_logprobs``."""
     spec = model.spec
     logits = forced_logits(model, text, out_ids, batch, keep=len(out_ids) + 1)

@@ -24,10 +24,9 @@ from viz_transformer.models.hf import generation as hf_generation
 from viz_transformer.models.hf import heads as hf_heads
 from viz_transformer.models.hf import inputs as hf_inputs
 from viz_transformer.models.hf import labels as hf_labels
-from viz_transformer.models.hf import lazy as hf_lazy
 from viz_transformer.models.hf import partial as hf_partial
 from viz_transformer.models.hf import qkv as hf_qkv
-from viz_transformer.models.hf import smollm2
+from viz_transformer.models.hf import smollm2, trace_pass
 from viz_transformer.models.hf.load import load_module
 from viz_transformer.models.hf.names import (
     T5_TYPES,
@@ -39,15 +38,11 @@ from viz_transformer.models.hf.pattern_hooks import install_pattern_hooks
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
 from viz_transformer.models.hf.steps import decoder_session
 from viz_transformer.models.results import (
-    DecoderSession,
     HeadScale,
     InputEmbedding,
-    LayerRuns,
 )
 from viz_transformer.models.spec import ModelSpec
-from viz_transformer.records.architecture import ArchitectureSummary
 from viz_transformer.records.kinds import AttentionKind
-from viz_transformer.records.qkv import KindCapture, Needs
 from viz_transformer.records.trace import Trace, truncation_note
 from viz_transformer.text.after import labels_after
 
@@ -64,6 +59,22 @@ class HFModel(LoadedModel):
     lazy_capable: bool = False  # long inputs keep queries and keys (``LazyPatterns``)
     # Fast tokenizers are Rust objects that raise "Already borrowed" when threads overlap.
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    # The operations whose code lives in a role module of ``models/hf/``: each function takes
+    # the model first, so it is bound here as the method itself (one definition, no wrapper)
+    decoder_session = decoder_session
+    architecture = hf_architecture.summary
+    kv_groups = hf_architecture.kv_groups
+    rotary_tables = hf_architecture.rotary_tables
+    qkv_run = hf_qkv.qkv_run
+    layer_runs = hf_partial.layer_runs
+    attention_shape = hf_heads.attention_shape
+    reference_ids = hf_heads.reference_ids
+    forced_logprobs = hf_heads.forced_logprobs
+    head_output_weight = hf_heads.output_weight
+    lens_points = hf_heads.lens_points
+    unembed = hf_heads.unembed
+    held_unembed = hf_heads.held_unembed
 
     @classmethod
     def load(
@@ -140,7 +151,7 @@ class HFModel(LoadedModel):
         messages: list[str] = []
         ids = self.encode_text(text, messages)
         spec = self.spec
-        preds, arrays, capture = hf_lazy.run_single(self, ids)
+        preds, arrays, capture = trace_pass.run_single(self, ids)
         tokens = self.token_labels(ids)
         labels, output = (), ""
         if not spec.encoder_only:
@@ -174,7 +185,7 @@ class HFModel(LoadedModel):
             out_ids = out_ids[:-1]
         tgt_in = [hf_generation.decoder_start(self.module), *out_ids]
         self._check_length(len(tgt_in))
-        preds, arrays, capture = hf_lazy.run(
+        preds, arrays, capture = trace_pass.run(
             self, input_ids=src_ids, attention_mask=[1] * len(src_ids), decoder_input_ids=tgt_in
         )
         return Trace(
@@ -218,10 +229,6 @@ class HFModel(LoadedModel):
         before the first end id, at most ``max_new``."""
         return hf_generation.greedy_ids(self.module, [src_ids], self.eos_ids(), max_new)[0]
 
-    def decoder_session(self, text: str) -> DecoderSession:
-        """Encode ``text`` once and score output prefixes step by step (see ``hf.steps``)."""
-        return decoder_session(self, text)
-
     def chat_prompt(self, text: str) -> str:
         if not getattr(self.tokenizer, "chat_template", None):
             return super().chat_prompt(text)
@@ -233,20 +240,6 @@ class HFModel(LoadedModel):
     def head_scale(self) -> HeadScale:
         return hf_inputs.head_scale(self.module.config)
 
-    def architecture(self) -> ArchitectureSummary:
-        return hf_architecture.summary(self)
-
-    def qkv_run(
-        self, text: str, kind: AttentionKind, target: str | None = None, needs: Needs | None = None
-    ) -> KindCapture:
-        return hf_qkv.qkv_run(self, text, kind, target, needs)
-
-    def kv_groups(self, kind: AttentionKind) -> tuple[int, ...]:
-        return hf_architecture.kv_groups(self, kind)
-
-    def rotary_tables(self, positions: int) -> tuple[np.ndarray, np.ndarray] | None:
-        return hf_architecture.rotary_tables(self, positions)
-
     def input_embedding(self) -> InputEmbedding:
         return hf_inputs.input_embedding(self.module, self.spec.positions, self.position_table())
 
@@ -256,34 +249,6 @@ class HFModel(LoadedModel):
 
     def hook_name(self, kind: AttentionKind, layer: int, point: str) -> str:
         return hf_inputs.hook_name(self.module, self.names, kind, layer, point)
-
-    def attention_shape(self, kind: AttentionKind) -> tuple[int, int]:
-        return hf_heads.attention_shape(self, kind)
-
-    def reference_ids(self, text: str, target: str | None = None) -> list[int]:
-        return hf_heads.reference_ids(self, text, target)
-
-    def forced_logprobs(self, text: str, out_ids: Sequence[int], batch: int = 1) -> torch.Tensor:
-        return hf_heads.forced_logprobs(self, text, out_ids, batch)
-
-    def layer_runs(
-        self, text: str, out_ids: Sequence[int], kind: AttentionKind
-    ) -> LayerRuns | None:
-        return hf_partial.layer_runs(self, text, out_ids, kind)
-
-    def head_output_weight(self, kind: AttentionKind, layer: int) -> torch.Tensor:
-        return hf_heads.output_weight(self, kind, layer)
-
-    def lens_points(self) -> list[str]:
-        return hf_heads.lens_points(self)
-
-    def unembed(self, x: torch.Tensor) -> torch.Tensor:
-        return hf_heads.unembed(self, x)
-
-    def held_unembed(
-        self, parts: torch.Tensor, stream: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        return hf_heads.held_unembed(self, parts, stream)
 
     def output_tokens(self, ids: Sequence[int]) -> tuple[str, ...]:
         return self._outputs(ids)

@@ -195,7 +195,7 @@ def qkv_run(
     model: HFParts,
     text: str,
     kind: AttentionKind,
-    target: str | None,
+    target: str | None = None,
     needs: Needs | None = None,
 ) -> KindCapture:
     """One pass over ``text`` (for a decoder, then ``target``, read as its continuation): the

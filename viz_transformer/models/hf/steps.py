@@ -17,10 +17,11 @@ import torch
 import torch.nn.functional as F
 from transformers import Cache, EncoderDecoderCache
 
-from viz_transformer.models.hf import lazy as hf_lazy
+from viz_transformer.models.hf.call_order import in_call_order
 from viz_transformer.models.hf.generation import constrain, decoder_start
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
+from viz_transformer.models.hf.trace_pass import Capture, softmax_calls
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.records.kinds import AttentionKind
@@ -109,12 +110,12 @@ def _newest(
     row of every call and head ``[calls, H, K]`` (in call order, as the trace's), and the
     ``past_key_values`` after the pass (None without ``use_cache``)."""
     flat = [n for k in kinds for n in model.names[k]]
-    with torch.no_grad(), hf_lazy.in_call_order(model.module, flat, _last_row) as seen:
+    with torch.no_grad(), in_call_order(model.module, flat, _last_row) as seen:
         out = model.module(**batch)
     rows = {}
     for k in kinds:  # as the trace has them: in call order, linear attention left out
         bases = {n.removesuffix(".hook_pattern") for n in model.names[k]}
-        mine = hf_lazy.softmax_calls(k, [(b, r) for b, r in seen if b in bases], hf_lazy.Capture())
+        mine = softmax_calls(k, [(b, r) for b, r in seen if b in bases], Capture())
         rows[k] = np.stack([r.cpu().float().numpy() for _, r in mine])
     return out.logits[0, -1].float(), rows, out.past_key_values
 

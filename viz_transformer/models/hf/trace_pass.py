@@ -1,26 +1,21 @@
-"""Every attention call of a Hugging Face model's pass, in call order (a module run twice is two
-calls: ALBERT shares one module across layers, HRM runs its modules in cycles, DiffLlama calls
-attention twice per layer), and long inputs: when a pass keeps each call's queries, keys and
-formula instead of its weights, and the ``LazyPatterns`` built from them
-(``settings.LAZY_ABOVE``)."""
+"""The one pass every trace of a Hugging Face model runs: every attention call read in call order,
+each kind's maps (whole, or ``LazyPatterns`` computed from the calls' queries, keys and formula
+for a long input: ``long_inputs``), what else the pass read (``Capture``: notes, sink layers),
+and each output row's most likely next id without the ``[T, vocabulary]`` logits."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
-from transformers import PretrainedConfig, PreTrainedModel
 
-from viz_transformer import settings
+from viz_transformer.models.hf.call_order import call_names, in_call_order, pattern_bases
 from viz_transformer.models.hf.call_record import CallRecord
 from viz_transformer.models.hf.heads import accepts
+from viz_transformer.models.hf.long_inputs import deferrable, deferred_encoder, keeps_qk
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.results import row_argmax
-from viz_transformer.networks.hooks import hooks, point_name
 from viz_transformer.records.formula import Formula
 from viz_transformer.records.kinds import AttentionKind
 from viz_transformer.records.lazy import LazyPatterns
@@ -50,63 +45,6 @@ class Capture:
         return self
 
 
-class _Enough(Exception):
-    """Raised by a hook to end a forward pass once it has the layers it needs."""
-
-
-def _bases(pattern_names: list[str]) -> list[str]:
-    """The attention modules' paths of their ``hook_pattern`` names."""
-    return [n.removesuffix(".hook_pattern") for n in pattern_names]
-
-
-@contextlib.contextmanager
-def in_call_order(
-    module: PreTrainedModel, names: list[str], select: Callable[[Any], Any] = lambda x: x
-) -> Iterator[list[tuple[str, Any]]]:
-    """Record what reaches the hook points ``names`` (``*.hook_pattern`` or ``*.hook_call``),
-    one entry per call, in the order the calls ran: (module path, ``select`` of what it
-    passed)."""
-    seen: list[tuple[str, Any]] = []
-
-    def record(x: torch.Tensor | CallRecord, name: str) -> None:
-        seen.append((name.rsplit(".", 1)[0], select(x)))
-
-    with hooks(module, dict.fromkeys(names, record)):
-        yield seen
-
-
-def too_big(
-    config: PretrainedConfig, names: dict[AttentionKind, list[str]], **inputs: list[int]
-) -> bool:
-    """Whether some attention kind of a pass over ``inputs`` would hold more than
-    ``settings.LAZY_ABOVE`` weights.
-
-    Args:
-        config: the model's; names: its hook-pattern names per kind (layers per kind).
-        inputs: ``input_ids`` and, for an encoder-decoder, ``decoder_input_ids``.
-    """
-    heads = getattr(config, "num_attention_heads", None) or getattr(
-        config, "encoder_attention_heads", 1
-    )
-    n_src = len(inputs.get("input_ids", ()))
-    n_tgt = len(inputs.get("decoder_input_ids", ())) or n_src
-    biggest = max(n_src, n_tgt) ** 2 * heads * max(len(ns) for ns in names.values())
-    return biggest > settings.LAZY_ABOVE
-
-
-def deferrable(model: HFParts) -> bool:
-    """Whether an encoder-only model runs one attention call per module, one module per layer
-    (so that layer ``i`` is the ``i``-th call: ALBERT's shared module is not)."""
-    flat = [n for ns in model.names.values() for n in ns]
-    layers = getattr(model.module.config, "num_hidden_layers", None)
-    return model.spec.encoder_only and len(set(flat)) == len(flat) == layers
-
-
-def call_names(names: dict[AttentionKind, list[str]]) -> list[str]:
-    """The ``hook_call`` points of every attention module in ``names``."""
-    return [point_name(b, "hook_call") for ns in names.values() for b in _bases(ns)]
-
-
 def lazy_patterns(
     seen: list[tuple[str, torch.Tensor | CallRecord]],
     names: dict[AttentionKind, list[str]],
@@ -118,7 +56,9 @@ def lazy_patterns(
     (both said in ``capture.messages``)."""
     out: dict[AttentionKind, Patterns] = {}
     for kind, ns in names.items():
-        calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
+        calls = softmax_calls(
+            kind, [(b, r) for b, r in seen if b in set(pattern_bases(ns))], capture
+        )
         recs = [r for _, r in calls]
         assert all(isinstance(r, CallRecord) for r in recs)
         whole = {i: r.weights for i, r in enumerate(recs) if r.weights is not None}
@@ -175,55 +115,6 @@ def _is_softmax(r: torch.Tensor | CallRecord) -> bool:
     return bool((r >= 0).all() and (sums <= 1 + ROW_SUM_SLACK).all() and (sums > 0).all())
 
 
-def deferred_encoder(module: PreTrainedModel, names: list[str], ids: list[int]) -> LazyPatterns:
-    """Encoder patterns whose forward pass runs only when a head is asked, and only as far as
-    that head's layer (``LazyPatterns.deferred``).
-
-    Args:
-        module: an encoder-only model with one attention call per layer (``deferrable``).
-        names: its encoder hook-pattern names, in layer order; ids: the input ids (S,).
-    """
-    bases = _bases(names)
-    batch = {"input_ids": torch.tensor([ids], device=module.device)}
-    batch["attention_mask"] = torch.ones_like(batch["input_ids"])
-
-    def fetch(layer: int) -> dict[int, tuple[torch.Tensor, torch.Tensor, Formula] | torch.Tensor]:
-        flat = [point_name(b, "hook_call") for b in bases[: layer + 1]]
-
-        def stop(x: CallRecord, name: str) -> None:
-            raise _Enough
-
-        with (
-            torch.no_grad(),
-            in_call_order(module, flat) as seen,
-            hooks(module, {flat[-1]: stop}),
-            contextlib.suppress(_Enough),
-        ):
-            module(**batch)
-        out: dict[int, tuple[torch.Tensor, torch.Tensor, Formula] | torch.Tensor] = {}
-        for i, (_, r) in enumerate(seen):
-            assert isinstance(r, CallRecord)
-            if r.q is None or r.k is None:  # a call the tiles cannot read: its weights
-                out[i] = r.weights  # type: ignore[assignment]
-            else:
-                out[i] = (r.q, r.k, r.formula or Formula())
-        return out
-
-    shape = (len(bases), module.config.num_attention_heads, len(ids), len(ids))
-    return LazyPatterns.deferred(shape, False, fetch)
-
-
-def lazy(model: HFParts, **inputs: list[int]) -> bool:
-    """Whether a pass over ``inputs`` keeps queries and keys instead of every weight: when the
-    model allows it and some kind would hold more than ``settings.LAZY_ABOVE`` weights, or the
-    model runs below float32 (its own softmax would give rows that sum to 1 only within ~2e-3;
-    ``LazyPatterns`` takes it in float32)."""
-    if not model.lazy_capable:
-        return False
-    reduced = model.module.dtype != torch.float32
-    return reduced or too_big(model.module.config, model.names, **inputs)
-
-
 def run(
     model: HFParts, **inputs: list[int]
 ) -> tuple[list[int] | None, dict[AttentionKind, Patterns], Capture]:
@@ -235,13 +126,13 @@ def run(
         the most likely next id at every output row (``next_ids``; None for a model without a
         head), kind -> ``[calls, H, q, k]``, and what else the pass read (``Capture``).
     """
-    keep_qk = lazy(model, **inputs)
+    keep_qk = keeps_qk(model, **inputs)
     flat = call_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
     batch = {k: torch.tensor([v], device=model.device) for k, v in inputs.items()}
     with torch.no_grad(), in_call_order(model.module, flat) as seen:
         preds = next_ids(model, batch)
     missing = sorted(
-        set(_bases([n for ns in model.names.values() for n in ns])) - {b for b, _ in seen}
+        set(pattern_bases([n for ns in model.names.values() for n in ns])) - {b for b, _ in seen}
     )
     if missing:
         raise RuntimeError(
@@ -253,7 +144,9 @@ def run(
         return preds, lazy_patterns(seen, model.names, capture), capture.said()
     arrays: dict[AttentionKind, Patterns] = {}
     for kind, ns in model.names.items():
-        calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(_bases(ns))], capture)
+        calls = softmax_calls(
+            kind, [(b, r) for b, r in seen if b in set(pattern_bases(ns))], capture
+        )
         sinks = (i for i, (_, r) in enumerate(calls) if getattr(r, "vt_sinks", False))
         capture.sink_layers[kind] = tuple(sinks)
         one_shape(kind, [tuple(r.shape[-2:]) for _, r in calls])
@@ -266,7 +159,7 @@ def run_single(
 ) -> tuple[list[int] | None, dict[AttentionKind, Patterns], Capture]:
     """``run`` over one stack's input ``ids``; a long input of an encoder that runs one call
     per layer (``deferrable``) runs nothing until a head is asked (``deferred_encoder``)."""
-    if deferrable(model) and lazy(model, input_ids=ids):
+    if deferrable(model) and keeps_qk(model, input_ids=ids):
         encoder = deferred_encoder(model.module, model.names["encoder"], ids)
         return None, {"encoder": encoder}, Capture()
     return run(model, input_ids=ids, attention_mask=[1] * len(ids))
