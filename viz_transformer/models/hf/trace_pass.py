@@ -71,8 +71,10 @@ def lazy_patterns(
         sinks = tuple(i for i, f in enumerate(formulas) if f.sinks is not None)
         capture.sink_layers[kind] = sinks
         qs, ks = [r.q for r in recs], [r.k for r in recs]
-        sizes = [r.weights.shape[1:] if r.weights is not None else (r.q.shape[1], r.k.shape[1])
-                 for r in recs]  # fmt: skip
+        sizes = [
+            r.weights.shape[1:] if r.weights is not None else (r.q.shape[1], r.k.shape[1])
+            for r in recs
+        ]
         one_shape(kind, [tuple(z) for z in sizes])
         out[kind] = LazyPatterns(qs, ks, kind == "decoder", formulas=formulas, whole=whole)
     return out
