@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz_transformer.analysis.comparison.distances import HeadMatch
-from viz_transformer.figures.common import COLORSCALE, labels, series_style
+from viz_transformer.figures.common import labels, series_style
 from viz_transformer.figures.heatmap import label_axes, weight_trace
 from viz_transformer.records.kinds import KIND_TITLES, AttentionKind, Head, head_label
 from viz_transformer.records.trace import Trace
@@ -160,14 +160,11 @@ def checkpoint_maps(
     for col, tr in enumerate(traces, 1):
         z = np.asarray(tr.get(kind))[head]
         fig.add_trace(
-            go.Heatmap(
-                z=z,
-                zmin=0,
-                zmax=1,
-                colorscale=COLORSCALE,
+            weight_trace(
+                z,
+                f"step {steps[col - 1]}<br>%{{text}}: %{{z:.3f}}<extra></extra>",
                 showscale=False,
                 text=text,
-                hovertemplate=f"step {steps[col - 1]}<br>%{{text}}: %{{z:.3f}}<extra></extra>",
             ),
             1,
             col,

@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz_transformer.figures.common import COLORSCALE, labels
+from viz_transformer.figures.common import labels
+from viz_transformer.figures.heatmap import weight_trace
 
 MODES = {"scaled": "with 1/√d_k", "unscaled": "without scale"}
 LINES = {"scaled": {"color": "#1f77b4"}, "unscaled": {"color": "#d62728", "dash": "dash"}}
@@ -89,13 +90,8 @@ def pattern_pair(
     row_labels, col_labels = labels(list(rows)), labels(list(cols))
     for col, z in enumerate((scaled, unscaled), start=1):
         fig.add_trace(
-            go.Heatmap(
-                z=z,
-                zmin=0.0,
-                zmax=1.0,
-                colorscale=COLORSCALE,
-                showscale=col == 2,
-                hovertemplate="query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>",
+            weight_trace(
+                z, "query %{y}, key %{x}<br>weight %{z:.3f}<extra></extra>", showscale=col == 2
             ),
             1,
             col,

@@ -25,6 +25,7 @@ WORDS = (
     "children", "play", "near", "school", "after", "rain", "stops", "green", "hills", "stand",
     "behind", "village", "my", "friend", "found", "key", "under", "table",
 )  # fmt: skip
+TINY_EXAMPLE = "alpha beta gamma"
 PAPER_VOCAB = 37_000  # the paper's shared English-German BPE vocabulary (section 5.1)
 TINY = {"d_model": 16, "n_heads": 2, "n_encoder_layers": 2, "n_decoder_layers": 2, "d_ff": 32,
         "max_len": 16}  # fmt: skip
@@ -43,13 +44,18 @@ def _wrap(
     cfg: TransformerConfig,
     seed: int,
     device: str | torch.device,
-    spec: ModelSpec,
+    **spec: str,
 ) -> PaperModel:
     """A ``Transformer(cfg)`` initialised after ``torch.manual_seed(seed)`` on ``device``, in eval
-    mode, wrapped with ``vocab`` and ``spec`` like a shipped paper model."""
+    mode, wrapped with ``vocab`` like a shipped paper model whose ``ModelSpec`` has ``spec``'s
+    name, description and example (every attention kind, sinusoidal positions)."""
     torch.manual_seed(seed)
     dev = torch.device(device)
-    return PaperModel(spec, dev, Transformer(cfg).to(dev).eval(), vocab)
+    shows = ("encoder", "decoder", "cross")
+    model_spec = ModelSpec(
+        family="paper", shows=shows, positions="sinusoidal", path=Path("."), **spec
+    )
+    return PaperModel(model_spec, dev, Transformer(cfg).to(dev).eval(), vocab)
 
 
 def tiny_paper_model(
@@ -68,16 +74,8 @@ def tiny_paper_model(
     """
     vocab = WordVocab.build(list(TINY_WORDS))
     cfg = TransformerConfig(**{"vocab_size": len(vocab), "dropout": 0.0, **TINY, **config})
-    spec = ModelSpec(
-        name="tiny",
-        family="paper",
-        description="random",
-        example="alpha beta gamma",
-        shows=("encoder", "decoder", "cross"),
-        positions="sinusoidal",
-        path=Path("."),
-    )
-    return _wrap(vocab, cfg, seed, device if device is not None else default_device(), spec)
+    dev = device if device is not None else default_device()
+    return _wrap(vocab, cfg, seed, dev, name="tiny", description="random", example=TINY_EXAMPLE)
 
 
 def paper_model(
@@ -108,13 +106,12 @@ def paper_model(
         dropout=0.0,
         max_len=max_len,
     )
-    spec = ModelSpec(
+    return _wrap(
+        vocab,
+        cfg,
+        seed,
+        device,
         name=f"paper-random-{d_model}x{n_layers}",
-        family="paper",
         description="random paper Transformer for benchmarks",
         example="the cat sat on the mat",
-        shows=("encoder", "decoder", "cross"),
-        positions="sinusoidal",
-        path=Path("."),
     )
-    return _wrap(vocab, cfg, seed, device, spec)
