@@ -11,21 +11,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from viz_transformer.serve.supervisor import healthy
 from viz_transformer.testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def healthy(url: str) -> bool:
-    try:
-        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
-        return False
 
 
 @contextmanager

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 if TYPE_CHECKING:  # imported where used: without the browser this tier skips (tests/conftest.py)
     from playwright.sync_api import Browser, Page
 
+from viz_transformer.serve.supervisor import healthy as answers_health
 from viz_transformer.serve.supervisor import replica_states
 from viz_transformer.testing import chromium as chromium_browser
 from viz_transformer.testing.ports import free_port
@@ -27,17 +27,10 @@ from viz_transformer.testing.ports import free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _answers(url: str) -> bool:
-    try:
-        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="session")
 def healthy() -> Callable[[str], bool]:
     """``healthy(url)``: whether a Streamlit server answers its health check at ``url``."""
-    return _answers
+    return answers_health
 
 
 @contextlib.contextmanager
@@ -67,7 +60,7 @@ def serve(
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=stderr)
         try:
             deadline = time.monotonic() + 60
-            while not _answers(url):
+            while not answers_health(url):
                 assert proc.poll() is None and time.monotonic() < deadline, f"no server; see {log}"
                 time.sleep(0.5)
             yield url
