@@ -84,6 +84,25 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClassStor
 
 
 @pytest.fixture
+def open_via_app() -> Callable[[str, dict[str, str]], AppTest]:
+    """``open_via_app(page, params)``: a new session of app.py with ``params`` in the URL (the
+    default page first, which reads the URL once per session), then ``page`` (``pages/<name>.py``)
+    through its navigation, as a link or a step's link opens it; run without an exception."""
+
+    def open_(page: str, params: dict[str, str]) -> AppTest:
+        from streamlit.testing.v1 import AppTest
+
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params.update(params)
+        at.run()
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        return at
+
+    return open_
+
+
+@pytest.fixture
 def open_page(server_layout: None) -> Callable[..., AppTest]:
     """``open_page(path, model=None, params=None)``: the app's file ``path`` (``app.py``,
     ``pages/<name>.py``) in AppTest, with the URL's ``params`` and the sidebar's ``model`` set,

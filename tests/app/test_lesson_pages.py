@@ -4,7 +4,6 @@ and tokens as messages, a name with markup shown as typed."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import parse_qs
 
 from streamlit.testing.v1 import AppTest
@@ -12,21 +11,9 @@ from streamlit.testing.v1 import AppTest
 import viz_transformer as vt
 from viz_transformer.ui import class_store
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 LESSON, TEACHER = "pages/lesson.py", "pages/teacher.py"
 TOUR = "paper_tour"
 XSS = "<img src=x onerror=alert(1)>"
-
-
-def _open(page: str, params: dict[str, str]) -> AppTest:
-    """``page`` through app.py's navigation (its step links need it) with ``params`` in the URL."""
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(params)
-    at.run()  # the default page first, which reads the URL once per session (presenter=True)
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _texts(at: AppTest) -> str:
@@ -72,9 +59,9 @@ def _go_to(at: AppTest, step: int) -> None:
         assert not at.exception, at.exception
 
 
-def test_alone_a_choice_is_graded_right_and_wrong_and_next_moves_on():
+def test_alone_a_choice_is_graded_right_and_wrong_and_next_moves_on(open_via_app):
     lesson = vt.load_lesson(TOUR)
-    at = _open(LESSON, {"lesson": TOUR})
+    at = open_via_app(LESSON, {"lesson": TOUR})
     assert at.title[0].value == lesson.title and at.header[0].value == lesson.steps[0].title
     check = lesson.steps[0].question
     wrong = next(o for i, o in enumerate(check.options) if i != check.args["correct"])
@@ -89,10 +76,10 @@ def test_alone_a_choice_is_graded_right_and_wrong_and_next_moves_on():
     assert at.header[0].value == lesson.steps[1].title
 
 
-def test_a_step_links_to_its_page_in_its_view_and_back():
+def test_a_step_links_to_its_page_in_its_view_and_back(open_via_app):
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
-    at = _open(LESSON, {"lesson": TOUR})
+    at = open_via_app(LESSON, {"lesson": TOUR})
     _go_to(at, step)
     [link] = at.get("page_link")
     query = {k: v[0] for k, v in parse_qs(link.proto.query_string).items()}
@@ -111,12 +98,12 @@ def test_a_step_links_to_its_page_in_its_view_and_back():
     assert parse_qs(back.proto.query_string) == {"lesson": [TOUR]}
 
 
-def test_a_head_is_answered_by_clicking_it_in_the_grid(store):
+def test_a_head_is_answered_by_clicking_it_in_the_grid(store, open_via_app):
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
     check = lesson.steps[step].question
     code, key = store.create(TOUR)
-    at = _open(LESSON, {"class": code})
+    at = open_via_app(LESSON, {"class": code})
     at.text_input(key="name").input("Ada")
     next(b for b in at.button if b.label == "Join").click().run()
     token = at.query_params["student"]
@@ -140,11 +127,11 @@ def test_a_head_is_answered_by_clicking_it_in_the_grid(store):
     assert store.place(code, token) == step  # answering did not move the student
 
 
-def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
+def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store, open_via_app):
     lesson, step, code, token = _grace_at_head_step(store)
     right = vt.grade(lesson.steps[step].question, "L0 H0").expected
     store.submit(code, token, step, right)
-    at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
+    at = open_via_app(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title
     assert at.text_input(key=f"lesson-typed-{step}").value == right
     layer, head = (int(x[1:]) for x in right.split())
@@ -153,30 +140,30 @@ def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store):
     assert "Grace" in _texts(at)
 
 
-def test_an_unreadable_answer_is_still_unreadable_after_a_reload(store):
+def test_an_unreadable_answer_is_still_unreadable_after_a_reload(store, open_via_app):
     lesson, step, code, token = _grace_at_head_step(store)
     assert store.submit(code, token, step, "L one").readable is False
-    at = _open(LESSON, {"class": code, "student": token})  # a new session: another replica
+    at = open_via_app(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title
     assert not at.error and not at.success  # yellow, as when it was given: not "wrong"
     assert len(at.warning) == 1 and "L one" in at.warning[0].value
 
 
-def test_bad_code_name_and_token_are_messages(store):
-    at = _open(LESSON, {"class": "NOPE42"})
+def test_bad_code_name_and_token_are_messages(store, open_via_app):
+    at = open_via_app(LESSON, {"class": "NOPE42"})
     assert "no class with code" in at.error[0].value
     code, _ = store.create(TOUR)
-    at = _open(LESSON, {"class": code})
+    at = open_via_app(LESSON, {"class": code})
     at.text_input(key="name").input("   ")
     next(b for b in at.button if b.label == "Join").click().run()
     assert not at.exception and "Type a name" in at.error[0].value
     assert "student" not in at.query_params
-    at = _open(LESSON, {"class": code, "student": "forged"})
+    at = open_via_app(LESSON, {"class": code, "student": "forged"})
     assert "unknown student token" in at.error[0].value
     assert any(b.label == "Join again with a name" for b in at.button)
 
 
-def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_array):
+def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_array, open_via_app):
     lesson = vt.load_lesson(TOUR)
     code, key = store.create(TOUR)
     for name in ("Ada", XSS):
@@ -184,10 +171,10 @@ def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_arr
         store.move(code, token, 0)
     store.submit(code, token, 0, "Encoder self-attention")  # a wrong answer, by the XSS name
     for params in ({"class": code}, {"class": code, "once": "wrong"}, {"class": code, "key": key}):
-        at = _open(TEACHER, params)  # a key in a link is refused, the right one too
+        at = open_via_app(TEACHER, params)  # a key in a link is refused, the right one too
         assert at.error and not at.dataframe and not at.get("plotly_chart")
         assert "Ada" not in _texts(at) and lesson.title not in _texts(at)
-    at = _open(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
+    at = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
     assert not at.error
     where, wrong = (df.value for df in at.dataframe)
     assert list(where["student"]) == ["Ada", XSS]  # a table cell shows the text, never renders it
@@ -198,11 +185,13 @@ def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_arr
     assert reached[0] == 2 and answered[0] == 1 and correct[0] == 0
 
 
-def test_presenter_mode_draws_the_funnel_text_large_on_one_screen(store, figures):
+def test_presenter_mode_draws_the_funnel_text_large_on_one_screen(store, figures, open_via_app):
     code, key = store.create(TOUR)
-    small = figures(_open(TEACHER, {"class": code, "once": store.one_time_link(code, key)}))[0]
+    small = figures(open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)}))[
+        0
+    ]
     once = store.one_time_link(code, key)
-    at = _open(TEACHER, {"class": code, "once": once, "presenter": "True"})
+    at = open_via_app(TEACHER, {"class": code, "once": once, "presenter": "True"})
     large = figures(at)[0]
     for bar_small, bar_large in zip(small["data"], large["data"], strict=True):
         assert bar_large["textfont"]["size"] >= 1.5 * bar_small["textfont"]["size"] >= 18
@@ -211,8 +200,8 @@ def test_presenter_mode_draws_the_funnel_text_large_on_one_screen(store, figures
     assert "One-time link for another browser" not in {b.label for b in at.button}
 
 
-def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
-    at = _open(TEACHER, {})
+def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore, open_via_app):
+    at = open_via_app(TEACHER, {})
     at.selectbox(key="class-lesson").set_value(TOUR)
     next(b for b in at.button if b.label == "Open a class").click().run()
     code = at.query_params["class"]
@@ -224,7 +213,7 @@ def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore):
     assert session != key and at.get("plotly_chart") and not at.error
 
 
-def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch):
+def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch, open_via_app):
     monkeypatch.setenv("VT_DATABASE_URL", "postgresql://postgres@127.0.0.1:9/none")  # refused
     class_store.store.clear()
     student = {"class": "K7QX2M", "student": "t"}
@@ -233,16 +222,16 @@ def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch):
         (LESSON, student),
         (TEACHER, {"class": "K7QX2M", "once": "k"}),
     ):
-        at = _open(page, params)
+        at = open_via_app(page, params)
         assert "class database cannot be reached" in at.error[0].value, (page, params)
     class_store.store.clear()
 
 
-def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store):
+def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store, open_via_app):
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
     code, key = store.create(TOUR)
-    at = _open(LESSON, {"class": code})
+    at = open_via_app(LESSON, {"class": code})
     at.text_input(key="name").input("Empty Checker")
     next(b for b in at.button if b.label == "Join").click().run()
     _go_to(at, step)

@@ -6,23 +6,10 @@ and tells the browser to drop its cookie, and the cookie is named by the code as
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
 TEACHER, TOUR = "pages/teacher.py", "paper_tour"
-
-
-def _open(params: dict[str, str]) -> AppTest:
-    """The Teacher page through app.py's navigation with ``params`` in the URL: a new session."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params.update(params)
-    at.run()
-    at.switch_page(TEACHER).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _click(at: AppTest, label: str) -> None:
@@ -39,22 +26,24 @@ def _scripts(at: AppTest) -> str:
     return "\n".join(h.proto.body for h in at.get("html") if "<script>" in h.proto.body)
 
 
-def test_a_one_time_link_used_twice_says_so_and_how_to_get_a_new_one(store):
+def test_a_one_time_link_used_twice_says_so_and_how_to_get_a_new_one(store, open_via_app):
     code, key = store.create(TOUR)
     once = store.one_time_link(code, key)
-    first = _open({"class": code.lower(), "once": once})  # the code as typed
+    first = open_via_app(TEACHER, {"class": code.lower(), "once": once})  # the code as typed
     assert first.get("plotly_chart") and not first.error
     assert f'"vt_class_{code}"' in _scripts(first)  # the cookie: the code as stored
-    again = _open({"class": code, "once": once})  # the link from the browser's history
+    again = open_via_app(
+        TEACHER, {"class": code, "once": once}
+    )  # the link from the browser's history
     assert again.error and not again.get("plotly_chart")
     said = _said(again)
     assert "already used" in said and f"class link {code}" in said
 
 
-def test_changing_the_key_on_the_page_ends_every_other_page_and_keeps_this_one(store):
+def test_changing_the_key_on_the_page_ends_every_other_page_and_keeps_this_one(store, open_via_app):
     code, key = store.create(TOUR)
-    here = _open({"class": code, "once": store.one_time_link(code, key)})
-    there = _open({"class": code, "once": store.one_time_link(code, key)})
+    here = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
+    there = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
     assert not there.error and there.get("plotly_chart")
     assert next(b for b in here.button if b.label == "Change the teacher's key").disabled
     here.checkbox(key="class-rotate-ok").check().run()
@@ -71,9 +60,9 @@ def test_changing_the_key_on_the_page_ends_every_other_page_and_keeps_this_one(s
     assert "max-age=0" in _scripts(there)  # and its browser told to drop the cookie
 
 
-def test_leaving_the_class_on_this_browser_ends_its_session(store):
+def test_leaving_the_class_on_this_browser_ends_its_session(store, open_via_app):
     code, key = store.create(TOUR)
-    at = _open({"class": code, "once": store.one_time_link(code, key)})
+    at = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
     session = at.session_state["_teacher_keys"][code]
     _click(at, "Leave this class on this browser")
     assert "class" not in at.query_params and f"You left class {code}" in _said(at)
