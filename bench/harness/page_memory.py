@@ -7,10 +7,10 @@ example sentence in Streamlit's ``AppTest`` (so that imports, plotly, the first-
 the page's one-off work are not counted), then, for each length, frees what it can (``gc``,
 ``malloc_trim``), resets the process's peak resident set (``/proc/self/clear_refs``), opens the page
 afresh on a text of exactly that many tokens and prints, as JSON: the peak minus the resident set
-before it (``extra_gib``), what is still held after the run (``held_gib``), the seconds, the largest
-element of the page (``largest_bytes``: the protobuf message one update carries to the browser, a
-chart's figure JSON included) and the page's errors and notes, so a page that refuses a job before
-starting it says so.
+before it (``extra_gib``), what is still held after the run (``held_gib``), the seconds and CPU
+seconds, the largest element of the page (``largest_bytes``: the protobuf message one update carries
+to the browser, a chart's figure JSON included) and the page's errors and notes, so a page that
+refuses a job before starting it says so.
 
 The test ``tests/app/test_page_memory.py`` runs this script (never imports it) and
 ``bench/bench_pages.py`` writes its figures to docs/benchmarks.md."""
@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,9 @@ def child(stem: str, lengths: list[int]) -> list[dict[str, Any]]:
     out = []
     for n in lengths:
         text = text_of(count, n)
+        cpu = time.process_time()
         took, at = above(lambda: _open(stem, text))  # noqa: B023 (run at once)
+        cpu = time.process_time() - cpu
         largest, element = largest_element(at)
         said = _said(at)
         del at
@@ -98,6 +101,7 @@ def child(stem: str, lengths: list[int]) -> list[dict[str, Any]]:
                 "held_gib": (status_bytes("VmRSS") - took.before) / 2**30,
                 "loaded_gib": took.before / 2**30,
                 "seconds": took.seconds,
+                "cpu_s": cpu,
                 "largest_bytes": largest,
                 "largest_element": element,
                 "peak_reset": took.reset,

@@ -24,9 +24,6 @@ LENGTHS = (3000, 8000)
 LIMIT_GIB, LARGEST_BYTES = 2.0, 2**20
 REFUSED = "so it was not started"  # ui/budget.py's refusal
 FREE = "memory is free now"  # ... when the device (the machine) has less free than the setting
-# until the walkthrough captures one layer instead of every pattern (issue 53's library half),
-# its capture of 3,000 tokens is refused before it starts
-MAY_REFUSE_AT_3000 = {"qkv_walkthrough"}
 
 
 def _run(page: str) -> list[dict]:
@@ -60,5 +57,5 @@ def test_a_long_sentence_opens_each_page_within_the_memory_or_is_refused_first(
         )
         refusals = [said for said in row["errors"] + row["notes"] if REFUSED in said]
         # a machine short of free memory is refused by design (ui/budget.room): not the page's
-        if row["tokens"] <= 3000 and page not in MAY_REFUSE_AT_3000:
+        if row["tokens"] <= 3000:
             assert all(FREE in said for said in refusals), f"{where} refused: {refusals}"
