@@ -117,9 +117,9 @@ def test_sweep_means_resumes_and_stops(planted, tmp_path: Path, monkeypatch) -> 
     assert len(kept) == 2  # two runs finished before the stop: kept
     assert seen == sorted(seen) and 0 < seen[-1] <= 0.5
     calls = []
-    real = rr.retrieval_heads
+    real = rr.one_run
     monkeypatch.setattr(
-        "viz_transformer.analysis.retrieval.sweep.retrieval_heads",
+        "viz_transformer.analysis.retrieval.sweep.one_run",
         lambda *a, **k: calls.append(a) or real(*a, **k),
     )
     sweep = vt.retrieval_heads(planted, texts, NEEDLE, depths=depths, out=kept)
@@ -202,13 +202,13 @@ def test_out_and_only_found_are_refused_for_a_single_run(planted) -> None:
 
 def test_only_found_counts_the_runs_that_found_the_needle(planted, monkeypatch) -> None:
     texts = [haystack(10, seed=1), haystack(14, seed=2)]
-    real = rr.retrieval_heads
+    real = rr.one_run
 
     def failing_second(model, hay, *a, **k):  # the second text's runs "miss" the needle
         r = real(model, hay, *a, **k)
         return r if hay.startswith(texts[0][:20]) else replace(r, found=False, recall=0.2)
 
-    monkeypatch.setattr("viz_transformer.analysis.retrieval.sweep.retrieval_heads", failing_second)
+    monkeypatch.setattr("viz_transformer.analysis.retrieval.sweep.one_run", failing_second)
     every = vt.retrieval_heads(planted, texts, NEEDLE, depths=[0.3])
     found = vt.retrieval_heads(planted, texts, NEEDLE, depths=[0.3], only_found=True)
     assert every.found == found.found == 0.5

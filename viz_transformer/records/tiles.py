@@ -193,7 +193,7 @@ def _softmax_(s: torch.Tensor, sink: torch.Tensor | None) -> torch.Tensor:
     return s.div_(total)
 
 
-def tiles(
+def each_tile(
     head: HeadQK, rows: torch.Tensor, cols: torch.Tensor | None, step: tuple[int, int]
 ) -> Iterator[tuple[int, int, torch.Tensor]]:
     """The weights at ``rows x cols`` (positions; ``cols`` None: every key), tile by tile; a
@@ -228,7 +228,7 @@ def cells_into(
     """Write the weights at ``rows x cols`` into ``out`` ``(len(rows), len(cols))``, which may
     live on another device (the host): each tile is copied as it is made."""
     step = plan(head.k.shape[0], rows.device, tile=tile)
-    for r0, c0, w in tiles(head, rows, cols, step):
+    for r0, c0, w in each_tile(head, rows, cols, step):
         out[r0 : r0 + w.shape[0], c0 : c0 + w.shape[1]].copy_(w)
     return out
 
@@ -251,7 +251,7 @@ def blocks(
     n_cols = head.k.shape[0] if cols is None else len(cols)
     out = torch.empty(-(-len(rows) // bq), -(-n_cols // bk), device=rows.device)
     pool = F.max_pool2d if how == "max" else F.avg_pool2d
-    for r0, c0, w in tiles(head, rows, cols, plan(head.k.shape[0], rows.device, block, tile)):
+    for r0, c0, w in each_tile(head, rows, cols, plan(head.k.shape[0], rows.device, block, tile)):
         small = pool(w[None, None], kernel_size=block, ceil_mode=True)[0, 0]
         i, j = r0 // bq, c0 // bk
         out[i : i + small.shape[0], j : j + small.shape[1]] = small

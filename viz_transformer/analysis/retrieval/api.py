@@ -12,7 +12,7 @@ from viz_transformer.analysis.retrieval.result import (
     RetrievalResult,
     compare_forms,
 )
-from viz_transformer.analysis.retrieval.run import retrieval_heads as one_run
+from viz_transformer.analysis.retrieval.run import one_run
 from viz_transformer.analysis.retrieval.sweep import retrieval_sweep
 from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep, RunSummary
 from viz_transformer.models.base import LoadedModel
@@ -47,7 +47,7 @@ def retrieval_heads(
     """Which heads copy ``needle`` hidden in ``haystack`` (Wu et al. 2024's retrieval score).
 
     One text and neither ``depths`` nor ``lengths``: one run at ``depth``
-    (``run.retrieval_heads``: ``.prompt``, ``.output``, ``.needle_positions``, ``.table``,
+    (``run.one_run``: ``.prompt``, ``.output``, ``.needle_positions``, ``.table``,
     ``.summary()``). A list of texts, ``depths=[...]`` or ``lengths=[...]``: one run per (text,
     length, depth) (``sweep.retrieval_sweep``): ``.table`` each head's mean and spread,
     ``.scores()`` each (depth, length) cell's, ``.cell(depth, length)`` its runs; finished runs

@@ -11,7 +11,7 @@ reached through public methods only (``token_offsets``, ``greedy_ids``, ``decode
 
 from __future__ import annotations
 
-from viz_transformer.analysis.capture import trace as capture
+from viz_transformer.analysis.capture import trace
 from viz_transformer.analysis.heads import ticking
 from viz_transformer.analysis.retrieval import needle as nd
 from viz_transformer.analysis.retrieval import scores as sc
@@ -20,7 +20,7 @@ from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.progress import OnFraction, StopToken, with_stop
 from viz_transformer.text.checks import check_text
 
-__all__ = ["EXTRA", "FLAG", "RetrievalResult", "check_model", "prepare", "retrieval_heads"]
+__all__ = ["EXTRA", "FLAG", "RetrievalResult", "check_model", "one_run", "prepare"]
 
 EXTRA = 8  # output tokens allowed past the answer (the question form: past the whole needle)
 
@@ -74,7 +74,7 @@ def prepare(
     output budget (the answer's tokens, the question form the needle's, plus ``EXTRA``).
 
     Raises:
-        ValueError: bad input, named (see ``retrieval_heads``).
+        ValueError: bad input, named (see ``one_run``).
     """
     check_model(model)
     haystack = check_text(nd.check_needle(haystack, needle)[0], "haystack")
@@ -111,7 +111,7 @@ def alignment(
     )
 
 
-def retrieval_heads(
+def one_run(
     model: LoadedModel,
     haystack: str,
     needle: str,
@@ -158,7 +158,7 @@ def retrieval_heads(
             report(0.4)  # the trace next: one pass
         output = model.decode(out_ids)
         text = check_text(p.text + output)  # what the trace reads (stripped)
-        tr = capture(model, text)
+        tr = trace(model, text)
     reread = model.encode_text(text)
     if len(reread) != len(tr.tgt_tokens):
         raise RuntimeError("the trace holds another tokenisation than the text read back.")

@@ -24,7 +24,7 @@ import numpy as np
 from viz_transformer.analysis.retrieval import needle as nd
 from viz_transformer.analysis.retrieval.identity import model_identity
 from viz_transformer.analysis.retrieval.result import from_arrays, to_arrays
-from viz_transformer.analysis.retrieval.run import needle_prompt, prepare, retrieval_heads
+from viz_transformer.analysis.retrieval.run import needle_prompt, one_run, prepare
 from viz_transformer.analysis.retrieval.sweep_result import RetrievalSweep, RunSummary
 from viz_transformer.models.base import LoadedModel
 from viz_transformer.records.progress import OnFraction, StopToken, with_stop
@@ -128,7 +128,7 @@ def retrieval_sweep(
     answer: str | None = None,
     only_found: bool = False,
 ) -> RetrievalSweep:
-    """One ``retrieval_heads`` run per (haystack, length, depth), kept in ``out`` as each ends.
+    """One ``run.one_run`` per (haystack, length, depth), kept in ``out`` as each ends.
 
     Args:
         haystacks: texts to hide the needle in; depths: where (0 = start, 1 = end).
@@ -136,7 +136,7 @@ def retrieval_sweep(
         progress: called with the fraction done (runs weighted by their text's length);
             stop: once set, the sweep ends (``Cancelled``) and the runs finished stay in ``out``.
         lengths: prompt lengths in tokens, each text cut to fit (``fit``); None: whole texts.
-        prompt, question, answer: the prompt's form (``retrieval_heads``).
+        prompt, question, answer: the prompt's form (``run.one_run``).
         only_found: the means count only the runs that found the needle (Wu et al.'s choice).
 
     Returns:
@@ -173,7 +173,7 @@ def retrieval_sweep(
         if run is None:
             lo, hi = weights[k], weights[k + 1]
             inner = None if report is None else (lambda f, lo=lo, hi=hi: report(lo + (hi - lo) * f))
-            r = retrieval_heads(
+            r = one_run(
                 model, cut, needle, d, inner, stop, prompt=prompt, question=question, answer=answer
             )
             run = RunSummary(i, n, r.without_trace(), sources[i])

@@ -21,7 +21,7 @@ from viz_transformer.models.hf.call_order import in_call_order
 from viz_transformer.models.hf.generation import constrain, decoder_start
 from viz_transformer.models.hf.parts import HFParts
 from viz_transformer.models.hf.spec import MAX_NEW_TOKENS, NOTES
-from viz_transformer.models.hf.trace_pass import Capture, softmax_calls
+from viz_transformer.models.hf.trace_pass import PassNotes, softmax_calls
 from viz_transformer.models.prefix_states import PrefixStates
 from viz_transformer.models.results import DecoderSession, StepScores
 from viz_transformer.records.kinds import AttentionKind
@@ -115,7 +115,7 @@ def _newest(
     rows = {}
     for k in kinds:  # as the trace has them: in call order, linear attention left out
         bases = {n.removesuffix(".hook_pattern") for n in model.names[k]}
-        mine = softmax_calls(k, [(b, r) for b, r in seen if b in bases], Capture())
+        mine = softmax_calls(k, [(b, r) for b, r in seen if b in bases], PassNotes())
         rows[k] = np.stack([r.cpu().float().numpy() for _, r in mine])
     return out.logits[0, -1].float(), rows, out.past_key_values
 

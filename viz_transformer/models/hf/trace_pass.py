@@ -1,6 +1,6 @@
 """The one pass every trace of a Hugging Face model runs: every attention call read in call order,
 each kind's maps (whole, or ``LazyPatterns`` computed from the calls' queries, keys and formula
-for a long input: ``long_inputs``), what else the pass read (``Capture``: notes, sink layers),
+for a long input: ``long_inputs``), what else the pass read (``PassNotes``: notes, sink layers),
 and each output row's most likely next id without the ``[T, vocabulary]`` logits."""
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ ROW_SUM_SLACK = 1e-3  # a map's row may sum below 1 (a sink's weight), never abo
 
 
 @dataclass
-class Capture:
+class PassNotes:
     """What a pass read besides the maps: notes for the page, and the layers whose rows sum to
     1 with a sink's weight (``Trace.sink_layers``)."""
 
     messages: list[str] = field(default_factory=list)
     sink_layers: dict[AttentionKind, tuple[int, ...]] = field(default_factory=dict)
 
-    def said(self) -> Capture:
-        """This capture, its messages naming the layers with an attention sink."""
+    def said(self) -> PassNotes:
+        """These notes, their messages naming the layers with an attention sink."""
         self.messages += [
             f"The {kind} layers {', '.join(map(str, layers))} have an attention sink (a learned "
             "logit that joins each row's softmax): a row's weights on the tokens sum to 1 less "
@@ -48,28 +48,26 @@ class Capture:
 def lazy_patterns(
     seen: list[tuple[str, torch.Tensor | CallRecord]],
     names: dict[AttentionKind, list[str]],
-    capture: Capture,
+    notes: PassNotes,
 ) -> dict[AttentionKind, Patterns]:
     """Per kind, patterns from the recorded calls (``CallRecord``s, in call order): a call's
     head is computed from its queries, keys and formula when indexed, on the model's device; a
     call the tiles cannot read is kept whole, and a module without a softmax map is left out
-    (both said in ``capture.messages``)."""
+    (both said in ``notes.messages``)."""
     out: dict[AttentionKind, Patterns] = {}
     for kind, ns in names.items():
-        calls = softmax_calls(
-            kind, [(b, r) for b, r in seen if b in set(pattern_bases(ns))], capture
-        )
+        calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(pattern_bases(ns))], notes)
         recs = [r for _, r in calls]
         assert all(isinstance(r, CallRecord) for r in recs)
         whole = {i: r.weights for i, r in enumerate(recs) if r.weights is not None}
-        capture.messages += [
+        notes.messages += [
             f"The {kind} map of call {i} ({base}) is the model's own, held whole: {r.why}."
             for i, (base, r) in enumerate(calls)
             if r.weights is not None
         ]
         formulas = [r.formula or Formula() for r in recs]
         sinks = tuple(i for i, f in enumerate(formulas) if f.sinks is not None)
-        capture.sink_layers[kind] = sinks
+        notes.sink_layers[kind] = sinks
         qs, ks = [r.q for r in recs], [r.k for r in recs]
         sizes = [
             r.weights.shape[1:] if r.weights is not None else (r.q.shape[1], r.k.shape[1])
@@ -96,12 +94,12 @@ def one_shape(kind: AttentionKind, sizes: list[tuple[int, ...]]) -> None:
         )
 
 
-def softmax_calls(kind: AttentionKind, calls: list, capture: Capture) -> list:
+def softmax_calls(kind: AttentionKind, calls: list, notes: PassNotes) -> list:
     """``calls`` without those of modules that have no softmax map (linear attention), named in
-    ``capture.messages``."""
+    ``notes.messages``."""
     linear = sorted({b for b, r in calls if not _is_softmax(r)})
     if linear:
-        capture.messages.append(
+        notes.messages.append(
             f"{', '.join(linear)}: linear attention, which has no softmax map; the {kind} maps "
             "are the other layers' (numbered in call order)."
         )
@@ -119,14 +117,14 @@ def _is_softmax(r: torch.Tensor | CallRecord) -> bool:
 
 def run(
     model: HFParts, **inputs: list[int]
-) -> tuple[list[int] | None, dict[AttentionKind, Patterns], Capture]:
+) -> tuple[list[int] | None, dict[AttentionKind, Patterns], PassNotes]:
     """One forward pass of ``model`` over ``inputs`` reading every attention call, in call
     order. Long inputs (``lazy``) keep each call's queries, keys and formula on the model's
     device and return ``LazyPatterns``.
 
     Returns:
         the most likely next id at every output row (``next_ids``; None for a model without a
-        head), kind -> ``[calls, H, q, k]``, and what else the pass read (``Capture``).
+        head), kind -> ``[calls, H, q, k]``, and what else the pass read (``PassNotes``).
     """
     keep_qk = keeps_qk(model, **inputs)
     flat = call_names(model.names) if keep_qk else [n for ns in model.names.values() for n in ns]
@@ -141,29 +139,27 @@ def run(
             f"{model.name} returned no attention weights at {missing[:2]}; it must run with "
             "attn_implementation='vt' or 'eager' (HFModel.load sets it)."
         )
-    capture = Capture()
+    notes = PassNotes()
     if keep_qk:
-        return preds, lazy_patterns(seen, model.names, capture), capture.said()
+        return preds, lazy_patterns(seen, model.names, notes), notes.said()
     arrays: dict[AttentionKind, Patterns] = {}
     for kind, ns in model.names.items():
-        calls = softmax_calls(
-            kind, [(b, r) for b, r in seen if b in set(pattern_bases(ns))], capture
-        )
+        calls = softmax_calls(kind, [(b, r) for b, r in seen if b in set(pattern_bases(ns))], notes)
         sinks = (i for i, (_, r) in enumerate(calls) if getattr(r, "vt_sinks", False))
-        capture.sink_layers[kind] = tuple(sinks)
+        notes.sink_layers[kind] = tuple(sinks)
         one_shape(kind, [tuple(r.shape[-2:]) for _, r in calls])
         arrays[kind] = np.stack([r[0].detach().to("cpu", torch.float32).numpy() for _, r in calls])
-    return preds, arrays, capture.said()
+    return preds, arrays, notes.said()
 
 
 def run_single(
     model: HFParts, ids: list[int]
-) -> tuple[list[int] | None, dict[AttentionKind, Patterns], Capture]:
+) -> tuple[list[int] | None, dict[AttentionKind, Patterns], PassNotes]:
     """``run`` over one stack's input ``ids``; a long input of an encoder that runs one call
     per layer (``deferrable``) runs nothing until a head is asked (``deferred_encoder``)."""
     if deferrable(model) and keeps_qk(model, input_ids=ids):
         encoder = deferred_encoder(model.module, model.names["encoder"], ids)
-        return None, {"encoder": encoder}, Capture()
+        return None, {"encoder": encoder}, PassNotes()
     return run(model, input_ids=ids, attention_mask=[1] * len(ids))
 
 
