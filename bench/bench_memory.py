@@ -121,8 +121,7 @@ def main() -> None:
         f"resident set minus {loaded} (the peak reset through `/proc/self/clear_refs`), in GiB. "
         "Growth is the 2,048-token figure over the 512-token one (linear: 4x, quadratic: 16x; "
         f"read against at least {FLOOR_GIB * 1024:.0f} MiB). `before`: the checkout given "
-        "(full-vocabulary logits and a float32 copy per row, a walkthrough capture of every "
-        "pattern for the split and the writes); `now`: this checkout. The machine is shared "
+        "(`--before`); `now`: this checkout. The machine is shared "
         "(8 sessions on 2 cores): seconds are indicative only. No GPU was lent while this was "
         "built: these CPU figures are the evidence for the memory targets.\n\n"
         + table(columns, rows)
