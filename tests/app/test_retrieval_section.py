@@ -180,7 +180,7 @@ def test_the_sweep_draws_each_heads_score_per_depth_and_length(
     )
     # a cell's link opens that run (256 tokens, depth 0.9) zoomed on its needle
     url = links[2].split('href="')[1].split('"')[0]
-    assert "%7C0.9%7C256%7Ccopy%7C" in url
+    assert "|0.9|256|copy|" in url  # plotly-safe: | and : written bare
     tab = _follow(url, "attention_maps")
     assert any("layer 1, head 2" in t for t in _titles(figures, tab))
     assert any("depth 0.9 of a pasted text, cut to 256 tokens" in i.value for i in tab.info)

@@ -87,7 +87,14 @@ def depth_length_figure(
             if url:
                 text = f'<a href="{url}" target="_blank">{text}</a>'
             fig.add_annotation(
-                x=j, y=i, text=text, showarrow=False, font={"size": 12}, row=1, col=c
+                x=j,
+                y=i,
+                text=text,
+                showarrow=False,
+                font={"size": 12},
+                captureevents=url is not None,
+                row=1,
+                col=c,
             )
         fig.update_xaxes(
             tickmode="array", tickvals=list(range(len(lengths))), ticktext=ticks, row=1, col=c

@@ -11,9 +11,10 @@ received it) as a stoppable job.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import streamlit as st
 
@@ -26,6 +27,7 @@ from viz_transformer.ui import caches, focus, jobs, state
 
 RUN_KEY = "ret_run"
 BESIDE_KEY = "_ret_beside"  # (model, sentence) when the run view opened: a new one ends it
+_RESERVED = re.compile(r"%(2[346BCF]|3[ABDF]|40)", re.IGNORECASE)  # escapes decodeURI keeps
 SCROLLED_KEY = "_ret_scrolled"  # the run whose view was already scrolled to
 JOB = jobs.JobText(
     "Running the model on the link's prompt (the run was not kept on this server)…",
@@ -68,6 +70,15 @@ def link(page: str, name: str, ref: RunRef, view: Mapping[str, Any]) -> str:
     if isinstance(sentence, str) and len(sentence) <= state.URL_TEXT_LIMIT:
         params[state.TEXT_KEY] = sentence
     return f"{page}?{urlencode(params)}"
+
+
+def for_plotly(url: str) -> str | None:
+    """``url`` as a link inside a plotly figure, or None where it cannot be one: plotly rewrites
+    a link's address as ``encodeURI(decodeURI(url))``, which escapes an escaped ``&``, ``=``,
+    ``+`` or ``#`` a second time; the other reserved characters are written bare instead."""
+    path, _, query = url.partition("?")
+    query = urlencode(parse_qsl(query), quote_via=quote, safe=":/?@$,;|")
+    return None if _RESERVED.search(query) else f"{path}?{query}"
 
 
 def leave() -> None:

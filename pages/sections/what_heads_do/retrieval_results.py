@@ -155,7 +155,8 @@ def sweep(name: str, s: RetrievalSweep, ref: Callable[[float, int | None], RunRe
         if not cell:
             return None
         row, _, needle = _at(cell[0].result, layer, head)
-        return map_link(name, ref(s.depths[i], s.lengths[j]), layer, head, row, needle)
+        url = map_link(name, ref(s.depths[i], s.lengths[j]), layer, head, row, needle)
+        return retrieval_view.for_plotly(url)
 
     widgets.chart(figures.sweep_figure(s, link), "retrieval-depth-length")
     rows = []
