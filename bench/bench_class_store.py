@@ -48,8 +48,8 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
 
     traces = functools.lru_cache(maxsize=64)(traced)  # a server's trace cache, as the app's
     store = vt.classroom(url, traces)
-    check = store.lesson(code).steps[STEP].question
-    store.warm(code)  # as the class's first page on a replica of serve does
+    check = store.lessons.lesson(code).steps[STEP].question
+    store.lessons.warm(code)  # as the class's first page on a replica of serve does
     vt.load_model(check.model)  # as a replica of serve, which loads the model before it listens
     if warm:
         vt.grade(check, ANSWER, traces)
@@ -58,15 +58,15 @@ def replica(url: str, code: str, students: int, warm: bool) -> None:
     def student(i: int) -> None:
         token = None
         try:  # all at once, as a class joins
-            token = store.join(code, f"student {os.getpid()}-{i}")
-            store.move(code, token, STEP)
+            token = store.students.join(code, f"student {os.getpid()}-{i}")
+            store.students.move(code, token, STEP)
         except Exception as exc:  # every failure counted, none hidden
             errors.append(repr(exc))
         joined.wait()
         go.wait()
         start = time.perf_counter()
         try:
-            store.submit(code, token, STEP, ANSWER)
+            store.students.submit(code, token, STEP, ANSWER)
             times.append(time.perf_counter() - start)
         except Exception as exc:
             errors.append(repr(exc))
@@ -88,7 +88,7 @@ def run_class(url: str, students: int, replicas: int, warm: bool) -> list[object
     import viz_transformer as vt
 
     store = vt.classroom(url)
-    code, key = store.create("paper_tour")
+    code, key = store.teacher.create("paper_tour")
     shares = [students // replicas + (i < students % replicas) for i in range(replicas)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     procs = [
@@ -109,7 +109,7 @@ def run_class(url: str, students: int, replicas: int, warm: bool) -> list[object
         p.wait()
     ms = sorted(t * 1000 for t in times)
     p95 = ms[max(0, round(0.95 * len(ms)) - 1)] if ms else float("nan")
-    stored = len(store.answers(code, key))
+    stored = len(store.teacher.answers(code, key))
     engine = store.engine.dialect.name
     return [engine, "warm" if warm else "cold", students, replicas,
             f"{statistics.median(ms):.0f}" if ms else "-", f"{p95:.0f}",

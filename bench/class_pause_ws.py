@@ -162,12 +162,12 @@ def measure(
 ) -> dict:
     """One run against the app at ``url`` (its class store at ``db_url``)."""
     store = vt.classroom(db_url)
-    code, key = store.create(LESSON)
+    code, key = store.teacher.create(LESSON)
     pids = server_processes(int(url.rsplit(":", 1)[1].split("/")[0]))
     load = os.getloadavg()
 
     async def everyone() -> Room:
-        once, lesson = store.one_time_link(code, key), store.lesson(code)
+        once, lesson = store.access.one_time_link(code, key), store.lessons.lesson(code)
         room = Room(code, once, lesson, clicks, timeout, asyncio.Barrier(students + 1))
         await asyncio.gather(
             teacher(url, room, students, settle),

@@ -47,20 +47,20 @@ def twelve_steps(folder: Path) -> Path:
 
 def fill(store: vt.ClassStore, lesson_path: Path, students: int) -> tuple[str, str]:
     """A class of ``lesson_path`` whose ``students`` opened and answered every step."""
-    code, key = store.create(lesson_path)
-    lesson = store.lesson(code)
+    code, key = store.teacher.create(lesson_path)
+    lesson = store.lessons.lesson(code)
     right = {
         i: vt.grade(s.question, "L0 H0", store.traces).expected
         for i, s in enumerate(lesson.steps)
         if s.question
     }
     for n in range(students):
-        token = store.join(code, f"student {n + 1}")
+        token = store.students.join(code, f"student {n + 1}")
         for i, step in enumerate(lesson.steps):
-            store.move(code, token, i)
+            store.students.move(code, token, i)
             if step.question is not None:
                 wrong = "0" if step.question.kind == "number" else "L9 H9"
-                store.submit(code, token, i, right[i] or "free text" if n % 2 else wrong)
+                store.students.submit(code, token, i, right[i] or "free text" if n % 2 else wrong)
     return code, key
 
 
@@ -92,7 +92,7 @@ def measure(kind: str, students: int, runs: int) -> list[object]:
         os.environ["VT_DATABASE_URL"] = db_url
         with serving(1) as url:
             load = os.getloadavg()[0]
-            got = asyncio.run(times(url, code, store.one_time_link(code, key), runs))
+            got = asyncio.run(times(url, code, store.access.one_time_link(code, key), runs))
     warm = statistics.median(got[1:])
     return [kind, students, STEPS, f"{got[0]:.2f}", f"{warm:.2f}", f"{max(got[1:]):.2f}",
             "pass" if warm < TARGET_S else "miss", f"{load:.1f}"]  # fmt: skip

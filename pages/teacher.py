@@ -38,14 +38,14 @@ def teacher_page() -> None:
     teacher = entry.is_teacher(role)
     controls = None  # a read-only link draws no control: nothing to keep up to date
     if teacher:  # above the funnel, on a projector's first screen too
-        controls = class_store.or_stop(class_store.store().controls, code)
+        controls = class_store.or_stop(class_store.store().teacher.controls, code)
         class_controls.top_row(code, key, lesson, controls)
     else:
         st.caption("A read-only link: you see the class; only its teacher changes it.")
     class_board.live(code, key, lesson, controls)
     if teacher:
         with st.expander("More controls: names, remove a student, a read-only link, close"):
-            roster = class_store.or_stop(class_store.store().roster, code, key)
+            roster = class_store.or_stop(class_store.store().teacher.roster, code, key)
             class_controls.more(code, key, controls, roster, class_board.base_url())
     entry.this_browser(code, key, teacher, class_board.base_url())
 

@@ -8,7 +8,8 @@ Public API::
     m = vt.load_model("paper-reverse")
     tr = vt.trace(m, "happy king red ship", target=None)
     lesson = vt.load_lesson(vt.lessons()[0]); vt.grade(lesson.steps[1].question, "L1 H3").correct
-    store = vt.classroom(); code, key = store.create(lesson); token = store.join(code, "Ana")
+    store = vt.classroom(); code, key = store.teacher.create(lesson)  # one object per role:
+    token = store.students.join(code, "Ana")  # .teacher, .students, .access, .lessons
     with vt.hooks(m.module, {"encoder.layers.0.self_attn.hook_pattern": fn}): ...
     vt.head_view(tr), vt.model_view(tr, "cross")  # notebook widgets (requirements-notebook.txt)
     vt.retrieval_heads(vt.load_model("smollm2"), long_text, "a needle sentence").table

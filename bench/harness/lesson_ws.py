@@ -94,7 +94,7 @@ def measure_lesson(url: str, db_url: str, lesson_name: str, n: int, timeout: flo
     store = vt.classroom(db_url)
     lesson = vt.load_lesson(lesson_name)
     index, step = head_step(lesson)
-    code, _ = store.create(lesson)
+    code, _ = store.teacher.create(lesson)
     answer = vt.grade(step.question, "L0 H0").expected  # half the class right, half not
     wrong = "L0 H0" if answer != "L0 H0" else "L0 H1"
     students = [Student(f"student {i + 1}") for i in range(n)]
@@ -110,7 +110,7 @@ def measure_lesson(url: str, db_url: str, lesson_name: str, n: int, timeout: flo
     submitted = sum(1 for s in students if s.sent)
     return {
         "url": url, "database": db_url.split(":", 1)[0], "lesson": lesson_name, "step": index,
-        "students": n, "stored": store.count(code), "submitted": submitted, "times": times,
+        "students": n, "stored": store.students.count(code), "submitted": submitted, "times": times,
         "errors": [f"{s.name}: {e}" for s in students for e in s.errors],
         "wall_s": time.monotonic() - start,
     }  # fmt: skip

@@ -24,19 +24,19 @@ def _texts(at: AppTest) -> str:
 def _teacher(
     store: vt.ClassStore, open_via_app: Callable[..., AppTest]
 ) -> tuple[AppTest, str, str, str]:
-    code, key = store.create(TOUR)
-    token = store.join(code, "Ada Lovelace")
-    store.move(code, token, 0)
-    at = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
+    code, key = store.teacher.create(TOUR)
+    token = store.students.join(code, "Ada Lovelace")
+    store.students.move(code, token, 0)
+    at = open_via_app(TEACHER, {"class": code, "once": store.access.one_time_link(code, key)})
     assert not at.error, [e.value for e in at.error]
     return at, code, key, token
 
 
 def _remove_bo(store: vt.ClassStore, at: AppTest, code: str, key: str) -> str:
     """Bo joins, and the teacher removes Bo on the page; Bo's token."""
-    bo = store.join(code, "Bo")
+    bo = store.students.join(code, "Bo")
     at.run()
-    bo_id = int(store.roster(code, key).set_index("student").loc["Bo", "id"])
+    bo_id = int(store.teacher.roster(code, key).set_index("student").loc["Bo", "id"])
     at.selectbox(key="class-remove").set_value(bo_id).run()
     _click(at, "Remove")
     return bo
@@ -60,7 +60,7 @@ def test_a_one_time_link_leaves_the_address_bar_and_a_session_not_the_key_is_kep
     assert f'"vt_class_{code}"' in _scripts(at) and "location.replace" in _scripts(at)
     session = at.session_state["_teacher_keys"][code]
     assert session != key and key not in _scripts(at) and session in _scripts(at)
-    assert store.check_key(code, session) == "teacher"
+    assert store.access.check_key(code, session) == "teacher"
     at.run()  # a redraw without the key in the URL: still the class
     assert not at.error and at.get("plotly_chart") and f"Class code **{code}**" in _texts(at)
     fresh = open_via_app(TEACHER, {"class": code})  # a new session without the key sees nothing
@@ -70,12 +70,12 @@ def test_a_one_time_link_leaves_the_address_bar_and_a_session_not_the_key_is_kep
 def test_pause_shows_only_eyes_on_the_teacher_until_resume(store, open_via_app):
     at, code, _, token = _teacher(store, open_via_app)
     _click(at, "Pause")
-    assert store.controls(code).paused and "**Paused**" in _texts(at)
+    assert store.teacher.controls(code).paused and "**Paused**" in _texts(at)
     student = open_via_app(LESSON, {"class": code, "student": token})
     assert [t.value for t in student.title] == ["Eyes on the teacher"]
     assert not student.header and not student.button and not student.get("radio")
     _click(at, "Resume")
-    assert not store.controls(code).paused
+    assert not store.teacher.controls(code).paused
     student.run()
     assert student.header[0].value == vt.load_lesson(TOUR).steps[0].title
 
@@ -83,9 +83,9 @@ def test_pause_shows_only_eyes_on_the_teacher_until_resume(store, open_via_app):
 def test_a_pace_holds_students_at_its_step(store, open_via_app):
     at, code, _, token = _teacher(store, open_via_app)
     lesson = vt.load_lesson(TOUR)
-    store.move(code, token, 3)  # ahead of the class when the pace comes
+    store.students.move(code, token, 3)  # ahead of the class when the pace comes
     at.selectbox(key="class-pace").set_value(2).run()
-    assert store.controls(code).pace == 2 and "up to step 2" in _texts(at)
+    assert store.teacher.controls(code).pace == 2 and "up to step 2" in _texts(at)
     student = open_via_app(LESSON, {"class": code, "student": token})  # shown step 2, the pace's
     assert student.header[0].value == lesson.steps[1].title
     assert "Wait for your teacher" in _texts(student)
@@ -102,8 +102,8 @@ def test_hidden_names_show_pseudonyms_on_the_teacher_page(store, open_via_app):
     at, code, key, _ = _teacher(store, open_via_app)
     assert list(at.dataframe[0].value["student"]) == ["Ada Lovelace"]
     at.toggle(key="class-hide-names").set_value(True).run()
-    pseudonym = store.roster(code, key)["pseudonym"][0]
-    assert store.controls(code).hide_names
+    pseudonym = store.teacher.roster(code, key)["pseudonym"][0]
+    assert store.teacher.controls(code).hide_names
     assert list(at.dataframe[0].value["student"]) == [pseudonym]
     assert "Ada" not in _texts(at) and at.selectbox(key="class-remove").options == [pseudonym]
 
@@ -111,13 +111,13 @@ def test_hidden_names_show_pseudonyms_on_the_teacher_page(store, open_via_app):
 def test_remove_and_close(store, open_via_app):
     at, code, key, token = _teacher(store, open_via_app)
     bo = _remove_bo(store, at, code, key)
-    assert store.roster(code, key)["student"].tolist() == ["Ada Lovelace"]
+    assert store.teacher.roster(code, key)["student"].tolist() == ["Ada Lovelace"]
     said = open_via_app(LESSON, {"class": code, "student": bo}).error[0].value
     assert "Your teacher removed you from this class" in said and "unknown" not in said
     assert next(b for b in at.button if b.label == "Close the class").disabled
     at.checkbox(key="class-close-ok").check().run()
     _click(at, "Close the class")
-    assert store.controls(code).closed and "**Closed**" in _texts(at)
+    assert store.teacher.controls(code).closed and "**Closed**" in _texts(at)
     student = open_via_app(LESSON, {"class": code, "student": token})
     assert "closed" in _texts(student) and not student.get("radio")  # no answer box
     joining = open_via_app(LESSON, {"class": code})  # said before a form, nothing about answers
@@ -154,10 +154,10 @@ def test_the_lesson_picker_opens_on_the_course_first_lesson_in_course_order(stor
 def test_who_is_where_says_its_title_once_and_last_answer_or_move_not_last_seen(
     store, open_via_app
 ):
-    code, key = store.create(TOUR)
-    store.join(code, "Ada")
+    code, key = store.teacher.create(TOUR)
+    store.students.join(code, "Ada")
     for presenter in ("False", "True"):
-        once = store.one_time_link(code, key)
+        once = store.access.one_time_link(code, key)
         at = open_via_app(TEACHER, {"class": code, "once": once, "presenter": presenter})
         titles = [s.value for s in at.subheader] + [e.label for e in at.expander]
         assert titles.count("Who is where") == 1, (presenter, titles)
@@ -171,9 +171,9 @@ def test_who_is_where_says_its_title_once_and_last_answer_or_move_not_last_seen(
 
 
 def test_a_pause_holds_the_students_other_pages_too(store, open_via_app):
-    code, key = store.create(TOUR)
-    token = store.join(code, "Ada")
-    store.pause(code, key)
+    code, key = store.teacher.create(TOUR)
+    token = store.students.join(code, "Ada")
+    store.teacher.pause(code, key)
     lesson = open_via_app(LESSON, {"class": code, "student": token})
     assert [t.value for t in lesson.title] == ["Eyes on the teacher"]
     lesson.switch_page("pages/home.py").run()  # the sidebar's list of pages
@@ -182,7 +182,7 @@ def test_a_pause_holds_the_students_other_pages_too(store, open_via_app):
     back = urlencode({"class": code, "student": token})
     linked = open_via_app("pages/attention_maps.py", {"lesson_back": back})  # a step's link
     assert [t.value for t in linked.title] == ["Eyes on the teacher"]
-    store.resume(code, key)
+    store.teacher.resume(code, key)
     linked.run()
     assert "Eyes on the teacher" not in [t.value for t in linked.title]
 
@@ -190,22 +190,22 @@ def test_a_pause_holds_the_students_other_pages_too(store, open_via_app):
 def test_the_teacher_decides_whether_a_removed_name_may_join_again(store, open_via_app):
     at, code, key, _ = _teacher(store, open_via_app)
     bo = _remove_bo(store, at, code, key)  # "Their name may join again" left unticked
-    assert store.removed(code, key) == {"Bo": False}
+    assert store.teacher.removed(code, key) == {"Bo": False}
     joining = open_via_app(LESSON, {"class": code})
     joining.text_input(key="name").input("bo")
     _click(joining, "Join")
     assert "removed the name" in joining.error[0].value and "student" not in joining.query_params
     at.selectbox(key="class-rejoin").set_value("Bo").run()
     _click(at, "Let it join again")
-    assert store.removed(code, key) == {"Bo": True}
+    assert store.teacher.removed(code, key) == {"Bo": True}
     said = open_via_app(LESSON, {"class": code, "student": bo}).error[0].value
     assert "You may join again with your name" in said
 
 
 def test_a_replaced_read_only_link_says_so(store, open_via_app):
     _, code, key, _ = _teacher(store, open_via_app)
-    old = store.read_only_link(code, key)
-    store.read_only_link(code, key)
+    old = store.access.read_only_link(code, key)
+    store.access.read_only_link(code, key)
     view = open_via_app(TEACHER, {"class": code, "once": old})
     said = view.error[0].value.replace("\\", "")  # the message's markup escaped
     assert "made a new read-only link" in said and not view.get("plotly_chart")

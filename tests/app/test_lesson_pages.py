@@ -41,9 +41,9 @@ def _grace_at_head_step(store: vt.ClassStore) -> tuple[vt.Lesson, int, str, str]
     class code and Grace's token."""
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
-    code, _ = store.create(TOUR)
-    token = store.join(code, "Grace")
-    store.move(code, token, step)
+    code, _ = store.teacher.create(TOUR)
+    token = store.students.join(code, "Grace")
+    store.students.move(code, token, step)
     return lesson, step, code, token
 
 
@@ -102,15 +102,15 @@ def test_a_head_is_answered_by_clicking_it_in_the_grid(store, open_via_app):
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
     check = lesson.steps[step].question
-    code, key = store.create(TOUR)
+    code, key = store.teacher.create(TOUR)
     at = open_via_app(LESSON, {"class": code})
     at.text_input(key="name").input("Ada")
     next(b for b in at.button if b.label == "Join").click().run()
     token = at.query_params["student"]
     token = token[0] if isinstance(token, list) else token
-    assert store.student(code, token).name == "Ada"
+    assert store.students.student(code, token).name == "Ada"
     _go_to(at, step)
-    assert store.place(code, token) == step
+    assert store.students.place(code, token) == step
     right = vt.grade(check, "L0 H0").expected  # what the model says now
     layers = list(check.args.get("layers") or range(2))
     wrong = next(f"L{la} H{h}" for la in layers for h in range(8) if f"L{la} H{h}" != right)
@@ -122,15 +122,15 @@ def test_a_head_is_answered_by_clicking_it_in_the_grid(store, open_via_app):
     marked = {g.key: g.value for g in at.get("button_group") if g.key.startswith("lesson-head")}
     layer, head = (int(x[1:]) for x in right.split())
     assert marked == {f"lesson-head-{step}-{la}": head if la == layer else None for la in layers}
-    stored = store.answers(code, key)
+    stored = store.teacher.answers(code, key)
     assert list(stored["answer"]) == [wrong, right] and list(stored["correct"]) == [False, True]
-    assert store.place(code, token) == step  # answering did not move the student
+    assert store.students.place(code, token) == step  # answering did not move the student
 
 
 def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store, open_via_app):
     lesson, step, code, token = _grace_at_head_step(store)
     right = vt.grade(lesson.steps[step].question, "L0 H0").expected
-    store.submit(code, token, step, right)
+    store.students.submit(code, token, step, right)
     at = open_via_app(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title
     assert at.text_input(key=f"lesson-typed-{step}").value == right
@@ -142,7 +142,7 @@ def test_a_reload_with_the_token_resumes_at_the_step_with_the_answer(store, open
 
 def test_an_unreadable_answer_is_still_unreadable_after_a_reload(store, open_via_app):
     lesson, step, code, token = _grace_at_head_step(store)
-    assert store.submit(code, token, step, "L one").readable is False
+    assert store.students.submit(code, token, step, "L one").readable is False
     at = open_via_app(LESSON, {"class": code, "student": token})  # a new session: another replica
     assert at.header[0].value == lesson.steps[step].title
     assert not at.error and not at.success  # yellow, as when it was given: not "wrong"
@@ -152,7 +152,7 @@ def test_an_unreadable_answer_is_still_unreadable_after_a_reload(store, open_via
 def test_bad_code_name_and_token_are_messages(store, open_via_app):
     at = open_via_app(LESSON, {"class": "NOPE42"})
     assert "no class with code" in at.error[0].value
-    code, _ = store.create(TOUR)
+    code, _ = store.teacher.create(TOUR)
     at = open_via_app(LESSON, {"class": code})
     at.text_input(key="name").input("   ")
     next(b for b in at.button if b.label == "Join").click().run()
@@ -165,16 +165,17 @@ def test_bad_code_name_and_token_are_messages(store, open_via_app):
 
 def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_array, open_via_app):
     lesson = vt.load_lesson(TOUR)
-    code, key = store.create(TOUR)
+    code, key = store.teacher.create(TOUR)
     for name in ("Ada", XSS):
-        token = store.join(code, name)
-        store.move(code, token, 0)
-    store.submit(code, token, 0, "Encoder self-attention")  # a wrong answer, by the XSS name
+        token = store.students.join(code, name)
+        store.students.move(code, token, 0)
+    # a wrong answer, by the XSS name
+    store.students.submit(code, token, 0, "Encoder self-attention")
     for params in ({"class": code}, {"class": code, "once": "wrong"}, {"class": code, "key": key}):
         at = open_via_app(TEACHER, params)  # a key in a link is refused, the right one too
         assert at.error and not at.dataframe and not at.get("plotly_chart")
         assert "Ada" not in _texts(at) and lesson.title not in _texts(at)
-    at = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
+    at = open_via_app(TEACHER, {"class": code, "once": store.access.one_time_link(code, key)})
     assert not at.error
     where, wrong = (df.value for df in at.dataframe)
     assert list(where["student"]) == ["Ada", XSS]  # a table cell shows the text, never renders it
@@ -186,11 +187,10 @@ def test_the_teacher_sees_the_class_only_with_its_key(store, figures, decode_arr
 
 
 def test_presenter_mode_draws_the_funnel_text_large_on_one_screen(store, figures, open_via_app):
-    code, key = store.create(TOUR)
-    small = figures(open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)}))[
-        0
-    ]
-    once = store.one_time_link(code, key)
+    code, key = store.teacher.create(TOUR)
+    once = store.access.one_time_link(code, key)
+    small = figures(open_via_app(TEACHER, {"class": code, "once": once}))[0]
+    once = store.access.one_time_link(code, key)
     at = open_via_app(TEACHER, {"class": code, "once": once, "presenter": "True"})
     large = figures(at)[0]
     for bar_small, bar_large in zip(small["data"], large["data"], strict=True):
@@ -209,7 +209,7 @@ def test_a_class_is_opened_from_the_teacher_page(store: vt.ClassStore, open_via_
     assert "key" not in at.query_params  # never in the URL: a session is kept instead
     session = at.session_state["_teacher_keys"][code]
     [key] = [c.value for c in at.get("code")]  # the teacher's key, shown in this tab
-    assert store.check_key(code, session) == store.check_key(code, key) == "teacher"
+    assert store.access.check_key(code, session) == store.access.check_key(code, key) == "teacher"
     assert session != key and at.get("plotly_chart") and not at.error
 
 
@@ -230,7 +230,7 @@ def test_a_database_that_cannot_be_reached_is_a_message(monkeypatch, open_via_ap
 def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store, open_via_app):
     lesson = vt.load_lesson(TOUR)
     step = _head_step(lesson)
-    code, key = store.create(TOUR)
+    code, key = store.teacher.create(TOUR)
     at = open_via_app(LESSON, {"class": code})
     at.text_input(key="name").input("Empty Checker")
     next(b for b in at.button if b.label == "Join").click().run()
@@ -245,5 +245,5 @@ def test_an_empty_check_keeps_the_clicked_answer_and_asks_for_one(store, open_vi
         assert not at.exception, at.exception
         assert any("Type an answer first" in w.value for w in at.warning)
         assert at.success and f"Your answer: **{right}**" in _texts(at)  # the last answer stays
-    stored = store.answers(code, key)
+    stored = store.teacher.answers(code, key)
     assert list(stored["answer"]) == [right] and list(stored["correct"]) == [True]

@@ -27,8 +27,8 @@ def _scripts(at: AppTest) -> str:
 
 
 def test_a_one_time_link_used_twice_says_so_and_how_to_get_a_new_one(store, open_via_app):
-    code, key = store.create(TOUR)
-    once = store.one_time_link(code, key)
+    code, key = store.teacher.create(TOUR)
+    once = store.access.one_time_link(code, key)
     first = open_via_app(TEACHER, {"class": code.lower(), "once": once})  # the code as typed
     assert first.get("plotly_chart") and not first.error
     assert f'"vt_class_{code}"' in _scripts(first)  # the cookie: the code as stored
@@ -41,17 +41,17 @@ def test_a_one_time_link_used_twice_says_so_and_how_to_get_a_new_one(store, open
 
 
 def test_changing_the_key_on_the_page_ends_every_other_page_and_keeps_this_one(store, open_via_app):
-    code, key = store.create(TOUR)
-    here = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
-    there = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
+    code, key = store.teacher.create(TOUR)
+    here = open_via_app(TEACHER, {"class": code, "once": store.access.one_time_link(code, key)})
+    there = open_via_app(TEACHER, {"class": code, "once": store.access.one_time_link(code, key)})
     assert not there.error and there.get("plotly_chart")
     assert next(b for b in here.button if b.label == "Change the teacher's key").disabled
     here.checkbox(key="class-rotate-ok").check().run()
     _click(here, "Change the teacher's key")
     with pytest.raises(PermissionError):
-        store.pause(code, key)  # the old key opens nothing
+        store.teacher.pause(code, key)  # the old key opens nothing
     [new] = [c.value for c in here.get("code") if c.value != key and "http" not in c.value]
-    store.pause(code, new)  # the key shown once is the class's key now
+    store.teacher.pause(code, new)  # the key shown once is the class's key now
     here.run()
     assert here.get("plotly_chart") and not here.error and "**Paused**" in _said(here)
     assert here.session_state["_teacher_keys"][code] in _scripts(here)  # its new session kept
@@ -61,13 +61,13 @@ def test_changing_the_key_on_the_page_ends_every_other_page_and_keeps_this_one(s
 
 
 def test_leaving_the_class_on_this_browser_ends_its_session(store, open_via_app):
-    code, key = store.create(TOUR)
-    at = open_via_app(TEACHER, {"class": code, "once": store.one_time_link(code, key)})
+    code, key = store.teacher.create(TOUR)
+    at = open_via_app(TEACHER, {"class": code, "once": store.access.one_time_link(code, key)})
     session = at.session_state["_teacher_keys"][code]
     _click(at, "Leave this class on this browser")
     assert "class" not in at.query_params and f"You left class {code}" in _said(at)
     assert f'"vt_class_{code}"' in _scripts(at) and "max-age=0" in _scripts(at)
     assert code not in at.session_state["_teacher_keys"]
     with pytest.raises(PermissionError, match="has ended"):
-        store.check_key(code, session)  # its cookie, if a browser kept it, opens nothing
-    assert store.check_key(code, key) == "teacher"  # the key and the class stay
+        store.access.check_key(code, session)  # its cookie, if a browser kept it, opens nothing
+    assert store.access.check_key(code, key) == "teacher"  # the key and the class stay

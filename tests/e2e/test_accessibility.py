@@ -155,11 +155,11 @@ def classroom(
     with the class open)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('a11y') / 'classes.sqlite3'}"
     store = vt.classroom(url)
-    code, key = store.create(TOUR)
+    code, key = store.teacher.create(TOUR)
     for i, name in enumerate(("Ada", "Bo", "Cy")):  # counts on the funnel's bars
-        store.move(code, store.join(code, name), i)
+        store.students.move(code, store.students.join(code, name), i)
     with serve_app("accessibility", {"VT_DATABASE_URL": url}) as served:
-        yield served, code, lambda: store.one_time_link(code, key)
+        yield served, code, lambda: store.access.one_time_link(code, key)
 
 
 def _ready(page: Page, url: str) -> None:

@@ -98,13 +98,13 @@ def test_the_key_never_reaches_a_history_entry_and_a_reload_keeps_the_view(room,
         _class_board(page, code)
         expect(page.get_by_role("button", name="Resume")).to_be_visible()
         store = vt.classroom(db)
-        other, other_key = store.create(TOUR)
-        once = store.one_time_link(other, other_key)
+        other, other_key = store.teacher.create(TOUR)
+        once = store.access.one_time_link(other, other_key)
         _open_link(page, url, {"class": other, "once": once})
         page.wait_for_timeout(3500)  # a redraw of the live view
         page.get_by_text("Presenter mode").click()  # writes to the URL
         page.wait_for_function("() => location.search.includes('presenter=True')")
-        viewer = store.read_only_link(other, other_key)
+        viewer = store.access.read_only_link(other, other_key)
         _open_link(page, url, {"class": other, "once": viewer, "presenter": "True"})
         expect(page.get_by_text("A read-only link")).to_be_visible()
         page.wait_for_timeout(3500)
@@ -140,13 +140,15 @@ def test_the_presenter_view_holds_the_class_and_follows_a_command(room, page):
     ink at 4.5:1; a command's pause and hidden names reach the open page's controls."""
     url, db = room
     store = vt.classroom(db)
-    code, key = store.create(TOUR)
+    code, key = store.teacher.create(TOUR)
     for i in range(12):
-        token = store.join(code, f"Student {i}")
+        token = store.students.join(code, f"Student {i}")
         for step in range(1 + i % 5):
-            store.move(code, token, step)
+            store.students.move(code, token, step)
     _open_link(
-        page, url, {"class": code, "once": store.one_time_link(code, key), "presenter": "True"}
+        page,
+        url,
+        {"class": code, "once": store.access.one_time_link(code, key), "presenter": "True"},
     )
     link = page.get_by_text(f"/lesson?class={code}")
     expect(link).to_be_in_viewport()
@@ -164,10 +166,10 @@ def test_the_presenter_view_holds_the_class_and_follows_a_command(room, page):
     digits = page.evaluate(BAR_DIGITS_JS)
     assert digits and min(d["ink"] for d in digits) >= 14, digits
     assert min(d["ratio"] for d in digits) >= 4.5, digits
-    store.pause(code, key)  # `class pause`: the open page's button follows within a redraw
+    store.teacher.pause(code, key)  # `class pause`: the open page's button follows within a redraw
     expect(page.get_by_role("button", name="Resume")).to_be_visible(timeout=15_000)
     page.get_by_text("More controls").click()
     names = page.get_by_role("switch", name="Hide names")
     expect(names).not_to_be_checked()
-    store.hide_names(code, key, True)
+    store.teacher.hide_names(code, key, True)
     expect(names).to_be_checked(timeout=15_000)

@@ -30,7 +30,7 @@ def room(tmp_path_factory: pytest.TempPathFactory, serve_replicas) -> Iterator[o
     url = f"sqlite:///{folder / 'classes.sqlite3'}"
     with serve_replicas("lesson-class", folder / "run", {"VT_DATABASE_URL": url}) as served:
         served.store = vt.classroom(url)
-        served.code, served.key = served.store.create(TOUR)
+        served.code, served.key = served.store.teacher.create(TOUR)
         yield served
 
 
@@ -77,8 +77,8 @@ def test_a_student_answers_by_clicking_a_head_and_survives_a_killed_replica(room
     _open_step(page, lesson, step)
     page.get_by_role("radio", name=right, exact=True).click()  # a head of the grid
     expect(page.get_by_text(f"Right: {right}")).to_be_visible()
-    assert room.store.place(room.code, token) == step
-    [stored] = room.store.answers_of(room.code, token)
+    assert room.store.students.place(room.code, token) == step
+    [stored] = room.store.students.answers_of(room.code, token)
     assert (stored.step, stored.answer, stored.grade.correct) == (step, right, True)
 
     replica = {c["name"]: c["value"] for c in page.context.cookies()}["VTREPLICA"]
@@ -123,14 +123,13 @@ def test_the_teacher_page_shows_the_class_with_its_one_time_link_only(room, brow
     page.wait_for_timeout(1500)
     assert page.locator(".js-plotly-plot").count() == 0
     assert page.get_by_text(lesson.title).count() == 0
-    page.goto(
-        f"{room.url}/teacher?class={room.code}&once={room.store.one_time_link(room.code, room.key)}"
-    )
+    once = room.store.access.one_time_link(room.code, room.key)
+    page.goto(f"{room.url}/teacher?class={room.code}&once={once}")
     expect(page.get_by_role("heading", name=f"Class code {room.code}")).to_be_visible()
     expect(page.get_by_text(lesson.title)).to_be_visible()
     expect(page.locator(".js-plotly-plot")).to_have_count(1, timeout=60_000)
     students = page.locator('[data-testid="stMetric"]').filter(has_text="students")
-    expect(students).to_contain_text(str(len(room.store.roster(room.code, room.key))))
+    expect(students).to_contain_text(str(len(room.store.teacher.roster(room.code, room.key))))
     page.wait_for_timeout(4000)  # a live redraw of the fragment with the names (the XSS one
     # too when the other test ran first)
     assert dialogs == [] and page.locator("img[src='x']").count() == 0

@@ -279,12 +279,12 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
 
     db = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
     store = vt.classroom(db)
-    code, key = store.create("paper_tour")
+    code, key = store.teacher.create("paper_tour")
     lesson = vt.load_lesson("paper_tour")
     for i in range(12):  # a class already under way: counts on most columns
-        token = store.join(code, f"Student {i}")
+        token = store.students.join(code, f"Student {i}")
         for step in range(1 + i % 5):
-            store.move(code, token, step)
+            store.students.move(code, token, step)
     with serve_app("teacher-class", {"VT_DATABASE_URL": db}) as url:
         student = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
         student.set_default_timeout(90_000)
@@ -295,7 +295,7 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
 
         teacher = browser.new_context(viewport={"width": 1024, "height": 768}).new_page()
         teacher.set_default_timeout(90_000)
-        link = {"class": code, "once": store.one_time_link(code, key), "presenter": "True"}
+        link = {"class": code, "once": store.access.one_time_link(code, key), "presenter": "True"}
         teacher.goto(f"{url}/teacher?{urlencode(link)}")
         teacher.wait_for_selector(".js-plotly-plot text.bartext")
         _settle(teacher)
@@ -329,8 +329,8 @@ def test_8_the_teacher_pauses_and_the_students_page_shows_it_and_the_first_scree
         expect(student.get_by_role("heading", name=lesson.steps[0].title)).to_be_visible(
             timeout=15_000
         )
-        assert store.answers_of(code, student.url.split("student=")[1].split("&")[0]) == []
-        store.remove(code, key, "Ada")  # a test join removed: the open page says so by itself
+        assert store.students.answers_of(code, student.url.split("student=")[1].split("&")[0]) == []
+        store.teacher.remove(code, key, "Ada")  # a test join: the open page says so by itself
         expect(student.get_by_text("Your teacher removed you")).to_be_visible(timeout=15_000)
         student.context.close()
         teacher.context.close()

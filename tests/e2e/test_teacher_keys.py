@@ -63,7 +63,7 @@ def _profile_files(folder: Path) -> Iterator[tuple[Path, bytes]]:
 
 def _usable(store: vt.ClassStore, code: str, token: str) -> bool:
     """Whether ``token`` still opens class ``code``: as a session, or as a one-time link."""
-    for use in (store.check_key, store.open_link):
+    for use in (store.access.check_key, store.access.open_link):
         try:
             use(code, token)
         except PermissionError:
@@ -75,8 +75,8 @@ def _usable(store: vt.ClassStore, code: str, token: str) -> bool:
 def test_a_persistent_profile_keeps_no_usable_secret_after_the_link_and_leave(room, pw, tmp_path):
     url, db = room
     store = vt.classroom(db)
-    code, key = store.create(TOUR)
-    once = store.one_time_link(code, key)
+    code, key = store.teacher.create(TOUR)
+    once = store.access.one_time_link(code, key)
     profile = tmp_path / "profile"
     context = pw.chromium.launch_persistent_context(
         str(profile),
@@ -91,7 +91,7 @@ def test_a_persistent_profile_keeps_no_usable_secret_after_the_link_and_leave(ro
     _class_board(page, code)
     [cookie] = [c for c in context.cookies() if c["name"] == f"vt_class_{code}"]
     session = cookie["value"]
-    assert session not in (key, once) and store.check_key(code, session) == "teacher"
+    assert session not in (key, once) and store.access.check_key(code, session) == "teacher"
     page.reload()  # F5: the session kept by this browser opens the class again
     _class_board(page, code)
     page.get_by_role("button", name="Leave this class on this browser").click()
@@ -144,10 +144,12 @@ def _teacher(pw_browser, url: str, code: str, once: str) -> Page:
 def test_a_new_key_from_the_page_or_the_command_line_ends_every_other_open_page(room, pw):
     url, db = room
     store = vt.classroom(db)
-    code, key = store.create(TOUR)
+    code, key = store.teacher.create(TOUR)
     browser = chromium.launch(pw)
     try:
-        here, there = (_teacher(browser, url, code, store.one_time_link(code, key)) for _ in "ab")
+        here, there = (
+            _teacher(browser, url, code, store.access.one_time_link(code, key)) for _ in "ab"
+        )
         here.get_by_text("More controls").click()
         sure = here.get_by_role("checkbox", name=re.compile("I want a new teacher's key"))
         here.get_by_text("I want a new teacher's key").click()
@@ -156,7 +158,7 @@ def test_a_new_key_from_the_page_or_the_command_line_ends_every_other_open_page(
         expect(there.get_by_text("has ended")).to_be_visible(timeout=REDRAW_MS)
         assert there.locator(".js-plotly-plot").count() == 0
         new = here.locator('[data-testid="stCode"]').first.inner_text().strip()
-        assert store.check_key(code, new) == "teacher"
+        assert store.access.check_key(code, new) == "teacher"
         here.reload()  # this browser's new session, kept in the cookie
         _class_board(here, code)
         env = {**os.environ, "VT_TEACHER_KEY": new, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -45,7 +45,7 @@ def test_the_commands_that_read_no_answer_start_without_pytorch(
         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
     )  # fmt: skip
     assert done.stdout.splitlines()[-1] == "[0, 0, 0, 0, 0, 0, 0] False", done.stderr
-    assert store.controls(code) == Controls(pace=2, paused=True, hide_names=True)
+    assert store.teacher.controls(code) == Controls(pace=2, paused=True, hide_names=True)
 
 
 def test_creating_a_class_reads_its_lesson_without_pytorch(tmp_path):

@@ -17,33 +17,36 @@ from viz_transformer.testing.classroom import COUNTING_LESSON
 
 def test_every_control_on_postgres_reaches_another_replica(postgres_url, lesson_model):
     store, replica = vt.ClassStore(make_engine(postgres_url)), vt.classroom(postgres_url)
-    code, key = store.create(read_lesson(COUNTING_LESSON, "counting"))
-    ana, bo = store.join(code, "Ana"), store.join(code, "Bo")
-    store.set_pace(code, key, 2)
+    code, key = store.teacher.create(read_lesson(COUNTING_LESSON, "counting"))
+    ana, bo = store.students.join(code, "Ana"), store.students.join(code, "Bo")
+    store.teacher.set_pace(code, key, 2)
     with pytest.raises(ValueError, match="Wait for your teacher"):
-        replica.move(code, ana, 2)
-    store.pause(code, key)
-    store.hide_names(code, key)
-    assert replica.student_board(code, ana).controls == Controls(
+        replica.students.move(code, ana, 2)
+    store.teacher.pause(code, key)
+    store.teacher.hide_names(code, key)
+    assert replica.students.board(code, ana).controls == Controls(
         pace=2, paused=True, hide_names=True
     )
-    assert replica.submit(code, ana, 1, "cosine").correct  # kept during a pause
-    pseudonyms = replica.roster(code, key)["pseudonym"].tolist()
-    assert pseudonyms == store.roster(code, key)["pseudonym"].tolist() and len(set(pseudonyms)) == 2
-    assert replica.remove(code, key, "bo") == "Bo"
+    assert replica.students.submit(code, ana, 1, "cosine").correct  # kept during a pause
+    pseudonyms = replica.teacher.roster(code, key)["pseudonym"].tolist()
+    assert (
+        pseudonyms == store.teacher.roster(code, key)["pseudonym"].tolist()
+        and len(set(pseudonyms)) == 2
+    )
+    assert replica.teacher.remove(code, key, "bo") == "Bo"
     with pytest.raises(ValueError, match="Your teacher removed you"):
-        store.student_board(code, bo)
-    viewer = store.viewer_key(code, key)
-    assert replica.check_key(code, viewer) == "viewer"
+        store.students.board(code, bo)
+    viewer = store.access.viewer_key(code, key)
+    assert replica.access.check_key(code, viewer) == "viewer"
     with pytest.raises(PermissionError, match="read-only"):
-        replica.resume(code, viewer)
-    store.resume(code, key)
-    store.set_pace(code, key, None)
-    replica.close(code, key)
-    assert store.controls(code) == Controls(hide_names=True, closed=True)
+        replica.teacher.resume(code, viewer)
+    store.teacher.resume(code, key)
+    store.teacher.set_pace(code, key, None)
+    replica.teacher.close(code, key)
+    assert store.teacher.controls(code) == Controls(hide_names=True, closed=True)
     with pytest.raises(ValueError, match="closed"):
-        store.join(code, "Cy")
-    assert store.answers(code, viewer)["student"].tolist() == ["Ana"]
+        store.students.join(code, "Cy")
+    assert store.teacher.answers(code, viewer)["student"].tolist() == ["Ana"]
     store.engine.dispose()
 
 
@@ -56,14 +59,14 @@ def test_one_time_links_sessions_and_a_new_key_across_replicas_on_postgres(
         vt.ClassStore(make_engine(postgres_url)),
         vt.ClassStore(make_engine(postgres_url)),
     )
-    code, key = store.create(read_lesson(COUNTING_LESSON, "counting"))
-    once, opened, refused = store.one_time_link(code, key), [], []
+    code, key = store.teacher.create(read_lesson(COUNTING_LESSON, "counting"))
+    once, opened, refused = store.access.one_time_link(code, key), [], []
     start = threading.Barrier(2)
 
     def open_it(through: vt.ClassStore) -> None:
         start.wait()
         try:
-            opened.append(through.open_link(code, once))
+            opened.append(through.access.open_link(code, once))
         except PermissionError as exc:
             refused.append(str(exc))
 
@@ -74,15 +77,15 @@ def test_one_time_links_sessions_and_a_new_key_across_replicas_on_postgres(
         t.join()
     assert len(opened) == 1 and len(refused) == 1 and "already used" in refused[0]
     session = opened[0][0]
-    other = replica.open_session(code, key)
-    replica.pause(code, session)
-    assert store.leave(code, other) and store.controls(code).paused
+    other = replica.access.open_session(code, key)
+    replica.teacher.pause(code, session)
+    assert store.access.leave(code, other) and store.teacher.controls(code).paused
     with pytest.raises(PermissionError, match="has ended"):
-        replica.check_key(code, other)
-    new = replica.rotate(code, session)
+        replica.access.check_key(code, other)
+    new = replica.access.rotate(code, session)
     with pytest.raises(PermissionError, match="has ended"):
-        store.resume(code, session)
-    store.resume(code, new)
-    assert not replica.controls(code).paused
+        store.teacher.resume(code, session)
+    store.teacher.resume(code, new)
+    assert not replica.teacher.controls(code).paused
     store.engine.dispose()
     replica.engine.dispose()

@@ -75,23 +75,23 @@ def test_an_earlier_releases_database_is_brought_up_to_date_with_its_rows_kept(
         assert "vt_class_settings" in found.get_table_names()
         assert "vt_class_controls" not in found.get_table_names()
         assert "readable" in {c["name"] for c in found.get_columns("vt_answers")}
-        assert store.controls(code) == Controls(
+        assert store.teacher.controls(code) == Controls(
             pace=3 if settings else None, paused=settings and not again
         )
-        assert store.check_key(code, "k") == "teacher"
+        assert store.access.check_key(code, "k") == "teacher"
         if settings:
-            assert store.check_key(code, "v") == "viewer"
-        view = store.student_board(code, "t0")
+            assert store.access.check_key(code, "v") == "viewer"
+        view = store.students.board(code, "t0")
         assert view.student == Student("Ana", 2, AT)
         assert view.answers[0].grade == OLD_GRADE and view.answers[0].at == AT  # NULL: readable
-        funnel = store.funnel(code, "k").set_index("step")
+        funnel = store.teacher.funnel(code, "k").set_index("step")
         assert funnel.loc[2, ["reached", "answered", "correct"]].tolist() == [1, 1, 0]
         if not again:
-            store.resume(code, "k")
-            assert store.submit(code, "t0", 1, "banana").readable is False
-        grades = [a.grade for a in store.answers_of(code, "t0")]
+            store.teacher.resume(code, "k")
+            assert store.students.submit(code, "t0", 1, "banana").readable is False
+        grades = [a.grade for a in store.students.answers_of(code, "t0")]
         assert [g.readable for g in grades] == [True, False] and grades[1].correct is False
-        assert store.controls(code) == Controls(pace=3 if settings else None)
+        assert store.teacher.controls(code) == Controls(pace=3 if settings else None)
         with store.engine.begin() as conn:
             assert migrate(conn) == []  # nothing left to do
         store.engine.dispose()
@@ -133,7 +133,7 @@ from viz_transformer.classroom import ClassStore
 from viz_transformer.classroom.database import make_engine, normalise_url
 time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # both start together
 store = ClassStore(make_engine(sys.argv[1]))
-print(store.check_key("OLDONE", "k"))
+print(store.access.check_key("OLDONE", "k"))
 """
 
 
@@ -160,7 +160,10 @@ def test_two_replicas_starting_at_once_on_an_old_postgresql_database_both_come_u
     assert [p.returncode for p in replicas] == [0, 0], outs
     assert [out.strip() for out, _ in outs] == ["teacher", "teacher"]
     store = vt.ClassStore(make_engine(url))
-    assert store.check_key(code, "k") == "teacher" and store.check_key(code, "v") == "viewer"
+    assert (
+        store.access.check_key(code, "k") == "teacher"
+        and store.access.check_key(code, "v") == "viewer"
+    )
     with store.engine.begin() as conn:
         assert migrate(conn) == []
     store.engine.dispose()

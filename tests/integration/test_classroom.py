@@ -54,36 +54,37 @@ def best_head(model) -> str:
 
 
 def test_a_class_from_create_to_the_teachers_tables(store, lesson, lesson_model):
-    code, key = store.create(lesson)
-    ana, bo = store.join(code, "Ana"), store.join(code.lower(), "  Bo  ")  # code in any case
-    assert store.place(code, ana) == 0 and store.student(code, bo).name == "Bo"
-    store.move(code, ana, 1)
-    right = store.submit(code, ana, 1, best_head(lesson_model))
+    code, key = store.teacher.create(lesson)
+    ana = store.students.join(code, "Ana")
+    bo = store.students.join(code.lower(), "  Bo  ")  # code in any case
+    assert store.students.place(code, ana) == 0 and store.students.student(code, bo).name == "Bo"
+    store.students.move(code, ana, 1)
+    right = store.students.submit(code, ana, 1, best_head(lesson_model))
     assert right.correct and right == vt.grade(lesson.steps[1].question, best_head(lesson_model))
-    assert store.place(code, ana) == 1  # answering does not move a student on
-    assert store.submit(code, bo, 2, "nope").correct is False
-    assert store.submit(code, bo, 2, "  NOPE ").correct is False
-    assert store.submit(code, bo, 3, "heads align").correct is None
-    store.move(code, ana, 2)
+    assert store.students.place(code, ana) == 1  # answering does not move a student on
+    assert store.students.submit(code, bo, 2, "nope").correct is False
+    assert store.students.submit(code, bo, 2, "  NOPE ").correct is False
+    assert store.students.submit(code, bo, 3, "heads align").correct is None
+    store.students.move(code, ana, 2)
 
-    df = store.answers(code, key)
+    df = store.teacher.answers(code, key)
     assert list(df.columns) == ["student", "step", "answer", "correct", "seconds", "at"]
     assert df["student"].tolist() == ["Ana", "Bo", "Bo", "Bo"]
     assert df["step"].tolist() == [2, 3, 3, 4] and df["answer"].iloc[2] == "  NOPE "  # from 1
     assert df["correct"].tolist() == [True, False, False, pd.NA]
     assert (df["seconds"] >= 0).all() and str(df["at"].dt.tz) == "UTC"
 
-    roster = store.roster(code, key).set_index("student")
+    roster = store.teacher.roster(code, key).set_index("student")
     assert roster.loc["Ana", ["step", "answered", "correct"]].tolist() == [3, 1, 1]
     assert roster.loc["Bo", ["step", "answered", "correct"]].tolist() == [1, 2, 0]
 
-    funnel = store.funnel(code, key)
+    funnel = store.teacher.funnel(code, key)
     assert funnel["reached"].tolist() == [0, 1, 2, 1]  # Ana opened 1 and 2; Bo answered 2, 3
     assert funnel["answered"].tolist() == [0, 1, 1, 1]
     assert funnel["correct"].tolist() == [pd.NA, 1, 0, pd.NA]  # NA: nothing to grade
-    wrong = store.wrong_answers(code, key)
+    wrong = store.teacher.wrong_answers(code, key)
     assert wrong.to_dict("records") == [{"step": 3, "answer": "nope", "students": 1}]
-    mine = store.answers_of(code, bo)
+    mine = store.students.answers_of(code, bo)
     assert [(a.step, a.grade.correct) for a in mine] == [(2, False), (2, False), (3, None)]
     assert mine[0].grade.expected == vt.trace(lesson_model, SENTENCE).tgt_tokens[0]
 
@@ -103,56 +104,63 @@ class Recorded:
 
 
 def test_another_replica_grades_the_same_lesson_from_the_database(store, lesson):
-    code, _ = store.create(lesson)
+    code, _ = store.teacher.create(lesson)
     traces = Recorded()
     other = vt.ClassStore(store.engine, traces)  # a fresh process's store: no lesson in memory
     assert (
-        other.lesson(code).source == LESSON and other.lesson(code).steps[2].question.kind == "token"
+        other.lessons.lesson(code).source == LESSON
+        and other.lessons.lesson(code).steps[2].question.kind == "token"
     )
-    other.warm(code)  # as the class's first page on that replica does
+    other.lessons.warm(code)  # as the class's first page on that replica does
     for _ in range(200):  # the warm-up traces the lesson's sentence meanwhile
         if traces.cache:
             break
         time.sleep(0.05)
     else:
         raise AssertionError("the class's sentence was not traced in the background")
-    token = other.join(code, "Cy")
-    assert other.submit(code, token, 2, "<s>").correct
-    assert other.submit(code, token, 1, "L0 H0").expected.startswith("L")
+    token = other.students.join(code, "Cy")
+    assert other.students.submit(code, token, 2, "<s>").correct
+    assert other.students.submit(code, token, 1, "L0 H0").expected.startswith("L")
     assert traces.traced == [(lesson.model, SENTENCE)]  # the warm-up's trace graded both
 
 
 def test_wrong_key_unknown_code_token_and_step(store, lesson):
-    code, key = store.create(lesson)
-    other_code, _ = store.create(lesson)
-    token = store.join(code, "Ana")
-    for read in (store.answers, store.roster, store.funnel, store.wrong_answers, store.check_key):
+    code, key = store.teacher.create(lesson)
+    other_code, _ = store.teacher.create(lesson)
+    token = store.students.join(code, "Ana")
+    for read in (
+        store.teacher.answers,
+        store.teacher.roster,
+        store.teacher.funnel,
+        store.teacher.wrong_answers,
+        store.access.check_key,
+    ):
         with pytest.raises(PermissionError):
             read(code, key + "x")
         with pytest.raises(ValueError, match="no class"):
             read("NOSUCH", key)
     with pytest.raises(ValueError, match="no class"):
-        store.join("NOSUCH", "Ana")
+        store.students.join("NOSUCH", "Ana")
     with pytest.raises(ValueError, match="unknown student"):
-        store.submit(code, "not-a-token", 1, "L0 H0")
+        store.students.submit(code, "not-a-token", 1, "L0 H0")
     with pytest.raises(ValueError, match="unknown student"):
-        store.place(other_code, token)  # a token of another class
+        store.students.place(other_code, token)  # a token of another class
     with pytest.raises(ValueError, match="does not exist"):
-        store.move(code, token, 4)
+        store.students.move(code, token, 4)
     with pytest.raises(ValueError, match="no question"):
-        store.submit(code, token, 0, "x")
+        store.students.submit(code, token, 0, "x")
     with pytest.raises(ValueError, match="name"):
-        store.join(code, " \x00\t ")
-    assert store.answers(code, key).empty and len(store.roster(code, key)) == 1
+        store.students.join(code, " \x00\t ")
+    assert store.teacher.answers(code, key).empty and len(store.teacher.roster(code, key)) == 1
 
 
 def test_names_and_answers_are_stored_as_typed_through_bound_parameters(store, lesson):
-    code, key = store.create(lesson)
+    code, key = store.teacher.create(lesson)
     names = ["<img src=x onerror=alert(1)>", "Robert'); DROP TABLE vt_students;--", "Zoë 🙂"]
-    tokens = [store.join(code, n) for n in names]
-    store.submit(code, tokens[1], 2, "'; DELETE FROM vt_answers; --")
-    assert store.roster(code, key)["student"].tolist() == names
-    assert store.answers(code, key)["answer"].tolist() == ["'; DELETE FROM vt_answers; --"]
+    tokens = [store.students.join(code, n) for n in names]
+    store.students.submit(code, tokens[1], 2, "'; DELETE FROM vt_answers; --")
+    assert store.teacher.roster(code, key)["student"].tolist() == names
+    assert store.teacher.answers(code, key)["answer"].tolist() == ["'; DELETE FROM vt_answers; --"]
     assert class_code(" ab c1 ") == "ABC1"
 
 
@@ -160,7 +168,7 @@ def test_names_and_answers_are_stored_as_typed_through_bound_parameters(store, l
 def test_sixty_students_submit_at_once_and_none_is_lost(store, lesson, lesson_model, replicas):
     """Three engines stand for three replicas: each queues its own writers, and the database
     file's lock is what they share (busy timeout, BEGIN IMMEDIATE)."""
-    code, key = store.create(lesson)
+    code, key = store.teacher.create(lesson)
     url = store.engine.url.render_as_string(hide_password=False)
     stores = [store] + [vt.ClassStore(make_engine(url)) for _ in range(replicas - 1)]
     n, start, errors = 60, threading.Barrier(60, timeout=60), []
@@ -169,10 +177,12 @@ def test_sixty_students_submit_at_once_and_none_is_lost(store, lesson, lesson_mo
     def student(i: int) -> None:
         mine = stores[i % replicas]
         try:
-            token = mine.join(code, f"student {i}")
-            mine.move(code, token, 1)
+            token = mine.students.join(code, f"student {i}")
+            mine.students.move(code, token, 1)
             start.wait()  # every submit at the same moment
-            assert mine.submit(code, token, 1, right if i % 2 else "L0 H9").correct is bool(i % 2)
+            assert mine.students.submit(
+                code, token, 1, right if i % 2 else "L0 H9"
+            ).correct is bool(i % 2)
         except Exception as exc:  # collected: any error of a thread fails the test
             errors.append(repr(exc))
 
@@ -184,9 +194,9 @@ def test_sixty_students_submit_at_once_and_none_is_lost(store, lesson, lesson_mo
     for extra in stores[1:]:
         extra.engine.dispose()
     assert errors == []
-    df = store.answers(code, key)
+    df = store.teacher.answers(code, key)
     assert len(df) == n and df["student"].nunique() == n and df["correct"].sum() == n // 2
-    assert store.funnel(code, key)["reached"].tolist()[1] == n
+    assert store.teacher.funnel(code, key)["reached"].tolist()[1] == n
 
 
 def test_the_default_database_is_a_wal_sqlite_file_in_the_cache(monkeypatch, tmp_path, lesson):
@@ -194,7 +204,7 @@ def test_the_default_database_is_a_wal_sqlite_file_in_the_cache(monkeypatch, tmp
     monkeypatch.setenv("VT_CACHE_DIR", str(tmp_path))
     store = vt.classroom()
     assert store.engine.url.database == str(tmp_path / "classroom.sqlite3")
-    store.create(lesson)
+    store.teacher.create(lesson)
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 10_000
@@ -219,13 +229,15 @@ def test_class_commands_create_a_class_and_export_its_answers(
     assert main(argv) == 0
     out = capsys.readouterr().out
     code, key = re.search(r"class code: (\w+)", out)[1], re.search(r"teacher key: (\S+)", out)[1]
-    keys = [key] + [vt.classroom(database_url).create(lesson)[1] for _ in range(100)]
+    keys = [key] + [vt.classroom(database_url).teacher.create(lesson)[1] for _ in range(100)]
     assert not [k for k in keys if k.startswith("-")]  # a prompt's answer, never an option
     assert f"students:   http://h:1/lesson?class={code}\n" in out
     once = re.search(rf"teacher:    http://h:1/teacher\?class={code}&once=([\w-]+)\n", out)[1]
-    assert key not in once and vt.classroom(database_url).open_link(code, once)[1] == "teacher"
+    assert (
+        key not in once and vt.classroom(database_url).access.open_link(code, once)[1] == "teacher"
+    )
     store = vt.classroom(database_url)
-    store.submit(code, store.join(code, 'Ana, "Jr"'), 3, "a, b\nc")
+    store.students.submit(code, store.students.join(code, 'Ana, "Jr"'), 3, "a, b\nc")
     monkeypatch.setenv("VT_TEACHER_KEY", key)
     assert main(["class", "export", code.lower(), "--db", database_url]) == 0
     df = pd.read_csv(io.StringIO(capsys.readouterr().out))
@@ -237,14 +249,14 @@ def test_class_commands_create_a_class_and_export_its_answers(
 
 
 def test_warm_traces_a_class_s_sentences_once_per_store(store, lesson, database_url):
-    code, _ = store.create(lesson)
+    code, _ = store.teacher.create(lesson)
     traces = Recorded()
     reader = vt.classroom(database_url, traces)  # another replica
     before = set(threading.enumerate())
-    reader.lesson(code)
+    reader.lessons.lesson(code)
     assert set(threading.enumerate()) == before  # reading starts nothing
-    reader.warm(code)
-    reader.warm(code)
+    reader.lessons.warm(code)
+    reader.lessons.warm(code)
     started = [t for t in threading.enumerate() if t not in before]
     assert len(started) <= 1 and not any(t.daemon for t in started)
     for t in started:

@@ -42,7 +42,7 @@ KILLED = (
     + """
 code, token = sys.argv[2], sys.argv[3]
 for i in range(10_000):
-    store.submit(code, token, 3, f"answer {i}")
+    store.students.submit(code, token, 3, f"answer {i}")
     print(i, flush=True)
 """
 )
@@ -58,9 +58,9 @@ def lesson(tmp_path, lesson_model) -> vt.Lesson:
 @pytest.mark.slow
 def test_a_replica_killed_mid_lesson_loses_nothing_submitted(database_url, lesson):
     store = vt.classroom(database_url)
-    code, key = store.create(lesson)
-    token = store.join(code, "Ana")
-    store.move(code, token, 3)
+    code, key = store.teacher.create(lesson)
+    token = store.students.join(code, "Ana")
+    store.students.move(code, token, 3)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-c", KILLED, database_url, code, token],
                             stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
@@ -68,19 +68,20 @@ def test_a_replica_killed_mid_lesson_loses_nothing_submitted(database_url, lesso
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert all(line.strip() for line in done)
-    stored = store.answers(code, key)["answer"].tolist()
+    stored = store.teacher.answers(code, key)["answer"].tolist()
     assert stored[:30] == [f"answer {i}" for i in range(30)]  # none lost, in order
-    assert store.place(code, token) == 3  # the student resumes where they were
-    assert store.submit(code, token, 3, "after").correct is None  # the database still works
+    assert store.students.place(code, token) == 3  # the student resumes where they were
+    # the database still works
+    assert store.students.submit(code, token, 3, "after").correct is None
 
 
 READER = (
     STORE
     + """
-store.lesson(sys.argv[2])
+store.lessons.lesson(sys.argv[2])
 print(threading.active_count(), flush=True)
 if sys.argv[3] == "warm":
-    store.warm(sys.argv[2])  # the process exits while the warm-up thread may be tracing
+    store.lessons.warm(sys.argv[2])  # the process exits while the warm-up thread may be tracing
 """
 )
 
@@ -89,7 +90,7 @@ if sys.argv[3] == "warm":
 def test_a_script_reading_a_class_leaves_no_torch_thread_and_exits_cleanly(
     lesson, database_url, warm
 ):
-    code, _ = vt.classroom(database_url).create(lesson)
+    code, _ = vt.classroom(database_url).teacher.create(lesson)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", READER, database_url, code, warm],
                           capture_output=True, text=True, env=env, timeout=120)  # fmt: skip

@@ -40,39 +40,42 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_each_control_command_changes_the_class(room, capsys):
     store, code, key, db = room
-    ana = store.join(code, "Ana")
-    store.join(code, "Bo")
+    ana = store.students.join(code, "Ana")
+    store.students.join(code, "Bo")
     assert run(capsys, "pace", code.lower(), "2", "--db", db) == (0, "pace: up to step 2.\n", "")
-    assert store.controls(code).pace == 2
+    assert store.teacher.controls(code).pace == 2
     assert run(capsys, "pace", code, "ALL", "--db", db)[:2] == (
         0,
         "pace lifted: every step is open.\n",
     )
-    assert store.controls(code).pace is None
-    assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.controls(code).paused
-    assert run(capsys, "resume", code, "--db", db)[0] == 0 and not store.controls(code).paused
+    assert store.teacher.controls(code).pace is None
+    assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.teacher.controls(code).paused
     assert (
-        run(capsys, "names", code, "hide", "--db", db)[0] == 0 and store.controls(code).hide_names
+        run(capsys, "resume", code, "--db", db)[0] == 0 and not store.teacher.controls(code).paused
+    )
+    assert (
+        run(capsys, "names", code, "hide", "--db", db)[0] == 0
+        and store.teacher.controls(code).hide_names
     )
     assert run(capsys, "names", code, "show", "--db", db)[0] == 0
-    assert not store.controls(code).hide_names
+    assert not store.teacher.controls(code).hide_names
     status, out, _ = run(capsys, "remove", code, "bo", "--db", db)
     said = "removed 'Bo' and their answers; the name may not join again (class rejoin).\n"
     assert (status, out) == (0, said)
     with pytest.raises(ValueError, match="removed the name 'Bo'"):
-        store.join(code, "Bo")
+        store.students.join(code, "Bo")
     assert run(capsys, "rejoin", code, "BO", "--db", db)[:2] == (0, "'BO' may join again.\n")
-    assert store.removed(code, key) == {"Bo": True}
-    assert store.roster(code, key)["student"].tolist() == ["Ana"]
-    store.submit(code, ana, 1, "sine")
-    assert run(capsys, "close", code, "--db", db)[0] == 0 and store.controls(code).closed
+    assert store.teacher.removed(code, key) == {"Bo": True}
+    assert store.teacher.roster(code, key)["student"].tolist() == ["Ana"]
+    store.students.submit(code, ana, 1, "sine")
+    assert run(capsys, "close", code, "--db", db)[0] == 0 and store.teacher.controls(code).closed
     status, out, _ = run(capsys, "export", code, "--db", db)
     assert status == 0
     csv = pd.read_csv(io.StringIO(out))
     assert csv[["student", "step", "answer"]].values.tolist() == [["Ana", 2, "sine"]]
     status, out, _ = run(capsys, "viewer", code, "--db", db, "--url", "http://h:1/")
     once = re.fullmatch(rf"read-only link: http://h:1/teacher\?class={code}&once=([\w-]+)\n", out)
-    assert status == 0 and store.open_link(code, once[1])[1] == "viewer"
+    assert status == 0 and store.access.open_link(code, once[1])[1] == "viewer"
 
 
 def test_create_prints_a_one_time_link_and_link_and_rotate_make_new_ones(room, capsys):
@@ -82,18 +85,18 @@ def test_create_prints_a_one_time_link_and_link_and_rotate_make_new_ones(room, c
     status, out, _ = run(capsys, "link", code.lower(), "--db", db, "--url", "http://h:1")
     link = re.fullmatch(rf"teacher:    http://h:1/teacher\?class={code}&once=([\w-]+)\n", out)
     assert status == 0 and key not in out
-    session, role = store.open_link(code, link[1])
+    session, role = store.access.open_link(code, link[1])
     assert role == "teacher"
     with pytest.raises(PermissionError, match=f"already used.*class link {code}"):
-        store.open_link(code, link[1])
+        store.access.open_link(code, link[1])
     status, out, _ = run(capsys, "rotate", code, "--db", db)
     new = re.match(r"new teacher key: (\w+)\n", out)[1]
-    assert status == 0 and new != key and store.check_key(code, new) == "teacher"
+    assert status == 0 and new != key and store.access.check_key(code, new) == "teacher"
     with pytest.raises(PermissionError, match="has ended"):
-        store.pause(code, session)  # a browser that held the old key
+        store.teacher.pause(code, session)  # a browser that held the old key
     said = run(capsys, "pause", code, "--db", db)  # VT_TEACHER_KEY still the old key
     assert said == (1, "", "error: wrong teacher key for this class.\n")
-    assert not store.controls(code).paused
+    assert not store.teacher.controls(code).paused
 
 
 def test_bad_input_is_one_line_and_exit_1(room, capsys):
@@ -106,14 +109,14 @@ def test_bad_input_is_one_line_and_exit_1(room, capsys):
         f"error: no student 'Nobody' in class {code}.\n"
     )
     assert run(capsys, "pause", "NOSUCH", "--db", db)[2].startswith("error: no class")
-    assert store.controls(code) == Controls()
+    assert store.teacher.controls(code) == Controls()
 
 
 def test_the_key_is_never_read_from_the_command_line(room, capsys, monkeypatch):
     store, code, key, db = room
     status, _, err = run(capsys, "pause", code, "--key", key, "--db", db)
     assert status == 1 and "not read from the command line" in err and key not in err
-    assert not store.controls(code).paused
+    assert not store.teacher.controls(code).paused
     monkeypatch.setenv("VT_TEACHER_KEY", key + "x")
     assert run(capsys, "pause", code, "--db", db)[2] == "error: wrong teacher key for this class.\n"
     monkeypatch.delenv("VT_TEACHER_KEY")
@@ -122,7 +125,7 @@ def test_the_key_is_never_read_from_the_command_line(room, capsys, monkeypatch):
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     asked = []
     monkeypatch.setattr(getpass, "getpass", lambda prompt: asked.append(prompt) or f" {key}\n")
-    assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.controls(code).paused
+    assert run(capsys, "pause", code, "--db", db)[0] == 0 and store.teacher.controls(code).paused
     assert asked and "key" in asked[0]
 
 

@@ -41,15 +41,15 @@ def play(store: vt.ClassStore, code: str, seed: int, students: int = 9) -> Log:
     rng, log, tokens = random.Random(seed), Log(), {}
     for i in range(students):
         name = f"S{i:02d}"
-        tokens[name] = store.join(code, name)
-        store.move(code, tokens[name], 0)  # as the Lesson page does on joining
+        tokens[name] = store.students.join(code, name)
+        store.students.move(code, tokens[name], 0)  # as the Lesson page does on joining
         log.names.append(name)
         log.place[name], log.opened = 0, log.opened | {(name, 0)}
     for _ in range(60):
         name = rng.choice(log.names)
         step = rng.randrange(5)
         if rng.random() < 0.4 or step == 0:
-            store.move(code, tokens[name], step)
+            store.students.move(code, tokens[name], step)
             log.place[name] = step
             log.opened.add((name, step))
             continue
@@ -60,7 +60,7 @@ def play(store: vt.ClassStore, code: str, seed: int, students: int = 9) -> Log:
         else:
             answer, correct = rng.choice(WRONG[step]), False
         again = [r for r in log.rows if r[0] == name and r[1] == step]
-        store.submit(code, tokens[name], step, answer)
+        store.students.submit(code, tokens[name], step, answer)
         if not (again and again[-1][2] == answer):  # the same text sent again: one row
             log.rows.append((name, step, answer, correct))
         log.opened.add((name, step))  # answering opens the step, never moves the student
@@ -73,9 +73,9 @@ def same(text: str) -> str:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_funnel_counts_students_per_step_numbered_from_1(store, seed):
-    code, key = store.create(read_lesson(LESSON, "counting"))
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
     log = play(store, code, seed)
-    funnel = store.funnel(code, key)
+    funnel = store.teacher.funnel(code, key)
     assert funnel["step"].tolist() == [1, 2, 3, 4, 5]
     kinds = [None if pd.isna(k) else k for k in funnel["kind"]]
     assert kinds == [None, "choice", "number", "text", "choice"]
@@ -88,9 +88,9 @@ def test_the_funnel_counts_students_per_step_numbered_from_1(store, seed):
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_the_roster_counts_steps_answered_and_right_per_student(store, seed):
-    code, key = store.create(read_lesson(LESSON, "counting"))
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
     log = play(store, code, seed)
-    roster = store.roster(code, key)
+    roster = store.teacher.roster(code, key)
     assert roster["student"].tolist() == log.names  # joining order
     for _, row in roster.iterrows():
         mine = [r for r in log.rows if r[0] == row["student"]]
@@ -101,10 +101,10 @@ def test_the_roster_counts_steps_answered_and_right_per_student(store, seed):
 
 @pytest.mark.parametrize("seed", [0, 4, 5])
 def test_the_most_common_wrong_answers_count_students_not_submissions(store, seed):
-    code, key = store.create(read_lesson(LESSON, "counting"))
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
     log = play(store, code, seed)
     top = 2
-    got = store.wrong_answers(code, key, top=top)
+    got = store.teacher.wrong_answers(code, key, top=top)
     assert list(got.columns) == ["step", "answer", "students"]
     expected = []
     for step in sorted({r[1] for r in log.rows if r[3] is False}):
@@ -118,13 +118,13 @@ def test_the_most_common_wrong_answers_count_students_not_submissions(store, see
 
 
 def test_a_wrong_answer_given_twice_by_one_student_counts_one_student(store):
-    code, key = store.create(read_lesson(LESSON, "counting"))
-    ana, bo = store.join(code, "Ana"), store.join(code, "Bo")
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
+    ana, bo = store.students.join(code, "Ana"), store.students.join(code, "Bo")
     for answer in ("sine", "tangent", "sine"):  # a retry of the same wrong answer: kept
-        store.submit(code, ana, 1, answer)
-    store.submit(code, bo, 1, "Tangent ")
-    assert len(store.answers(code, key)) == 4
-    wrong = store.wrong_answers(code, key).to_dict("records")
+        store.students.submit(code, ana, 1, answer)
+    store.students.submit(code, bo, 1, "Tangent ")
+    assert len(store.teacher.answers(code, key)) == 4
+    wrong = store.teacher.wrong_answers(code, key).to_dict("records")
     assert wrong == [
         {"step": 2, "answer": "tangent", "students": 2},
         {"step": 2, "answer": "sine", "students": 1},
@@ -132,24 +132,24 @@ def test_a_wrong_answer_given_twice_by_one_student_counts_one_student(store):
 
 
 def test_the_same_answer_sent_again_is_one_answer_one_row(store):
-    code, key = store.create(read_lesson(LESSON, "counting"))
-    ana = store.join(code, "Ana")
-    first = store.submit(code, ana, 1, "sine")  # Enter in the box
-    assert store.submit(code, ana, 1, "sine") == first  # then Check: the same answer
-    store.submit(code, ana, 1, "cosine")
-    store.submit(code, ana, 1, "sine")  # a new answer after another one: a row of its own
-    store.submit(code, ana, 2, "sine")  # the same text to another step: its own row too
-    stored = store.answers(code, key)
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
+    ana = store.students.join(code, "Ana")
+    first = store.students.submit(code, ana, 1, "sine")  # Enter in the box
+    assert store.students.submit(code, ana, 1, "sine") == first  # then Check: the same answer
+    store.students.submit(code, ana, 1, "cosine")
+    store.students.submit(code, ana, 1, "sine")  # a new answer after another one: a row of its own
+    store.students.submit(code, ana, 2, "sine")  # the same text to another step: its own row too
+    stored = store.teacher.answers(code, key)
     assert stored["answer"].tolist() == ["sine", "cosine", "sine", "sine"]
-    assert [a.answer for a in store.answers_of(code, ana)] == stored["answer"].tolist()
+    assert [a.answer for a in store.students.answers_of(code, ana)] == stored["answer"].tolist()
 
 
 @pytest.mark.parametrize("seed", [0, 6])
 def test_the_answers_csv_has_one_row_per_answer_with_steps_from_1(store, seed):
-    code, key = store.create(read_lesson(LESSON, "counting"))
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
     log = play(store, code, seed)
     csv = pd.read_csv(
-        io.StringIO(store.answers(code, key).to_csv(index=False)), dtype={"answer": str}
+        io.StringIO(store.teacher.answers(code, key).to_csv(index=False)), dtype={"answer": str}
     )
     assert list(csv.columns) == ["student", "step", "answer", "correct", "seconds", "at"]
     rows = list(zip(csv["student"], csv["step"], csv["answer"].astype(str), strict=True))
@@ -159,49 +159,49 @@ def test_the_answers_csv_has_one_row_per_answer_with_steps_from_1(store, seed):
 
 
 def test_a_step_answered_right_twice_counts_once_in_the_roster_and_the_funnel(store):
-    code, key = store.create(read_lesson(LESSON, "counting"))
-    ana = store.join(code, "Ana")
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
+    ana = store.students.join(code, "Ana")
     for step, answer in ((1, "cosine"), (1, "sine"), (1, "cosine"), (4, "TWO"), (4, "two")):
-        store.submit(code, ana, step, answer)
-    roster = store.roster(code, key).iloc[0]
+        store.students.submit(code, ana, step, answer)
+    roster = store.teacher.roster(code, key).iloc[0]
     assert (roster["answered"], roster["correct"]) == (2, 1)  # steps 2 and 5; right at 2
-    funnel = store.funnel(code, key).set_index("step")
+    funnel = store.teacher.funnel(code, key).set_index("step")
     assert funnel.loc[2, ["answered", "correct"]].tolist() == [1, 1]
     assert funnel.loc[5, ["answered", "correct"]].tolist() == [1, 0]
 
 
 def test_an_unreadable_answer_reads_as_unreadable_after_a_reload(store):
-    code, _ = store.create(read_lesson(LESSON, "counting"))
-    ana = store.join(code, "Ana")
+    code, _ = store.teacher.create(read_lesson(LESSON, "counting"))
+    ana = store.students.join(code, "Ana")
     given = {1: "banana", 2: "L one", 4: "two"}  # not an option, not a number; a wrong option
-    sent = {step: store.submit(code, ana, step, text) for step, text in given.items()}
+    sent = {step: store.students.submit(code, ana, step, text) for step, text in given.items()}
     assert [g.readable for g in sent.values()] == [False, False, True]
     replica = vt.ClassStore(store.engine)  # another replica: nothing kept in memory
-    for read in (replica.student_board(code, ana).answers, replica.answers_of(code, ana)):
+    for read in (replica.students.board(code, ana).answers, replica.students.answers_of(code, ana)):
         assert {a.step: a.grade for a in read} == sent  # every field, readable too
-    assert store.submit(code, ana, 1, "banana") == sent[1]  # sent again: the stored grade
+    assert store.students.submit(code, ana, 1, "banana") == sent[1]  # sent again: the stored grade
 
 
 def test_the_teacher_board_is_the_four_reads_in_one_transaction(store):
-    code, key = store.create(read_lesson(LESSON, "counting"))
+    code, key = store.teacher.create(read_lesson(LESSON, "counting"))
     log = play(store, code, seed=7)
-    store.hide_names(code, key)
-    viewer = store.viewer_key(code, key)
+    store.teacher.hide_names(code, key)
+    viewer = store.access.viewer_key(code, key)
     begun = []
 
     def count(conn):
         begun.append(conn)
 
     sa.event.listen(store.engine, "begin", count)
-    board = store.teacher_board(code, viewer)  # the read-only key reads it
+    board = store.teacher.board(code, viewer)  # the read-only key reads it
     sa.event.remove(store.engine, "begin", count)
     assert len(begun) == 1  # one transaction, one check of the key
-    assert board.controls == store.controls(code) == Controls(hide_names=True)
-    pd.testing.assert_frame_equal(board.roster, store.roster(code, key))
-    pd.testing.assert_frame_equal(board.funnel, store.funnel(code, key))
-    pd.testing.assert_frame_equal(board.wrong, store.wrong_answers(code, key))
+    assert board.controls == store.teacher.controls(code) == Controls(hide_names=True)
+    pd.testing.assert_frame_equal(board.roster, store.teacher.roster(code, key))
+    pd.testing.assert_frame_equal(board.funnel, store.teacher.funnel(code, key))
+    pd.testing.assert_frame_equal(board.wrong, store.teacher.wrong_answers(code, key))
     assert board.roster["student"].tolist() == log.names
     with pytest.raises(PermissionError, match="wrong teacher key"):
-        store.teacher_board(code, key + "x")
+        store.teacher.board(code, key + "x")
     with pytest.raises(ValueError, match="no class"):
-        store.teacher_board("NOSUCH", key)
+        store.teacher.board("NOSUCH", key)

@@ -63,20 +63,20 @@ def run(store: vt.ClassStore, plays: list[tuple[str, list]]) -> None:
                 continue
             action, name, step, answer = steps[i]
             if action == "join":
-                tokens[name] = store.join(code, name)
-                store.move(code, tokens[name], 0)
+                tokens[name] = store.students.join(code, name)
+                store.students.move(code, tokens[name], 0)
             elif action == "move":
-                store.move(code, tokens[name], step)
+                store.students.move(code, tokens[name], step)
             else:
-                store.submit(code, tokens[name], step, answer)
+                store.students.submit(code, tokens[name], step, answer)
 
 
 def reports(store: vt.ClassStore, code: str, key: str) -> dict[str, pd.DataFrame]:
     tables = {
-        "funnel": store.funnel(code, key),
-        "roster": store.roster(code, key),
-        "wrong": store.wrong_answers(code, key, top=5),
-        "answers": store.answers(code, key),
+        "funnel": store.teacher.funnel(code, key),
+        "roster": store.teacher.roster(code, key),
+        "wrong": store.teacher.wrong_answers(code, key, top=5),
+        "answers": store.teacher.answers(code, key),
     }
     return {
         name: t.drop(columns=[c for c in (*CLOCK, *PER_STORE) if c in t.columns]).reset_index(
@@ -90,13 +90,13 @@ def test_a_class_reports_only_its_own_students(lesson_model):
     seed = 0
     lesson = read_lesson(LESSON, "two")
     alone = memory_store()
-    code, key = alone.create(lesson)
+    code, key = alone.teacher.create(lesson)
     mine = script(seed, 4, "A")
     run(alone, [(code, mine)])
     want = reports(alone, code, key)
     shared = memory_store()
-    other, _ = shared.create(lesson)  # created first: its ids come before ours
-    code, key = shared.create(lesson)
+    other, _ = shared.teacher.create(lesson)  # created first: its ids come before ours
+    code, key = shared.teacher.create(lesson)
     run(shared, [(other, script(seed + 10, 5, "B")), (code, mine)])
     got = reports(shared, code, key)
     for name in want:

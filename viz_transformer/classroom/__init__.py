@@ -56,7 +56,7 @@ def classroom(url: str | None = None, traces: TraceOf = traced) -> ClassStore:
 def links(base: str, code: str, once: str) -> tuple[str, str]:
     """``(students' link, teacher's one-time link)`` of class ``code`` on the app at ``base``
     (``http://host:8501``): ``BASE/lesson?class=CODE`` and ``BASE/teacher?class=CODE&once=TOKEN``
-    (``once``: ``ClassStore.one_time_link``; empty: the students' link alone is meant)."""
+    (``once``: ``Access.one_time_link``; empty: the students' link alone is meant)."""
     base = base.rstrip("/")
     return (
         f"{base}/{LESSON_PATH}?{urlencode({'class': code})}",
@@ -65,6 +65,6 @@ def links(base: str, code: str, once: str) -> tuple[str, str]:
 
 
 def viewer_link(base: str, code: str, once: str) -> str:
-    """A one-time read-only link of class ``code`` (``once``: ``ClassStore.read_only_link``):
+    """A one-time read-only link of class ``code`` (``once``: ``Access.read_only_link``):
     the Teacher page as the teacher's link opens it, without its controls."""
     return links(base, code, once)[1]

@@ -2,7 +2,8 @@
 their hashes are stored), the one-time links and browser sessions that stand for them
 (``passes.py``), ``authorise`` (a key or a session -> its role: ``TEACHER`` or ``VIEWER``), and
 ``Access``, which runs a teacher's read under either role and a change under the teacher's only,
-exchanges a one-time link for a session, changes the teacher's key and ends a session."""
+exchanges a one-time link for a session, changes the teacher's key and ends a session: the
+class store's ``store.access`` (``ClassStore``)."""
 
 from __future__ import annotations
 
@@ -173,7 +174,7 @@ class Access:
         self.change(code, key, lambda conn, c: _replace_viewer(conn, c, key_hash(viewer)))
         return viewer
 
-    def link(self, code: str, key: str) -> str:
+    def one_time_link(self, code: str, key: str) -> str:
         """A new one-time link's token for class ``code`` that opens the Teacher page as its
         teacher, once, within ``passes.LINK_HOURS``.
 
@@ -182,7 +183,7 @@ class Access:
         """
         return self.change(code, key, lambda conn, c: _link(conn, c, _key_of(conn, c)))
 
-    def viewer_link(self, code: str, key: str) -> str:
+    def read_only_link(self, code: str, key: str) -> str:
         """A new read-only key (``viewer_key``: the one before, its links and sessions end)
         and a one-time link's token standing for it; the read-only key itself is never shown."""
         viewer = key_hash(new_key())
@@ -210,7 +211,7 @@ class Access:
 
         return run(self.engine, work, write=True)
 
-    def session(self, code: str, key: str) -> str:
+    def open_session(self, code: str, key: str) -> str:
         """A browser session standing for ``key`` (the teacher's or read-only key, or a session
         of either): what the Teacher page keeps instead of a key it was handed.
 

@@ -2,7 +2,7 @@
 the roster, the per-step funnel and the most common wrong answers. Callers check the key.
 
 Every table numbers steps from 1, as every screen does (``step`` 1 is the lesson's first step;
-the database and ``ClassStore.move``/``submit`` keep the 0-based index)."""
+the database and ``Students.move``/``submit`` keep the 0-based index)."""
 
 from __future__ import annotations
 

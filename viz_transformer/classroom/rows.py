@@ -16,7 +16,7 @@ from viz_transformer.course.lesson import Grade
 
 @dataclass(frozen=True)
 class Student:
-    """One student of a class, as ``ClassStore.student`` returns it.
+    """One student of a class, as ``Students.student`` returns it.
 
     Attributes:
         name: the display name as typed (escape it when shown).
@@ -48,7 +48,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class Controls:
-    """What the teacher set for a class (``ClassStore.controls``).
+    """What the teacher set for a class (``Teacher.controls``).
 
     Attributes:
         pace: the last step students may open, counted from 1 as on screen; None: every step.

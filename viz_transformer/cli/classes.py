@@ -119,35 +119,38 @@ def _pace(step: str) -> int | None:
 def control(store: ClassStore, args: argparse.Namespace, key: str) -> str:
     """Run one of the teacher's commands on ``store``; what to print (stdout)."""
     code = class_code(args.code)  # as stored: the links print it so
+    teacher, access = store.teacher, store.access
     if args.action == "export":
-        store.answers(code, key).to_csv(sys.stdout, index=False)
+        teacher.answers(code, key).to_csv(sys.stdout, index=False)
         return ""
     if args.action == "pace":
         pace = _pace(args.step)
-        store.set_pace(code, key, pace)
+        teacher.set_pace(code, key, pace)
         return "pace lifted: every step is open." if pace is None else f"pace: up to step {pace}."
     if args.action == "names":
-        store.hide_names(code, key, args.shown == "hide")
+        teacher.hide_names(code, key, args.shown == "hide")
         return f"names {'hidden (pseudonyms)' if args.shown == 'hide' else 'shown'}."
     if args.action == "remove":
-        name = store.remove(code, key, args.name, args.may_rejoin)
+        name = teacher.remove(code, key, args.name, args.may_rejoin)
         back = "may join again" if args.may_rejoin else "may not join again (class rejoin)"
         return f"removed {name!r} and their answers; the name {back}."
     if args.action == "rejoin":
-        store.let_rejoin(code, key, args.name, not args.no)
+        teacher.let_rejoin(code, key, args.name, not args.no)
         return f"{args.name!r} {'may not' if args.no else 'may'} join again."
     if args.action == "viewer":
-        return f"read-only link: {viewer_link(args.url, code, store.read_only_link(code, key))}"
+        return f"read-only link: {viewer_link(args.url, code, access.read_only_link(code, key))}"
     if args.action == "link":
-        return f"teacher:    {links(args.url, code, store.one_time_link(code, key))[1]}"
+        return f"teacher:    {links(args.url, code, access.one_time_link(code, key))[1]}"
     if args.action == "rotate":
-        new = store.rotate(code, key)
+        new = access.rotate(code, key)
         return (
             f"new teacher key: {new}\nThe old key opens nothing now, and every browser and "
             "one-time link that held it is ended at its next redraw. Set VT_TEACHER_KEY to the "
             "new key for class commands."
         )
-    {"pause": store.pause, "resume": store.resume, "close": store.close}[args.action](code, key)
+    {"pause": teacher.pause, "resume": teacher.resume, "close": teacher.close}[args.action](
+        code, key
+    )
     return DONE[args.action]
 
 
@@ -159,9 +162,9 @@ def main(argv: list[str]) -> int:
             raise ValueError(NO_KEY_OPTION)
         store = classroom(args.db)
         if args.action == "create":
-            code, key = store.create(args.lesson)
-            students, teacher = links(args.url, code, store.one_time_link(code, key))
-            title = store.lesson(code).title
+            code, key = store.teacher.create(args.lesson)
+            students, teacher = links(args.url, code, store.access.one_time_link(code, key))
+            title = store.lessons.lesson(code).title
             print(f"class code: {code}  ({title})\nstudents:   {students}\nteacher:    {teacher}")
             print(f"teacher key: {key}")
             print(CREATED.format(code=code), file=sys.stderr)

@@ -52,7 +52,7 @@ def funnel_figure(
     Args:
         funnel: one row per step with ``step`` (from 1), ``title``, ``reached``, ``answered``
             and ``correct`` (NA where a step has no graded question: no column), as
-            ``ClassStore.funnel`` returns it.
+            ``Teacher.funnel`` returns it.
         students: how many joined (the axis ends there, so a full column is the whole class).
         height: of the figure in pixels.
         note: said after the title ("Paused · up to step 3").

@@ -28,11 +28,11 @@ class ClassPlace(Place):
     token: str = ""
 
     def move(self, step: int) -> None:
-        store().move(self.code, self.token, step)
+        store().students.move(self.code, self.token, step)
         super().move(step)
 
     def submit(self, step: int, answer: str) -> vt.Grade:
-        result = store().submit(self.code, self.token, step, answer)
+        result = store().students.submit(self.code, self.token, step, answer)
         self.answers[step] = (answer, result)
         return result
 
@@ -44,7 +44,7 @@ def in_class(code: str, token: str) -> ClassPlace:
     Raises:
         ValueError: an unknown class code or student token (a student removed, too).
     """
-    found, board = class_lesson(code), store().student_board(code, token)
+    found, board = class_lesson(code), store().students.board(code, token)
     answers = {a.step: (a.answer, a.grade) for a in board.answers}
     back = {"class": code, "student": token}
     place = ClassPlace(found, 0, answers, back, board.student.name, board.controls, code, token)
@@ -55,8 +55,8 @@ def in_class(code: str, token: str) -> ClassPlace:
 def join(code: str, name: str) -> str:
     """Join class ``code`` as ``name``; the token, also put in the URL (``&student=``) so a
     reload resumes. Raises ``ValueError`` for an unknown code, an empty name or a closed class."""
-    token = store().join(code, name)
-    store().move(code, token, 0)  # the first step is opened: the funnel counts it reached
+    token = store().students.join(code, name)
+    store().students.move(code, token, 0)  # the first step is opened: the funnel counts it reached
     st.query_params["student"] = token
     return token
 
@@ -72,7 +72,7 @@ def watch(code: str, token: str, drawn: Controls) -> None:
     differ from ``drawn``, those the page was drawn with, or when the teacher removed the student
     (the page then asks them to join again; a database error: the next tick)."""
     try:
-        now = store().watch(code, token)
+        now = store().students.watch(code, token)
     except STORE_ERRORS:
         return
     if now is None or _seen(now) != _seen(drawn):
@@ -92,7 +92,7 @@ def hold(code: str, token: str) -> None:
     teacher's pause there too, and the watch that redraws the page when it starts or ends. The
     page calls it before drawing anything; while paused it draws only the pause and stops."""
     try:
-        controls = store().watch(code, token)
+        controls = store().students.watch(code, token)
     except STORE_ERRORS:
         return
     if controls is None:  # removed, or an unknown class: the Lesson page says so

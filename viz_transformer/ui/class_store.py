@@ -28,8 +28,8 @@ def store() -> vt.ClassStore:
 def class_lesson(code: str) -> vt.Lesson:
     """The lesson class ``code`` runs; this server traces its graded sentences meanwhile.
     Raises ``ValueError`` for an unknown code."""
-    found = store().lesson(code)
-    store().warm(code)
+    found = store().lessons.lesson(code)
+    store().lessons.warm(code)
     return found
 
 

@@ -81,7 +81,8 @@ def join_form(code: str) -> None:
     """A student's first visit with the class link: a display name, once."""
     found = class_store.or_stop(lambda: class_store.class_lesson(code))
     st.title(found.title)
-    if class_store.or_stop(class_store.store().controls, code).closed:  # said before any form
+    controls = class_store.or_stop(class_store.store().teacher.controls, code)
+    if controls.closed:  # said before any form
         st.info(
             f"Class **{widgets.literal(code)}** is closed: it takes no more students. "
             "Ask your teacher for the code of an open class."

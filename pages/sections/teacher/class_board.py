@@ -79,7 +79,7 @@ def csv_download(code: str, key: str) -> None:
     """Every answer as CSV, read when the button is clicked (not on every redraw)."""
     st.download_button(
         "Answers as CSV",
-        lambda: class_store.store().answers(code, key).to_csv(index=False),
+        lambda: class_store.store().teacher.answers(code, key).to_csv(index=False),
         f"class-{code}-answers.csv",
         "text/csv",
         key="class-csv",
@@ -112,7 +112,7 @@ def live(code: str, key: str, lesson: vt.Lesson, drawn: Controls | None = None) 
     (Pause, the pace, Hide names) were drawn with, the whole page is drawn again: a command
     (``class pause``) or another tab changed them."""
     try:  # one transaction, one check of the key
-        board = class_store.store().teacher_board(code, key)
+        board = class_store.store().teacher.board(code, key)
     except PermissionError:  # a new teacher's key, or left on this browser: the page says so
         st.rerun(scope="app")
     except class_store.STORE_ERRORS as exc:  # the next redraw tries again

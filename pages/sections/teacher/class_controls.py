@@ -41,7 +41,7 @@ def status(controls: Controls, bold: bool = True) -> str:
 
 def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
     """Pause (or Resume) and the pace, where the teacher finds them while teaching."""
-    store = class_store.store()
+    teacher = class_store.store().teacher
     pause, pace = st.columns([1, 3], vertical_alignment="bottom")
     if controls.paused:
         pause.button(
@@ -50,7 +50,7 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
             key="class-resume",
             width="stretch",
             on_click=_do,
-            args=(store.resume, code, key),
+            args=(teacher.resume, code, key),
             type="primary",
         )
     else:
@@ -60,7 +60,7 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
             key="class-pause",
             width="stretch",
             on_click=_do,
-            args=(store.pause, code, key),
+            args=(teacher.pause, code, key),
             help="Every student's page shows 'Eyes on the teacher' until you resume.",
         )
     steps = list(range(len(lesson.steps) + 1))  # 0: every step
@@ -76,7 +76,7 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
         format_func=lambda n: (
             say + (step_label(n, lesson.steps[n - 1].title) if n else "every step")
         ),
-        on_change=lambda: _do(store.set_pace, code, key, st.session_state["class-pace"] or None),
+        on_change=lambda: _do(teacher.set_pace, code, key, st.session_state["class-pace"] or None),
     )
     if ERROR in st.session_state:
         widgets.show_error(st.session_state.pop(ERROR))
@@ -85,11 +85,12 @@ def top_row(code: str, key: str, lesson: vt.Lesson, controls: Controls) -> None:
 def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: str) -> None:
     """Names hidden, a student removed, a read-only link, the class closed."""
     store = class_store.store()
+    teacher = store.teacher
     st.session_state["class-hide-names"] = controls.hide_names
     st.toggle(
         "Hide names (pseudonyms on this page)",
         key="class-hide-names",
-        on_change=lambda: _do(store.hide_names, code, key, st.session_state["class-hide-names"]),
+        on_change=lambda: _do(teacher.hide_names, code, key, st.session_state["class-hide-names"]),
     )
     shown = roster["pseudonym"] if controls.hide_names else roster["student"]
     _removal(code, key, dict(zip(roster["id"].astype(int), shown, strict=True)))
@@ -100,7 +101,7 @@ def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: st
         "changes nothing. A new one ends the last and the browsers it opened.",
     ):
         try:
-            made = viewer_link(base, code, store.read_only_link(code, key))
+            made = viewer_link(base, code, store.access.read_only_link(code, key))
         except class_store.STORE_ERRORS as exc:
             widgets.show_error(class_store.message(exc))
         else:
@@ -117,14 +118,14 @@ def more(code: str, key: str, controls: Controls, roster: pd.DataFrame, base: st
         key="class-close",
         disabled=not sure,
         on_click=_do,
-        args=(store.close, code, key),
+        args=(teacher.close, code, key),
     )
 
 
 def _removal(code: str, key: str, who: dict[int, str]) -> None:
     """Remove a student (their page says the teacher removed them); whether their name may
     join again, decided then or later for a name removed before."""
-    store = class_store.store()
+    teacher = class_store.store().teacher
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     left.selectbox(
         "Remove a student (and their answers)",
@@ -140,10 +141,10 @@ def _removal(code: str, key: str, who: dict[int, str]) -> None:
         key="class-remove-go",
         width="stretch",
         disabled=st.session_state.get("class-remove") is None,
-        on_click=lambda: _do(store.remove, code, key, st.session_state["class-remove"], rejoin),
+        on_click=lambda: _do(teacher.remove, code, key, st.session_state["class-remove"], rejoin),
     )
     try:
-        barred = [name for name, ok in store.removed(code, key).items() if not ok]
+        barred = [name for name, ok in teacher.removed(code, key).items() if not ok]
     except class_store.STORE_ERRORS:
         barred = []  # the rest of the page says what failed
     if barred:
@@ -154,7 +155,7 @@ def _removal(code: str, key: str, who: dict[int, str]) -> None:
             key="class-rejoin-go",
             width="stretch",
             disabled=st.session_state.get("class-rejoin") is None,
-            on_click=lambda: _do(store.let_rejoin, code, key, st.session_state["class-rejoin"]),
+            on_click=lambda: _do(teacher.let_rejoin, code, key, st.session_state["class-rejoin"]),
         )
 
 
@@ -178,8 +179,9 @@ def _rotation(code: str, key: str) -> None:
 def _rotate(code: str, key: str) -> None:
     store = class_store.store()
     try:
-        new = store.rotate(code, key)
-        session = store.open_session(code, new)  # the session held here ended with the old key
+        new = store.access.rotate(code, key)
+        # the session held here ended with the old key
+        session = store.access.open_session(code, new)
     except class_store.STORE_ERRORS as exc:
         st.session_state[ERROR] = class_store.message(exc)
         return

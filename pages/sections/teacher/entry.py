@@ -76,8 +76,8 @@ def creator() -> None:
 def _create() -> None:
     try:
         store = class_store.store()
-        code, key = store.create(st.session_state["class-lesson"])
-        session = store.open_session(code, key)
+        code, key = store.teacher.create(st.session_state["class-lesson"])
+        session = store.access.open_session(code, key)
     except class_store.STORE_ERRORS as exc:
         st.session_state[CREATE_ERROR] = class_store.message(exc)
     else:
@@ -118,7 +118,7 @@ def enter(code: str) -> tuple[str, str] | None:
         opened = st.session_state.setdefault(OPENED, set())
         if key_hash(once) not in opened:  # not on a rerun before the browser loads the page
             try:  # again (the session it gave may have changed since: a new key)
-                kept[code], _ = class_store.store().open_link(code, once)
+                kept[code], _ = class_store.store().access.open_link(code, once)
             except (PermissionError, ValueError) as exc:
                 _refused(code, exc)
                 return None
@@ -135,7 +135,7 @@ def enter(code: str) -> tuple[str, str] | None:
         )
         return None
     try:
-        role = class_store.store().check_key(code, session)
+        role = class_store.store().access.check_key(code, session)
     except PermissionError as exc:
         _refused(code, exc)
         return None
@@ -204,7 +204,7 @@ def this_browser(code: str, session: str, teacher: bool, base: str) -> None:
         help="Opens this class once (a projector's PC, another laptop), then nothing.",
     ):
         try:
-            once = class_store.store().one_time_link(code, session)
+            once = class_store.store().access.one_time_link(code, session)
         except class_store.STORE_ERRORS as exc:
             widgets.show_error(class_store.message(exc))
         else:
@@ -221,7 +221,7 @@ def this_browser(code: str, session: str, teacher: bool, base: str) -> None:
 
 def _leave(code: str, session: str) -> None:
     try:
-        class_store.store().leave(code, session)
+        class_store.store().access.leave(code, session)
     except class_store.STORE_ERRORS as exc:
         st.session_state[CREATE_ERROR] = class_store.message(exc)
     st.session_state.setdefault(KEYS, {}).pop(code, None)
