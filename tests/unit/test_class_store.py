@@ -16,6 +16,7 @@ import sqlalchemy as sa
 import viz_transformer as vt
 from viz_transformer.classroom import Controls
 from viz_transformer.classroom.database import make_engine
+from viz_transformer.classroom.lessons import traced
 from viz_transformer.course import read_lesson
 from viz_transformer.testing.classroom import COUNTING_LESSON as LESSON
 from viz_transformer.testing.classroom import RIGHT, WRONG
@@ -205,3 +206,32 @@ def test_the_teacher_board_is_the_four_reads_in_one_transaction(store):
         store.teacher.board(code, key + "x")
     with pytest.raises(ValueError, match="no class"):
         store.teacher.board("NOSUCH", key)
+
+
+TRACED = """\
+title: Traced
+model: lesson-tiny
+steps:
+  - title: token
+    check: {kind: token, sentence: "delta alpha", step: 0}
+"""
+
+
+def test_the_roles_share_the_stores_lessons_and_grade_from_its_traces(lesson_model):
+    """``vt.classroom(url, traces)``: a student's answer is graded from the ``traces`` the store
+    was given (the app's pages' cache), and every role reads one cache of lessons."""
+    asked: list[str] = []
+
+    def traces(model_name: str, sentence: str) -> vt.Trace:
+        asked.append(sentence)
+        return traced(model_name, sentence)
+
+    store = vt.ClassStore(make_engine("sqlite://"), traces)
+    assert store.teacher.lessons is store.students.lessons is store.lessons
+    code, key = store.teacher.create(read_lesson(TRACED, "traced"))
+    token = store.students.join(code, "Ana")
+    store.students.move(code, token, 0)
+    expected = store.students.submit(code, token, 0, "anything").expected
+    assert asked == ["delta alpha"] and expected  # the model's first output token
+    assert store.students.submit(code, token, 0, expected).correct
+    assert store.teacher.answers(code, key)["correct"].tolist() == [False, True]
