@@ -75,7 +75,7 @@ async def times(url: str, code: str, once: str, runs: int) -> list[float]:
             start = time.monotonic()
             await client.run()
             out.append(time.monotonic() - start)
-            if client.exceptions or client.charts != 1 or "Teacher" not in client.headings:
+            if client.exceptions or client.charts != 1 or "Who is where" not in client.headings:
                 raise RuntimeError(f"the page failed: {client.exceptions or client.headings}")
     return out
 
