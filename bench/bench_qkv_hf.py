@@ -1,5 +1,6 @@
-"""Q/K/V walkthrough of Hugging Face models: time of ``walkthrough.capture`` (one pass
-reading every layer's input, norm, weights and pattern) plus one head explained, beside a plain
+"""Q/K/V walkthrough of Hugging Face models: time of ``walkthrough.capture`` of the last layer as
+the page asks it (``walkthrough.reads``: one pass keeping that layer's input, norm, q, k and z)
+plus one head explained, beside a plain
 ``vt.trace`` of the same text, for the shipped ``minilm`` (BERT family), a GPT-2 the size of
 ``gpt2`` (random weights, built offline) and, with ``--smollm2``, the built-in Llama-family LLM.
 
@@ -42,9 +43,11 @@ def _medians(model, kind: str, runs: int, device: str) -> tuple[float, float, in
     from bench.harness.common import median_ms, sync
     from viz_transformer.analysis import walkthrough
 
+    last = model.facts.layers[kind] - 1
+
     def capture() -> None:
-        cap = walkthrough.capture(model, TEXT, kind)
-        walkthrough.explain(cap, cap.n_layers - 1, cap.n_heads - 1, len(cap.query_tokens) - 1)
+        cap = walkthrough.capture(model, TEXT, kind, needs=walkthrough.reads(last))
+        walkthrough.explain(cap, last, cap.n_heads - 1, len(cap.query_tokens) - 1)
         sync(device)
 
     def trace() -> None:

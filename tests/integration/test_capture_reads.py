@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import viz_transformer as vt
+from viz_transformer import settings
 from viz_transformer.analysis import walkthrough
 from viz_transformer.analysis.walkthrough import capture
 from viz_transformer.analysis.why import reads
@@ -194,3 +195,14 @@ def test_the_notebook_panel_reads_one_row_of_one_layer(half, spies, monkeypatch)
     assert got["weights"] == pytest.approx([float(row[k]) for k in got["keys"]])
     query_key.parts(half, TEXT, trace, "decoder", 0, 2, 5, cache)
     assert cache["at"] == ("decoder", 0) and list(cache["capture"].captured["q"].arrays) == [0]
+
+
+def test_scores_are_made_for_the_window_asked_alone(half, monkeypatch):
+    whole = vt.attention_scores(half, TEXT, "decoder", 1, 2)
+    monkeypatch.setattr(settings, "MAX_MATERIALISE", 8)  # fewer scores than the whole head
+    with pytest.raises(ValueError, match="pass queries= and keys= ranges"):
+        vt.attention_scores(half, TEXT, "decoder", 1, 2)
+    window = vt.attention_scores(half, TEXT, "decoder", 1, 2, queries=range(3, 5), keys=range(2, 6))
+    np.testing.assert_array_equal(window, whole[3:5, 2:6])  # masked keys -inf as in the whole
+    with pytest.raises(ValueError, match="query 998 does not exist"):
+        vt.attention_scores(half, TEXT, "decoder", 1, 2, queries=range(998, 1000), keys=range(2))
