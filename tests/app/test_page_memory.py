@@ -4,7 +4,9 @@ model, opens the page once on the example, then at 3,000 and at 8,000 tokens): a
 the loaded model at its peak, and no element of the page (one update to the browser, a chart's
 figure JSON included) over 1 MB, the size of update that froze a tab (issue 53). At 3,000 tokens a
 page opens; at 8,000 (smollm2's context) it opens or refuses a job before starting it, with a
-message. ``bench/bench_pages.py`` writes the same figures, with seconds, in docs/benchmarks.md."""
+message. ``bench/bench_pages.py`` writes the same figures, with seconds, in docs/benchmarks.md.
+On the 2-core machine the eight processes took 390 s in all at load 1.5-6 (the walkthrough 108 s,
+What heads do 85 s), about 25 minutes at load 6-12."""
 
 from __future__ import annotations
 
