@@ -33,6 +33,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask
 
 from viz_transformer.models.hf.call_record import CallRecord, checked
 from viz_transformer.models.hf.calls import (
+    Call,
     RuleMask,
     attend_in_rows,
     fused,
@@ -89,23 +90,22 @@ def vt_attention_forward(
     base = getattr(module, "vt_hook_base", None)
     eager = own_eager(module, _generic_eager)
     if base is None:
-        return _output(eager, module, query, key, value, attention_mask, kwargs), None
+        return _output(eager, Call(module, query, key, value, attention_mask, kwargs)), None
     _count(base)
     if is_active(point_name(base, "hook_q")):
         dispatch(point_name(base, "hook_q"), query)  # unscaled: no rounding in a half dtype
         dispatch(point_name(base, "hook_k"), key)
     value = dispatch(point_name(base, "hook_v"), value)  # (B, h_kv, Tk, d_k), bias included
+    call = Call(module, query, key, value, attention_mask, kwargs)
     record = is_active(point_name(base, "hook_call"))
-    formula, why = (
-        read_call(module, query, key, attention_mask, kwargs, eager) if record else (None, "")
-    )
+    formula, why = read_call(call, eager) if record else (None, "")
     if formula is not None:
-        formula = checked(eager, module, query, key, value, attention_mask, kwargs, formula)
+        formula = checked(eager, call, formula)
         why = why or "the model's own function gives other weights than its arguments say"
     pattern = is_active(point_name(base, "hook_pattern"))
     weights = None
     if pattern or (record and formula is None):
-        out, weights = eager(module, query, key, value, attention_mask, **kwargs)
+        out, weights = call.run(eager)
         if pattern:  # a sink's weight may be what a row lacks of 1 (``Trace.sink_layers``)
             weights.vt_sinks = kwargs.get("s_aux") is not None or kwargs.get("sinks") is not None
             dispatch(point_name(base, "hook_pattern"), weights)
@@ -116,32 +116,24 @@ def vt_attention_forward(
         if record:
             rec = CallRecord(query[0].detach(), key[0].detach(), formula)
             dispatch(point_name(base, "hook_call"), rec)
-        out = _output(eager, module, query, key, value, attention_mask, kwargs)
+        out = _output(eager, call)
     z_name = point_name(base, "hook_z")
     if is_active(z_name):  # the heads' outputs before W^O, (B, h, Tq, d_k) as in our networks
         out = dispatch(z_name, out.transpose(1, 2)).transpose(1, 2)
     return out, weights
 
 
-def _output(
-    eager: Any,
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: torch.Tensor | None,
-    kwargs: dict[str, Any],
-) -> torch.Tensor:
+def _output(eager: Any, call: Call) -> torch.Tensor:
     """A call's output ``(B, Tq, h, d_k)`` without its weights: fused SDPA when the call is
     plain (scale, mask, position bias) and the model supports SDPA, else the model's own
     function; a block of query rows at a time when the mask is a predicate (no ``T x T`` mask
     made)."""
+    kwargs = call.kwargs
     plain = kwargs.get("softcap") is None and kwargs.get("s_aux") is None
-    plain = plain and kwargs.get("sinks") is None and fused(module)
-    if isinstance(mask, RuleMask) or not plain:
-        fn = sdpa_attention_forward if plain else eager
-        return attend_in_rows(fn, module, query, key, value, mask, kwargs)
-    return sdpa_attention_forward(module, query, key, value, mask, **kwargs)[0]
+    plain = plain and kwargs.get("sinks") is None and fused(call.module)
+    if isinstance(call.mask, RuleMask) or not plain:
+        return attend_in_rows(sdpa_attention_forward if plain else eager, call)
+    return call.run(sdpa_attention_forward)[0]
 
 
 def vt_mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:

@@ -14,9 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
-from torch import nn
 
-from viz_transformer.models.hf.calls import Attend, attend_rows
+from viz_transformer.models.hf.calls import Attend, Call, attend_rows
 from viz_transformer.records import tiles
 from viz_transformer.records.formula import Formula
 
@@ -72,24 +71,20 @@ def _float(v: Any) -> Any:
     return v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
 
 
-def checked(
-    eager: Attend,
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: torch.Tensor | None,
-    kwargs: dict[str, Any],
-    formula: Formula,
-) -> Formula | None:
+def checked(eager: Attend, call: Call, formula: Formula) -> Formula | None:
     """``formula``, or the same without its sinks (a model whose weights leave the sink out),
     whichever gives the model's own weights at ``probe_rows``; None when neither does."""
+    query, key = call.query, call.key
     rows = probe_rows(query.shape[2], query.device)
-    up = {k: _float(v) for k, v in kwargs.items()}
+    up = replace(
+        call,
+        query=query.float(),
+        key=key.float(),
+        value=call.value.float(),
+        kwargs={k: _float(v) for k, v in call.kwargs.items()},
+    )
     with torch.no_grad():
-        ref = attend_rows(eager, module, query.float(), key.float(), value.float(), mask, up, rows)[
-            1
-        ]
+        ref = attend_rows(eager, up, rows)[1]
     if ref is None:
         return None
     ref = ref[0].float().cpu()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -46,6 +47,26 @@ KNOWN = frozenset(
 )
 ROW_CELLS = 2**24  # heads x rows x keys of one block of a call computed in rows (64 MB float32)
 Attend = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of the attention function, as transformers made it: the attention ``module``,
+    queries ``(B, H, n_q, d)``, keys and values ``(B, H_kv, n_k, d)``, the ``mask`` it received
+    and its other arguments (``scaling``, ``softcap``, ``sliding_window``, ...)."""
+
+    module: nn.Module
+    query: torch.Tensor
+    key: torch.Tensor
+    value: torch.Tensor
+    mask: torch.Tensor | None
+    kwargs: dict[str, Any]
+
+    def run(self, fn: Attend) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``fn`` (the model's eager function, or SDPA) on this call's arguments."""
+        return fn(self.module, self.query, self.key, self.value, self.mask, **self.kwargs)
+
+
 # ids of the configs of models whose class does not support SDPA: their modules' ``is_causal``
 # may not say what their masks say (NLLB-MoE's and BigBird-Pegasus's decoders), so their masks
 # are never left to SDPA's ``is_causal`` and their outputs come from their own eager function
@@ -153,21 +174,15 @@ def sdpa_causal(module: nn.Module, kwargs: dict[str, Any], q_len: int) -> bool:
     return q_len > 1 and bool(getattr(module, "is_causal", True) if causal is None else causal)
 
 
-def read_call(
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    mask: torch.Tensor | None,
-    kwargs: dict[str, Any],
-    eager: Attend,
-) -> tuple[Formula | None, str]:
+def read_call(call: Call, eager: Attend) -> tuple[Formula | None, str]:
     """The formula of one call at batch element 0, or None and why it cannot be read.
 
     Args:
-        query: ``(B, H, n_q, d)``; key: ``(B, H_kv, n_k, d)``; mask: what the call received.
-        eager: the model's own eager function (its named parameters are what it reads).
+        call: its arguments; eager: the model's own eager function (its named parameters are
+            what it reads).
     """
-    n_q, n_k = query.shape[2], key.shape[2]
+    module, query, mask, kwargs = call.module, call.query, call.mask, call.kwargs
+    n_q, n_k = query.shape[2], call.key.shape[2]
     named = list(inspect.signature(eager).parameters)[5:]
     unknown = sorted(
         k for k, v in kwargs.items() if v is not None and k in named and k not in KNOWN
@@ -262,40 +277,26 @@ def row_kwargs(kwargs: dict[str, Any], rows: torch.Tensor, n_q: int) -> dict[str
 
 
 def attend_rows(
-    fn: Attend,
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: torch.Tensor | None,
-    kwargs: dict[str, Any],
-    rows: torch.Tensor,
+    fn: Attend, call: Call, rows: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``fn`` (the model's eager function, or SDPA) on some query rows, with their mask."""
-    batch, _, n_q, _ = query.shape
-    n_k = key.shape[2]
-    if mask is None and sdpa_causal(module, kwargs, n_q):
-        part = causal_rows(rows, n_q, n_k, batch, query.dtype)
+    """``fn`` (the model's eager function, or SDPA) on some query rows of ``call``, with their
+    mask."""
+    batch, _, n_q, _ = call.query.shape
+    n_k = call.key.shape[2]
+    if call.mask is None and sdpa_causal(call.module, call.kwargs, n_q):
+        part = causal_rows(rows, n_q, n_k, batch, call.query.dtype)
     else:
-        part = mask_rows(mask, rows, n_k, batch, query.dtype)
-    q = query.index_select(2, rows)
-    return fn(module, q, key, value, part, **row_kwargs(kwargs, rows, n_q))
+        part = mask_rows(call.mask, rows, n_k, batch, call.query.dtype)
+    q = call.query.index_select(2, rows)
+    return replace(call, query=q, mask=part, kwargs=row_kwargs(call.kwargs, rows, n_q)).run(fn)
 
 
-def attend_in_rows(
-    fn: Attend,
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: torch.Tensor | None,
-    kwargs: dict[str, Any],
-) -> torch.Tensor:
+def attend_in_rows(fn: Attend, call: Call) -> torch.Tensor:
     """A call's output ``(B, n_q, H, d_v)``, ``ROW_CELLS`` heads x rows x keys at a time."""
-    batch, heads, n_q, _ = query.shape
-    step = max(1, ROW_CELLS // max(1, batch * heads * key.shape[2]))
+    batch, heads, n_q, _ = call.query.shape
+    step = max(1, ROW_CELLS // max(1, batch * heads * call.key.shape[2]))
     outs = []
     for r0 in range(0, n_q, step):
-        rows = torch.arange(r0, min(r0 + step, n_q), device=query.device)
-        outs.append(attend_rows(fn, module, query, key, value, mask, kwargs, rows)[0])
+        rows = torch.arange(r0, min(r0 + step, n_q), device=call.query.device)
+        outs.append(attend_rows(fn, call, rows)[0])
     return outs[0] if len(outs) == 1 else torch.cat(outs, dim=1)
