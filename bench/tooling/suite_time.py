@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     total = TOTAL.findall(out.splitlines()[-1]) if out.strip() else []
     print(f"load average (1 min): {before:.2f} before, {after:.2f} after; cores: {os.cpu_count()}")
     print(f"pytest total: {total[0] if total else '?'} s; {out.splitlines()[-1].strip()}")
+    for line in out.splitlines():  # what failed, from pytest's short summary (``-ra``)
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line}")
     print(f"CPU (user + system): {run_cpu:.1f} s")
     alone = TOTAL.findall(collect)[-1] if TOTAL.findall(collect) else "?"
     print(f"collection alone: {alone} s, CPU {collect_cpu:.1f} s")
