@@ -178,6 +178,12 @@ def _ready(page: Page, url: str) -> None:
         ".every((c) => c.querySelector('.main-svg'))"
     )
     page.wait_for_timeout(800)
+    # and every CSS transition ended (a presenter's sidebar folding away, a field's border
+    # taking the theme's colour): measured mid-way, under load, a colour is neither end's
+    page.evaluate(
+        "() => Promise.all(document.getAnimations().filter((a) => a instanceof CSSTransition)"
+        ".map((a) => a.finished.catch(() => null)))"
+    )
 
 
 def _serious(page: Page, axe: str) -> list[str]:
